@@ -1,0 +1,17 @@
+//! `superlinear-core`: the engine behind the superlinear toolkit.
+//!
+//! A locality-boosting [`dispatch`]er splits one request stream into k streams; k [`worker`]s,
+//! each holding the whole data set (replicated state) and self-adjusting to its own stream,
+//! serve them. The [`runner`] executes that pipeline and its [`accounting`] reports the three
+//! kinds of speedup of the project's honesty contract: measured (real threads, k ≤ cores),
+//! projected (serial dispatcher time + the slowest worker's own CPU time) and work (exact
+//! operation counts). See the paper, §3.3–3.4 and Appendix A.
+
+pub mod busy;
+pub mod error;
+pub mod hash;
+pub mod worker;
+pub mod workers;
+
+pub use error::Error;
+pub use worker::{Worker, WorkerParams};

@@ -1,0 +1,113 @@
+//! Every worker the engine can run, and the registry that builds one from its name.
+//!
+//! Adding a worker means one new file here and one line in [`REGISTRY`].
+
+mod balanced_tree;
+mod hash_map;
+mod lru_cache;
+mod move_to_front;
+mod no_cache;
+mod scan;
+mod splay_tree;
+mod static_list;
+mod tree_arena;
+
+pub use balanced_tree::BalancedSearchTree;
+pub use hash_map::HashMapWorker;
+pub use lru_cache::LruCache;
+pub use move_to_front::MoveToFrontList;
+pub use no_cache::NoCache;
+pub use splay_tree::SplayTree;
+pub use static_list::StaticList;
+
+use crate::error::Error;
+use crate::worker::{Worker, WorkerParams};
+
+/// Builds a worker over the initial item set (in its initial order) with the given parameters.
+pub type WorkerConstructor = fn(items: &[u64], params: &WorkerParams) -> Box<dyn Worker>;
+
+/// One registry entry.
+pub struct WorkerEntry {
+    /// The name used on the command line and in result rows.
+    pub name: &'static str,
+    /// Whether the algorithm reorganises itself around its input (for labels and tests).
+    pub self_adjusting: bool,
+    /// Whether the name takes a `:C` capacity suffix (caches).
+    pub takes_capacity: bool,
+    /// One line for `--help` and error messages.
+    pub summary: &'static str,
+    /// The constructor.
+    pub build: WorkerConstructor,
+}
+
+/// The worker registry: name, kind and constructor of every algorithm.
+pub const REGISTRY: &[WorkerEntry] = &[
+    WorkerEntry { name: "static", self_adjusting: false, takes_capacity: false, summary: "static list, fixed order (array)", build: |i, _| Box::new(StaticList::new(i)) },
+    WorkerEntry { name: "mtf", self_adjusting: true, takes_capacity: false, summary: "move-to-front list (array)", build: |i, _| Box::new(MoveToFrontList::new(i)) },
+    WorkerEntry { name: "tree", self_adjusting: false, takes_capacity: false, summary: "static balanced search tree, w cycles per comparison", build: |i, p| Box::new(BalancedSearchTree::new(i, p.compare_cycles)) },
+    WorkerEntry { name: "splay", self_adjusting: true, takes_capacity: false, summary: "splay tree (Sleator-Tarjan), w cycles per comparison", build: |i, p| Box::new(SplayTree::new(i, p.compare_cycles)) },
+    WorkerEntry { name: "lru", self_adjusting: true, takes_capacity: true, summary: "LRU cache of capacity C, rho cycles per miss (lru:C)", build: |_, p| Box::new(LruCache::new(p.capacity.unwrap_or(1), p.miss_cycles)) },
+    WorkerEntry { name: "nocache", self_adjusting: false, takes_capacity: false, summary: "no cache: every request pays rho cycles", build: |_, p| Box::new(NoCache::new(p.miss_cycles)) },
+    WorkerEntry { name: "hashmap", self_adjusting: false, takes_capacity: false, summary: "plain hash map over all items (the k = m limit)", build: |i, _| Box::new(HashMapWorker::new(i)) },
+];
+
+/// A parsed algorithm name such as `mtf` or `lru:2500`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AlgoSpec {
+    /// Registry name.
+    pub name: String,
+    /// Capacity for caches (`lru:C`).
+    pub capacity: Option<usize>,
+}
+
+impl AlgoSpec {
+    /// Parses `NAME` or `NAME:CAPACITY`, checking the name against the registry.
+    pub fn parse(text: &str) -> Result<Self, Error> {
+        let (name, cap) = match text.split_once(':') {
+            Some((n, c)) => (n.trim(), Some(c.trim())),
+            None => (text.trim(), None),
+        };
+        let entry = lookup(name)?;
+        let capacity = match cap {
+            None if entry.takes_capacity => {
+                return Err(Error::config(format!("algorithm '{name}' needs a capacity, e.g. '{name}:1000'")))
+            }
+            None => None,
+            Some(_) if !entry.takes_capacity => {
+                return Err(Error::config(format!("algorithm '{name}' takes no ':' parameter")))
+            }
+            Some(c) => match c.parse::<usize>() {
+                Ok(v) if v > 0 => Some(v),
+                _ => return Err(Error::config(format!("capacity in '{text}' must be a positive integer"))),
+            },
+        };
+        Ok(Self { name: name.to_string(), capacity })
+    }
+
+    /// The registry entry of this algorithm.
+    pub fn entry(&self) -> &'static WorkerEntry {
+        lookup(&self.name).expect("AlgoSpec is validated on parse")
+    }
+
+    /// Builds one worker holding `items` in their initial order.
+    pub fn build(&self, items: &[u64], params: &WorkerParams) -> Box<dyn Worker> {
+        let params = WorkerParams { capacity: self.capacity.or(params.capacity), ..params.clone() };
+        (self.entry().build)(items, &params)
+    }
+}
+
+impl std::fmt::Display for AlgoSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.capacity {
+            Some(c) => write!(f, "{}:{}", self.name, c),
+            None => write!(f, "{}", self.name),
+        }
+    }
+}
+
+fn lookup(name: &str) -> Result<&'static WorkerEntry, Error> {
+    REGISTRY.iter().find(|e| e.name == name).ok_or_else(|| {
+        let known: Vec<&str> = REGISTRY.iter().map(|e| e.name).collect();
+        Error::config(format!("unknown algorithm '{name}' (known: {})", known.join(", ")))
+    })
+}
