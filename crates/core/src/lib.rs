@@ -9,9 +9,16 @@
 
 pub mod busy;
 pub mod error;
-pub mod hash;
 pub mod worker;
 pub mod workers;
 
 pub use error::Error;
 pub use worker::{Worker, WorkerParams};
+pub mod accounting;
+pub mod cputime;
+pub mod dispatch;
+pub mod hash;
+pub mod run_config;
+pub mod runner;
+pub mod workload;
+pub mod bench;

@@ -1,1 +1,196 @@
-//! placeholder
+//! Thin PyO3 bindings of `superlinear-core`: Python dicts in, Python dicts out, no logic.
+//! The Python package `superlinear` owns the user-facing API, the CLI and the experiments.
+
+use pyo3::create_exception;
+use pyo3::exceptions::PyException;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+use superlinear_core::accounting::Accounting;
+use superlinear_core::run_config::{execute, Modes, RunConfig, StateModel};
+use superlinear_core::workers::{AlgoSpec, REGISTRY as WORKERS};
+use superlinear_core::workload::{read_trace as core_read_trace, write_binary_trace, write_text_trace, WorkloadSpec};
+use superlinear_core::{bench, busy, dispatch, Error};
+
+create_exception!(_native, SuperlinearError, PyException, "A user-facing error: a bad parameter or input file.");
+
+fn to_py(e: Error) -> PyErr {
+    SuperlinearError::new_err(e.to_string())
+}
+
+fn get<'py, T: FromPyObject<'py>>(d: &Bound<'py, PyDict>, key: &str, default: T) -> PyResult<T> {
+    match d.get_item(key)? {
+        Some(v) if !v.is_none() => v.extract().map_err(|_| SuperlinearError::new_err(format!("config field '{key}' has the wrong type ({})", v.get_type()))),
+        _ => Ok(default),
+    }
+}
+
+fn workload_from(d: &Bound<'_, PyDict>) -> PyResult<WorkloadSpec> {
+    let kind: String = get(d, "kind", "uniform".to_string())?;
+    let m: usize = get(d, "m", 0)?;
+    Ok(match kind.as_str() {
+        "uniform" => WorkloadSpec::Uniform { m },
+        "zipf" => WorkloadSpec::Zipf { m, alpha: get(d, "alpha", 1.01)? },
+        "trace" => WorkloadSpec::Trace { path: get(d, "path", String::new())? },
+        other => return Err(SuperlinearError::new_err(format!("unknown workload kind '{other}' (known: uniform, zipf, trace)"))),
+    })
+}
+
+fn config_from(d: &Bound<'_, PyDict>) -> PyResult<RunConfig> {
+    let algo = AlgoSpec::parse(&get::<String>(d, "algo", "mtf".into())?).map_err(to_py)?;
+    let workload = match d.get_item("workload")? {
+        Some(w) => workload_from(w.downcast::<PyDict>()?)?,
+        None => return Err(SuperlinearError::new_err("config has no 'workload'")),
+    };
+    let modes: Vec<String> = get(d, "modes", vec!["projected".to_string()])?;
+    for m in &modes {
+        if !["projected", "measured", "single_core"].contains(&m.as_str()) {
+            return Err(SuperlinearError::new_err(format!("unknown mode '{m}' (known: projected, measured, single_core)")));
+        }
+    }
+    let has = |m: &str| modes.iter().any(|x| x == m);
+    Ok(RunConfig {
+        algo,
+        params: superlinear_core::WorkerParams {
+            capacity: get(d, "capacity", None)?,
+            compare_cycles: get(d, "compare_cycles", 0)?,
+            miss_cycles: get(d, "miss_cycles", 0)?,
+        },
+        dispatch: get(d, "dispatch", "hash".to_string())?,
+        workload,
+        k: get(d, "k", 1)?,
+        requests: get(d, "requests", 100_000)?,
+        warmup: get(d, "warmup", 0)?,
+        exclude_warmup: get(d, "exclude_warmup", false)?,
+        seed: get(d, "seed", 1)?,
+        state: if get(d, "sharded", false)? { StateModel::Sharded } else { StateModel::Replicated },
+        modes: Modes { projected: has("projected"), measured: has("measured"), single_core: has("single_core") },
+        parallel: get(d, "parallel", 0)?,
+    })
+}
+
+fn accounting_dict<'py>(py: Python<'py>, a: &Accounting) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("k", a.k)?;
+    d.set_item("requests", a.requests)?;
+    d.set_item("wall_ns", a.wall_ns)?;
+    d.set_item("dispatcher_cpu_ns", a.dispatcher_cpu_ns)?;
+    d.set_item("worker_cpu_ns", a.worker_cpu_ns.clone())?;
+    d.set_item("worker_work", a.worker_work.clone())?;
+    d.set_item("worker_requests", a.worker_requests.clone())?;
+    d.set_item("projected_ns", a.projected_ns())?;
+    d.set_item("work_span", a.work_span())?;
+    d.set_item("work_total", a.work_total())?;
+    d.set_item("hit_rate", a.hit_rate())?;
+    d.set_item("load_imbalance", a.load_imbalance())?;
+    Ok(d)
+}
+
+/// Runs one configured point and returns its accounting per mode.
+#[pyfunction]
+fn run<'py>(py: Python<'py>, config: &Bound<'py, PyDict>) -> PyResult<Bound<'py, PyDict>> {
+    let cfg = config_from(config)?;
+    let report = py.allow_threads(|| execute(&cfg)).map_err(to_py)?;
+    let out = PyDict::new(py);
+    out.set_item("items", report.items)?;
+    out.set_item("cores", report.cores)?;
+    for (name, acc) in [("projected", &report.projected), ("measured", &report.measured), ("single_core", &report.single_core)] {
+        match acc {
+            Some(a) => out.set_item(name, accounting_dict(py, a)?)?,
+            None => out.set_item(name, py.None())?,
+        }
+    }
+    Ok(out)
+}
+
+/// The worker registry: name, self_adjusting, takes_capacity, summary.
+#[pyfunction]
+fn algorithms(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
+    let list = PyList::empty(py);
+    for e in WORKERS {
+        let d = PyDict::new(py);
+        d.set_item("name", e.name)?;
+        d.set_item("self_adjusting", e.self_adjusting)?;
+        d.set_item("takes_capacity", e.takes_capacity)?;
+        d.set_item("summary", e.summary)?;
+        list.append(d)?;
+    }
+    Ok(list)
+}
+
+/// The dispatcher registry: name, aliases, key_affine, summary.
+#[pyfunction]
+fn dispatchers(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
+    let list = PyList::empty(py);
+    for e in dispatch::REGISTRY {
+        let d = PyDict::new(py);
+        d.set_item("name", e.name)?;
+        d.set_item("aliases", e.aliases.to_vec())?;
+        d.set_item("key_affine", e.key_affine)?;
+        d.set_item("summary", e.summary)?;
+        list.append(d)?;
+    }
+    Ok(list)
+}
+
+/// Checks an algorithm name such as `lru:2500`; raises SuperlinearError if it is not valid.
+#[pyfunction]
+fn check_algo(name: &str) -> PyResult<String> {
+    AlgoSpec::parse(name).map(|a| a.to_string()).map_err(to_py)
+}
+
+/// Generates `n` keys of a workload (dict as in `run`'s config).
+#[pyfunction]
+fn generate_keys(py: Python<'_>, workload: &Bound<'_, PyDict>, n: usize, seed: u64) -> PyResult<Vec<u64>> {
+    let spec = workload_from(workload)?;
+    py.allow_threads(|| spec.generate(n, seed)).map(|w| w.requests).map_err(to_py)
+}
+
+/// Writes a key trace, binary (compact) or text.
+#[pyfunction]
+#[pyo3(signature = (path, keys, binary = true))]
+fn write_trace(path: &str, keys: Vec<u64>, binary: bool) -> PyResult<()> {
+    if binary { write_binary_trace(path, &keys) } else { write_text_trace(path, &keys) }.map_err(to_py)
+}
+
+/// Reads a key trace (format detected from its first bytes).
+#[pyfunction]
+fn read_trace(py: Python<'_>, path: &str) -> PyResult<Vec<u64>> {
+    py.allow_threads(|| core_read_trace(path)).map_err(to_py)
+}
+
+/// Busy-loop calibration: loop iterations per cycle on this machine.
+#[pyfunction]
+fn iterations_per_cycle() -> f64 {
+    busy::iterations_per_cycle()
+}
+
+/// Single-thread lookups per second of one structure on uniform keys.
+#[pyfunction]
+#[pyo3(signature = (algo, m, lookups, compare_cycles = 0, miss_cycles = 0, seed = 1))]
+fn bench_structure(py: Python<'_>, algo: &str, m: usize, lookups: usize, compare_cycles: u64, miss_cycles: u64, seed: u64) -> PyResult<f64> {
+    let spec = AlgoSpec::parse(algo).map_err(to_py)?;
+    py.allow_threads(|| bench::structure_lookups_per_second(&spec, m, lookups, compare_cycles, miss_cycles, seed)).map_err(to_py)
+}
+
+/// Dispatcher cost in nanoseconds per request (route + enqueue into per-worker batches).
+#[pyfunction]
+#[pyo3(signature = (dispatch, k, requests, seed = 1))]
+fn bench_dispatcher(py: Python<'_>, dispatch: &str, k: usize, requests: usize, seed: u64) -> PyResult<f64> {
+    py.allow_threads(|| bench::dispatcher_ns_per_request(dispatch, k, requests, seed)).map_err(to_py)
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("SuperlinearError", m.py().get_type::<SuperlinearError>())?;
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(algorithms, m)?)?;
+    m.add_function(wrap_pyfunction!(dispatchers, m)?)?;
+    m.add_function(wrap_pyfunction!(check_algo, m)?)?;
+    m.add_function(wrap_pyfunction!(generate_keys, m)?)?;
+    m.add_function(wrap_pyfunction!(write_trace, m)?)?;
+    m.add_function(wrap_pyfunction!(read_trace, m)?)?;
+    m.add_function(wrap_pyfunction!(iterations_per_cycle, m)?)?;
+    m.add_function(wrap_pyfunction!(bench_structure, m)?)?;
+    m.add_function(wrap_pyfunction!(bench_dispatcher, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,92 @@
+//! Per-run accounting and the three kinds of speedup of the honesty contract (DESIGN.md):
+//! measured (wall clock, real threads, k ≤ cores), projected (serial dispatcher CPU time + the
+//! slowest worker's own CPU time) and work (exact operation counts).
+
+/// What one run of the pipeline cost.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Accounting {
+    /// Number of workers.
+    pub k: usize,
+    /// Requests counted (warm-up excluded when it was excluded).
+    pub requests: u64,
+    /// Wall-clock time from the first counted request to the last worker finishing; only for
+    /// runs with real concurrent threads.
+    pub wall_ns: Option<u64>,
+    /// CPU time of the dispatcher over the counted requests.
+    pub dispatcher_cpu_ns: u64,
+    /// Each worker's own thread CPU time over its counted requests.
+    pub worker_cpu_ns: Vec<u64>,
+    /// Each worker's work units over its counted requests.
+    pub worker_work: Vec<u64>,
+    /// Requests each worker served (counted ones).
+    pub worker_requests: Vec<u64>,
+    /// Cache hits per worker over the counted requests (caches only).
+    pub worker_hits: Vec<Option<u64>>,
+}
+
+impl Accounting {
+    /// Projected completion time on k ideal cores: dispatcher + slowest worker (DESIGN.md).
+    pub fn projected_ns(&self) -> u64 {
+        self.dispatcher_cpu_ns + self.worker_cpu_ns.iter().copied().max().unwrap_or(0)
+    }
+
+    /// Work of the slowest worker: the work-unit completion "time" on k workers.
+    pub fn work_span(&self) -> u64 {
+        self.worker_work.iter().copied().max().unwrap_or(0)
+    }
+
+    /// Work summed over all workers.
+    pub fn work_total(&self) -> u64 {
+        self.worker_work.iter().sum()
+    }
+
+    /// Hit rate over all workers, for caches.
+    pub fn hit_rate(&self) -> Option<f64> {
+        let hits: Option<u64> = self.worker_hits.iter().copied().sum();
+        hits.map(|h| h as f64 / self.requests.max(1) as f64)
+    }
+
+    /// Largest over mean requests per worker (1.0 = perfectly balanced).
+    pub fn load_imbalance(&self) -> f64 {
+        let max = self.worker_requests.iter().copied().max().unwrap_or(0) as f64;
+        let mean = self.requests as f64 / self.k.max(1) as f64;
+        if mean > 0.0 { max / mean } else { 1.0 }
+    }
+}
+
+/// T(1)/T(k) with projected times.
+pub fn projected_speedup(baseline: &Accounting, run: &Accounting) -> f64 {
+    ratio(baseline.projected_ns(), run.projected_ns())
+}
+
+/// Work(1)/Work_span(k): exact and machine-independent.
+pub fn work_speedup(baseline: &Accounting, run: &Accounting) -> f64 {
+    ratio(baseline.work_span(), run.work_span())
+}
+
+/// T(1)/T(k) with wall-clock times; `None` unless both runs were measured with real threads.
+pub fn measured_speedup(baseline: &Accounting, run: &Accounting) -> Option<f64> {
+    Some(ratio(baseline.wall_ns?, run.wall_ns?))
+}
+
+fn ratio(a: u64, b: u64) -> f64 {
+    a as f64 / (b.max(1)) as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn projected_is_dispatcher_plus_slowest_worker() {
+        let a = Accounting { k: 2, requests: 10, dispatcher_cpu_ns: 5, worker_cpu_ns: vec![30, 50], worker_work: vec![3, 4], worker_requests: vec![4, 6], worker_hits: vec![Some(1), Some(2)], wall_ns: None };
+        assert_eq!(a.projected_ns(), 55);
+        assert_eq!(a.work_span(), 4);
+        assert_eq!(a.hit_rate(), Some(0.3));
+        assert!((a.load_imbalance() - 1.2).abs() < 1e-12);
+        let base = Accounting { k: 1, dispatcher_cpu_ns: 10, worker_cpu_ns: vec![540], worker_work: vec![40], ..a.clone() };
+        assert!((projected_speedup(&base, &a) - 10.0).abs() < 1e-12);
+        assert!((work_speedup(&base, &a) - 10.0).abs() < 1e-12);
+        assert_eq!(measured_speedup(&base, &a), None);
+    }
+}

@@ -1,0 +1,46 @@
+//! Micro-benchmarks behind `superlinear bench`: single-thread lookups per second of each
+//! structure, and the dispatcher's cost per request. Timings, so never used in tests.
+
+use crate::cputime::thread_cpu_ns;
+use crate::dispatch::{self, WorkerLoads};
+use crate::error::Error;
+use crate::runner::BATCH;
+use crate::worker::WorkerParams;
+use crate::workers::AlgoSpec;
+use crate::workload::WorkloadSpec;
+
+/// Lookups per second of one worker over uniform keys on m items (thread CPU time).
+pub fn structure_lookups_per_second(algo: &AlgoSpec, m: usize, lookups: usize, compare_cycles: u64, miss_cycles: u64, seed: u64) -> Result<f64, Error> {
+    let w = WorkloadSpec::Uniform { m }.generate(lookups.max(1), seed)?;
+    let capacity = algo.capacity.or(Some((m / 20).max(1)));
+    let mut worker = algo.build(&w.items, &WorkerParams { capacity, compare_cycles, miss_cycles });
+    let t0 = thread_cpu_ns();
+    std::hint::black_box(worker.serve_batch(&w.requests));
+    let ns = (thread_cpu_ns() - t0).max(1);
+    Ok(w.requests.len() as f64 * 1e9 / ns as f64)
+}
+
+/// Nanoseconds of dispatcher CPU per request: routing plus appending to per-worker batches,
+/// exactly the serial work of the threaded runner minus the ring push of full batches.
+pub fn dispatcher_ns_per_request(name: &str, k: usize, requests: usize, seed: u64) -> Result<f64, Error> {
+    let entry = dispatch::lookup(name)?;
+    let k = k.max(1);
+    let keys = WorkloadSpec::Uniform { m: 1 << 20 }.generate(requests.max(1), seed)?.requests;
+    let mut d = (entry.build)(k, seed);
+    let mut dispatched = vec![0u64; k];
+    let mut batches: Vec<Vec<u64>> = (0..k).map(|_| Vec::with_capacity(BATCH)).collect();
+    let t0 = thread_cpu_ns();
+    for key in &keys {
+        let w = d.route(key, &WorkerLoads { dispatched: &dispatched });
+        dispatched[w] += 1;
+        let b = &mut batches[w];
+        b.push(*key);
+        if b.len() == BATCH {
+            std::hint::black_box(&b);
+            b.clear();
+        }
+    }
+    let ns = thread_cpu_ns() - t0;
+    std::hint::black_box(&batches);
+    Ok(ns as f64 / keys.len() as f64)
+}

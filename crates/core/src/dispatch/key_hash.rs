@@ -1,0 +1,35 @@
+//! Key-hash dispatch: the locality-boosting dispatcher of the paper (§3.3). Each worker sees
+//! only about m/k of the items, so its self-adjusting structure can concentrate on them.
+
+use super::{Dispatcher, WorkerLoads};
+use crate::hash::{hash64, reduce};
+
+/// Sends a key to worker `reduce(hash64(key, seed), k)`: a full-avalanche 64-bit hash, not the
+/// raw key modulo k (which would map structured keys, e.g. multiples of k, to one worker).
+pub struct KeyHashDispatcher {
+    k: usize,
+    seed: u64,
+}
+
+impl KeyHashDispatcher {
+    /// Key-hash dispatch over `k` workers.
+    pub fn new(k: usize, seed: u64) -> Self {
+        Self { k: k.max(1), seed }
+    }
+
+    #[inline]
+    fn worker_of(&self, key: u64) -> usize {
+        reduce(hash64(key, self.seed), self.k)
+    }
+}
+
+impl Dispatcher for KeyHashDispatcher {
+    #[inline]
+    fn route(&mut self, key: &u64, _loads: &WorkerLoads<'_>) -> usize {
+        self.worker_of(*key)
+    }
+
+    fn home(&self, key: &u64) -> Option<usize> {
+        Some(self.worker_of(*key))
+    }
+}

@@ -1,0 +1,151 @@
+//! One configured run over key requests: algorithm × dispatcher × workload × k, executed in the
+//! modes asked for. This is what the CLI's experiments call for every grid point.
+
+use crate::accounting::Accounting;
+use crate::cputime::available_cores;
+use crate::dispatch::{self, Dispatcher};
+use crate::error::Error;
+use crate::runner::{run_projected, run_threaded, Placement, Streams};
+use crate::worker::{Worker, WorkerParams};
+use crate::workers::AlgoSpec;
+use crate::workload::WorkloadSpec;
+
+/// How each worker's initial data set is chosen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StateModel {
+    /// Every worker holds all items in the same initial order (the paper's model, the default).
+    Replicated,
+    /// Each worker holds only the items whose home it is under a key-affine dispatcher.
+    Sharded,
+}
+
+/// Which kinds of run to execute.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Modes {
+    /// Serial dispatch, then workers on their own streams (projected and work speedups).
+    pub projected: bool,
+    /// Real threads, one core per worker; skipped when k exceeds the cores.
+    pub measured: bool,
+    /// Real threads, every worker on one core (paper Fig. 5c).
+    pub single_core: bool,
+}
+
+/// A complete run description.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunConfig {
+    /// The workers' algorithm.
+    pub algo: AlgoSpec,
+    /// Worker parameters (w, ρ, capacity).
+    pub params: WorkerParams,
+    /// Dispatcher name from the registry.
+    pub dispatch: String,
+    /// Workload.
+    pub workload: WorkloadSpec,
+    /// Number of workers.
+    pub k: usize,
+    /// Counted requests.
+    pub requests: usize,
+    /// Warm-up requests served first and left uncounted; used only when `exclude_warmup`.
+    pub warmup: usize,
+    /// Leave the warm-up out of every figure (the paper includes it; so does the default).
+    pub exclude_warmup: bool,
+    /// Seed of the workload and of seeded dispatchers.
+    pub seed: u64,
+    /// Replicated or sharded state.
+    pub state: StateModel,
+    /// Which runs to execute.
+    pub modes: Modes,
+    /// Workers run at once in projected mode (0 = every available core).
+    pub parallel: usize,
+}
+
+/// Results of one configured run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunReport {
+    /// Items in the universe.
+    pub items: usize,
+    /// Cores available to this process.
+    pub cores: usize,
+    /// Projected run (also carries the work counts).
+    pub projected: Option<Accounting>,
+    /// Measured run with one core per worker, when k ≤ cores.
+    pub measured: Option<Accounting>,
+    /// Measured run with every worker on one core.
+    pub single_core: Option<Accounting>,
+}
+
+impl RunConfig {
+    /// Checks the parameters; every problem becomes one clear line.
+    pub fn validate(&self) -> Result<(), Error> {
+        if self.k == 0 {
+            return Err(Error::config("k must be at least 1"));
+        }
+        if self.requests == 0 {
+            return Err(Error::config("requests must be at least 1"));
+        }
+        self.workload.validate()?;
+        let entry = dispatch::lookup(&self.dispatch)?;
+        if self.state == StateModel::Sharded && !entry.key_affine {
+            return Err(Error::config(format!(
+                "sharded state needs a key-affine dispatcher (like 'hash'); '{}' sends a key to any worker",
+                self.dispatch
+            )));
+        }
+        if let Some(m) = self.workload.items_hint() {
+            if self.k > m && self.state == StateModel::Sharded {
+                return Err(Error::config(format!("sharded state with k = {} > m = {m} leaves workers without items", self.k)));
+            }
+        }
+        if !(self.modes.projected || self.modes.measured || self.modes.single_core) {
+            return Err(Error::config("no run mode selected"));
+        }
+        Ok(())
+    }
+
+    fn dispatcher(&self) -> Box<dyn Dispatcher> {
+        let entry = dispatch::lookup(&self.dispatch).expect("validated");
+        (entry.build)(self.k, self.seed ^ 0xd15a_7c4e)
+    }
+}
+
+/// Executes a configured run in every mode it asks for.
+pub fn execute(config: &RunConfig) -> Result<RunReport, Error> {
+    config.validate()?;
+    let warmup = if config.exclude_warmup { config.warmup } else { 0 };
+    let workload = config.workload.generate(warmup + config.requests, config.seed)?;
+    let split_at = warmup.min(workload.requests.len());
+    let streams = Streams { warmup: &workload.requests[..split_at], counted: &workload.requests[split_at..] };
+    if streams.counted.is_empty() {
+        return Err(Error::config(format!("no requests left to count after {warmup} warm-up requests")));
+    }
+
+    let shards: Vec<Vec<u64>> = match config.state {
+        StateModel::Replicated => Vec::new(),
+        StateModel::Sharded => {
+            let homes = config.dispatcher();
+            let mut shards = vec![Vec::new(); config.k];
+            for &item in &workload.items {
+                shards[homes.home(&item).expect("validated key-affine")].push(item);
+            }
+            shards
+        }
+    };
+    let items_of = |i: usize| -> &[u64] {
+        match config.state {
+            StateModel::Replicated => &workload.items,
+            StateModel::Sharded => &shards[i],
+        }
+    };
+    let factory = |i: usize| -> Box<dyn Worker> { config.algo.build(items_of(i), &config.params) };
+
+    let cores = available_cores();
+    let parallel = if config.parallel == 0 { cores } else { config.parallel };
+    let projected = config.modes.projected.then(|| run_projected(streams, config.dispatcher().as_mut(), config.k, &factory, parallel));
+    let measured = (config.modes.measured && config.k <= cores)
+        .then(|| run_threaded(streams, config.dispatcher().as_mut(), config.k, &factory, Placement::OneCorePerWorker));
+    let single_core = config
+        .modes
+        .single_core
+        .then(|| run_threaded(streams, config.dispatcher().as_mut(), config.k, &factory, Placement::SingleCore));
+    Ok(RunReport { items: workload.items.len(), cores, projected, measured, single_core })
+}
