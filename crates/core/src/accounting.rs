@@ -50,7 +50,11 @@ impl Accounting {
     pub fn load_imbalance(&self) -> f64 {
         let max = self.worker_requests.iter().copied().max().unwrap_or(0) as f64;
         let mean = self.requests as f64 / self.k.max(1) as f64;
-        if mean > 0.0 { max / mean } else { 1.0 }
+        if mean > 0.0 {
+            max / mean
+        } else {
+            1.0
+        }
     }
 }
 
@@ -79,12 +83,22 @@ mod tests {
 
     #[test]
     fn projected_is_dispatcher_plus_slowest_worker() {
-        let a = Accounting { k: 2, requests: 10, dispatcher_cpu_ns: 5, worker_cpu_ns: vec![30, 50], worker_work: vec![3, 4], worker_requests: vec![4, 6], worker_hits: vec![Some(1), Some(2)], wall_ns: None };
+        let a = Accounting {
+            k: 2,
+            requests: 10,
+            dispatcher_cpu_ns: 5,
+            worker_cpu_ns: vec![30, 50],
+            worker_work: vec![3, 4],
+            worker_requests: vec![4, 6],
+            worker_hits: vec![Some(1), Some(2)],
+            wall_ns: None,
+        };
         assert_eq!(a.projected_ns(), 55);
         assert_eq!(a.work_span(), 4);
         assert_eq!(a.hit_rate(), Some(0.3));
         assert!((a.load_imbalance() - 1.2).abs() < 1e-12);
-        let base = Accounting { k: 1, dispatcher_cpu_ns: 10, worker_cpu_ns: vec![540], worker_work: vec![40], ..a.clone() };
+        let base =
+            Accounting { k: 1, dispatcher_cpu_ns: 10, worker_cpu_ns: vec![540], worker_work: vec![40], ..a.clone() };
         assert!((projected_speedup(&base, &a) - 10.0).abs() < 1e-12);
         assert!((work_speedup(&base, &a) - 10.0).abs() < 1e-12);
         assert_eq!(measured_speedup(&base, &a), None);

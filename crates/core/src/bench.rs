@@ -2,7 +2,7 @@
 //! structure, and the dispatcher's cost per request. Timings, so never used in tests.
 
 use crate::cputime::thread_cpu_ns;
-use crate::dispatch::{self, WorkerLoads};
+use crate::dispatch;
 use crate::error::Error;
 use crate::runner::BATCH;
 use crate::worker::WorkerParams;
@@ -10,7 +10,14 @@ use crate::workers::AlgoSpec;
 use crate::workload::WorkloadSpec;
 
 /// Lookups per second of one worker over uniform keys on m items (thread CPU time).
-pub fn structure_lookups_per_second(algo: &AlgoSpec, m: usize, lookups: usize, compare_cycles: u64, miss_cycles: u64, seed: u64) -> Result<f64, Error> {
+pub fn structure_lookups_per_second(
+    algo: &AlgoSpec,
+    m: usize,
+    lookups: usize,
+    compare_cycles: u64,
+    miss_cycles: u64,
+    seed: u64,
+) -> Result<f64, Error> {
     let w = WorkloadSpec::Uniform { m }.generate(lookups.max(1), seed)?;
     let capacity = algo.capacity.or(Some((m / 20).max(1)));
     let mut worker = algo.build(&w.items, &WorkerParams { capacity, compare_cycles, miss_cycles });
@@ -29,15 +36,17 @@ pub fn dispatcher_ns_per_request(name: &str, k: usize, requests: usize, seed: u6
     let mut d = (entry.build)(k, seed);
     let mut dispatched = vec![0u64; k];
     let mut batches: Vec<Vec<u64>> = (0..k).map(|_| Vec::with_capacity(BATCH)).collect();
+    let mut workers = [0u32; 1024];
     let t0 = thread_cpu_ns();
-    for key in &keys {
-        let w = d.route(key, &WorkerLoads { dispatched: &dispatched });
-        dispatched[w] += 1;
-        let b = &mut batches[w];
-        b.push(*key);
-        if b.len() == BATCH {
-            std::hint::black_box(&b);
-            b.clear();
+    for chunk in keys.chunks(workers.len()) {
+        d.route_chunk(chunk, &mut dispatched, &mut workers[..chunk.len()]);
+        for (key, &w) in chunk.iter().zip(&workers) {
+            let b = &mut batches[w as usize];
+            b.push(*key);
+            if b.len() == BATCH {
+                std::hint::black_box(&b);
+                b.clear();
+            }
         }
     }
     let ns = thread_cpu_ns() - t0;

@@ -57,6 +57,8 @@ pub struct RunConfig {
     pub modes: Modes,
     /// Workers run at once in projected mode (0 = every available core).
     pub parallel: usize,
+    /// Projected mode: runs of each stream, keeping the least CPU time (best of n; 1 = once).
+    pub repeats: usize,
 }
 
 /// Results of one configured run.
@@ -93,7 +95,10 @@ impl RunConfig {
         }
         if let Some(m) = self.workload.items_hint() {
             if self.k > m && self.state == StateModel::Sharded {
-                return Err(Error::config(format!("sharded state with k = {} > m = {m} leaves workers without items", self.k)));
+                return Err(Error::config(format!(
+                    "sharded state with k = {} > m = {m} leaves workers without items",
+                    self.k
+                )));
             }
         }
         if !(self.modes.projected || self.modes.measured || self.modes.single_core) {
@@ -140,7 +145,11 @@ pub fn execute(config: &RunConfig) -> Result<RunReport, Error> {
 
     let cores = available_cores();
     let parallel = if config.parallel == 0 { cores } else { config.parallel };
-    let projected = config.modes.projected.then(|| run_projected(streams, config.dispatcher().as_mut(), config.k, &factory, parallel));
+    let make_dispatcher = || config.dispatcher();
+    let projected = config
+        .modes
+        .projected
+        .then(|| run_projected(streams, &make_dispatcher, config.k, &factory, parallel, config.repeats));
     let measured = (config.modes.measured && config.k <= cores)
         .then(|| run_threaded(streams, config.dispatcher().as_mut(), config.k, &factory, Placement::OneCorePerWorker));
     let single_core = config

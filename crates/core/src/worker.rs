@@ -23,7 +23,7 @@ pub trait Worker<R = u64>: Send {
 }
 
 /// Parameters shared by the worker constructors; each worker reads the ones it needs.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct WorkerParams {
     /// Cache capacity in items (LRU); `None` means the worker is not a cache.
     pub capacity: Option<usize>,
@@ -31,10 +31,4 @@ pub struct WorkerParams {
     pub compare_cycles: u64,
     /// Cycles burnt per cache miss (the paper's `ρ`).
     pub miss_cycles: u64,
-}
-
-impl Default for WorkerParams {
-    fn default() -> Self {
-        Self { capacity: None, compare_cycles: 0, miss_cycles: 0 }
-    }
 }

@@ -7,9 +7,7 @@
 use proptest::prelude::*;
 use proptest::test_runner::RngSeed;
 use std::collections::VecDeque;
-use superlinear_core::workers::{
-    BalancedSearchTree, LruCache, MoveToFrontList, SplayTree, StaticList,
-};
+use superlinear_core::workers::{BalancedSearchTree, LruCache, MoveToFrontList, SplayTree, StaticList};
 use superlinear_core::Worker;
 
 fn config() -> ProptestConfig {
@@ -80,12 +78,7 @@ impl RefSplay {
         let mut key = sorted_distinct(items);
         let n = key.len();
         key.push(0); // header node N at index n
-        let mut t = RefSplay {
-            key,
-            left: vec![None; n + 1],
-            right: vec![None; n + 1],
-            root: None,
-        };
+        let mut t = RefSplay { key, left: vec![None; n + 1], right: vec![None; n + 1], root: None };
         t.root = build(&mut t, 0, n);
         t
     }
@@ -102,11 +95,7 @@ impl RefSplay {
             if key == self.key[c] {
                 return Some(d);
             }
-            cur = if key < self.key[c] {
-                self.left[c]
-            } else {
-                self.right[c]
-            };
+            cur = if key < self.key[c] { self.left[c] } else { self.right[c] };
             d += 1;
         }
         None
@@ -121,11 +110,7 @@ impl RefSplay {
             if key == self.key[c] {
                 break;
             }
-            cur = if key < self.key[c] {
-                self.left[c]
-            } else {
-                self.right[c]
-            };
+            cur = if key < self.key[c] { self.left[c] } else { self.right[c] };
         }
         len
     }
@@ -342,10 +327,7 @@ fn mean_work(items: &[u64], requests: &[u64]) -> (f64, f64) {
     let mut tree = BalancedSearchTree::new(items, 0);
     let s: u64 = requests.iter().map(|r| splay.serve(r)).sum();
     let b: u64 = requests.iter().map(|r| tree.serve(r)).sum();
-    (
-        s as f64 / requests.len() as f64,
-        b as f64 / requests.len() as f64,
-    )
+    (s as f64 / requests.len() as f64, b as f64 / requests.len() as f64)
 }
 
 /// Fig. 5e in miniature: with 500 items split over 36 workers, each worker sees about 14 of
@@ -369,16 +351,8 @@ fn splay_wins_on_a_small_working_set_only() {
 
     let (splay_local, tree_local) = mean_work(&items, &local);
     let (splay_global, tree_global) = mean_work(&items, &global);
-    eprintln!(
-        "14 hot items: splay {splay_local:.2} vs balanced {tree_local:.2} comparisons per access"
-    );
+    eprintln!("14 hot items: splay {splay_local:.2} vs balanced {tree_local:.2} comparisons per access");
     eprintln!("all 500 items: splay {splay_global:.2} vs balanced {tree_global:.2} comparisons per access");
-    assert!(
-        splay_local < 0.7 * tree_local,
-        "splay {splay_local} vs balanced {tree_local}"
-    );
-    assert!(
-        splay_global >= 0.8 * tree_global,
-        "splay {splay_global} vs balanced {tree_global}"
-    );
+    assert!(splay_local < 0.7 * tree_local, "splay {splay_local} vs balanced {tree_local}");
+    assert!(splay_global >= 0.8 * tree_global, "splay {splay_global} vs balanced {tree_global}");
 }

@@ -19,7 +19,9 @@ fn to_py(e: Error) -> PyErr {
 
 fn get<'py, T: FromPyObject<'py>>(d: &Bound<'py, PyDict>, key: &str, default: T) -> PyResult<T> {
     match d.get_item(key)? {
-        Some(v) if !v.is_none() => v.extract().map_err(|_| SuperlinearError::new_err(format!("config field '{key}' has the wrong type ({})", v.get_type()))),
+        Some(v) if !v.is_none() => v.extract().map_err(|_| {
+            SuperlinearError::new_err(format!("config field '{key}' has the wrong type ({})", v.get_type()))
+        }),
         _ => Ok(default),
     }
 }
@@ -31,7 +33,11 @@ fn workload_from(d: &Bound<'_, PyDict>) -> PyResult<WorkloadSpec> {
         "uniform" => WorkloadSpec::Uniform { m },
         "zipf" => WorkloadSpec::Zipf { m, alpha: get(d, "alpha", 1.01)? },
         "trace" => WorkloadSpec::Trace { path: get(d, "path", String::new())? },
-        other => return Err(SuperlinearError::new_err(format!("unknown workload kind '{other}' (known: uniform, zipf, trace)"))),
+        other => {
+            return Err(SuperlinearError::new_err(format!(
+                "unknown workload kind '{other}' (known: uniform, zipf, trace)"
+            )))
+        }
     })
 }
 
@@ -44,7 +50,9 @@ fn config_from(d: &Bound<'_, PyDict>) -> PyResult<RunConfig> {
     let modes: Vec<String> = get(d, "modes", vec!["projected".to_string()])?;
     for m in &modes {
         if !["projected", "measured", "single_core"].contains(&m.as_str()) {
-            return Err(SuperlinearError::new_err(format!("unknown mode '{m}' (known: projected, measured, single_core)")));
+            return Err(SuperlinearError::new_err(format!(
+                "unknown mode '{m}' (known: projected, measured, single_core)"
+            )));
         }
     }
     let has = |m: &str| modes.iter().any(|x| x == m);
@@ -65,6 +73,7 @@ fn config_from(d: &Bound<'_, PyDict>) -> PyResult<RunConfig> {
         state: if get(d, "sharded", false)? { StateModel::Sharded } else { StateModel::Replicated },
         modes: Modes { projected: has("projected"), measured: has("measured"), single_core: has("single_core") },
         parallel: get(d, "parallel", 0)?,
+        repeats: get(d, "repeats", 1)?,
     })
 }
 
@@ -93,7 +102,9 @@ fn run<'py>(py: Python<'py>, config: &Bound<'py, PyDict>) -> PyResult<Bound<'py,
     let out = PyDict::new(py);
     out.set_item("items", report.items)?;
     out.set_item("cores", report.cores)?;
-    for (name, acc) in [("projected", &report.projected), ("measured", &report.measured), ("single_core", &report.single_core)] {
+    for (name, acc) in
+        [("projected", &report.projected), ("measured", &report.measured), ("single_core", &report.single_core)]
+    {
         match acc {
             Some(a) => out.set_item(name, accounting_dict(py, a)?)?,
             None => out.set_item(name, py.None())?,
@@ -167,9 +178,18 @@ fn iterations_per_cycle() -> f64 {
 /// Single-thread lookups per second of one structure on uniform keys.
 #[pyfunction]
 #[pyo3(signature = (algo, m, lookups, compare_cycles = 0, miss_cycles = 0, seed = 1))]
-fn bench_structure(py: Python<'_>, algo: &str, m: usize, lookups: usize, compare_cycles: u64, miss_cycles: u64, seed: u64) -> PyResult<f64> {
+fn bench_structure(
+    py: Python<'_>,
+    algo: &str,
+    m: usize,
+    lookups: usize,
+    compare_cycles: u64,
+    miss_cycles: u64,
+    seed: u64,
+) -> PyResult<f64> {
     let spec = AlgoSpec::parse(algo).map_err(to_py)?;
-    py.allow_threads(|| bench::structure_lookups_per_second(&spec, m, lookups, compare_cycles, miss_cycles, seed)).map_err(to_py)
+    py.allow_threads(|| bench::structure_lookups_per_second(&spec, m, lookups, compare_cycles, miss_cycles, seed))
+        .map_err(to_py)
 }
 
 /// Dispatcher cost in nanoseconds per request (route + enqueue into per-worker batches).

@@ -23,10 +23,7 @@ impl BalancedSearchTree {
     /// A perfectly balanced tree over the distinct `items` (their order does not matter), with
     /// `compare_cycles` burnt per key comparison.
     pub fn new(items: &[u64], compare_cycles: u64) -> Self {
-        Self {
-            tree: TreeArena::balanced(items),
-            compare: BusyLoop::new(compare_cycles),
-        }
+        Self { tree: TreeArena::balanced(items), compare: BusyLoop::new(compare_cycles) }
     }
 
     /// Depth of `key` (root = 0), or `None` if absent. Counts no work and burns nothing.

@@ -145,11 +145,7 @@ impl Worker for LruCache {
         self.miss.burn();
         let i = if self.slots.len() < self.capacity {
             // Within the preallocated capacity: no reallocation.
-            self.slots.push(Slot {
-                key,
-                prev: NIL,
-                next: NIL,
-            });
+            self.slots.push(Slot { key, prev: NIL, next: NIL });
             (self.slots.len() - 1) as u32
         } else {
             // Full: reuse the least recently used slot for the new key.

@@ -42,13 +42,55 @@ pub struct WorkerEntry {
 
 /// The worker registry: name, kind and constructor of every algorithm.
 pub const REGISTRY: &[WorkerEntry] = &[
-    WorkerEntry { name: "static", self_adjusting: false, takes_capacity: false, summary: "static list, fixed order (array)", build: |i, _| Box::new(StaticList::new(i)) },
-    WorkerEntry { name: "mtf", self_adjusting: true, takes_capacity: false, summary: "move-to-front list (array)", build: |i, _| Box::new(MoveToFrontList::new(i)) },
-    WorkerEntry { name: "tree", self_adjusting: false, takes_capacity: false, summary: "static balanced search tree, w cycles per comparison", build: |i, p| Box::new(BalancedSearchTree::new(i, p.compare_cycles)) },
-    WorkerEntry { name: "splay", self_adjusting: true, takes_capacity: false, summary: "splay tree (Sleator-Tarjan), w cycles per comparison", build: |i, p| Box::new(SplayTree::new(i, p.compare_cycles)) },
-    WorkerEntry { name: "lru", self_adjusting: true, takes_capacity: true, summary: "LRU cache of capacity C, rho cycles per miss (lru:C)", build: |_, p| Box::new(LruCache::new(p.capacity.unwrap_or(1), p.miss_cycles)) },
-    WorkerEntry { name: "nocache", self_adjusting: false, takes_capacity: false, summary: "no cache: every request pays rho cycles", build: |_, p| Box::new(NoCache::new(p.miss_cycles)) },
-    WorkerEntry { name: "hashmap", self_adjusting: false, takes_capacity: false, summary: "plain hash map over all items (the k = m limit)", build: |i, _| Box::new(HashMapWorker::new(i)) },
+    WorkerEntry {
+        name: "static",
+        self_adjusting: false,
+        takes_capacity: false,
+        summary: "static list, fixed order (array)",
+        build: |i, _| Box::new(StaticList::new(i)),
+    },
+    WorkerEntry {
+        name: "mtf",
+        self_adjusting: true,
+        takes_capacity: false,
+        summary: "move-to-front list (array)",
+        build: |i, _| Box::new(MoveToFrontList::new(i)),
+    },
+    WorkerEntry {
+        name: "tree",
+        self_adjusting: false,
+        takes_capacity: false,
+        summary: "static balanced search tree, w cycles per comparison",
+        build: |i, p| Box::new(BalancedSearchTree::new(i, p.compare_cycles)),
+    },
+    WorkerEntry {
+        name: "splay",
+        self_adjusting: true,
+        takes_capacity: false,
+        summary: "splay tree (Sleator-Tarjan), w cycles per comparison",
+        build: |i, p| Box::new(SplayTree::new(i, p.compare_cycles)),
+    },
+    WorkerEntry {
+        name: "lru",
+        self_adjusting: true,
+        takes_capacity: true,
+        summary: "LRU cache of capacity C, rho cycles per miss (lru:C)",
+        build: |_, p| Box::new(LruCache::new(p.capacity.unwrap_or(1), p.miss_cycles)),
+    },
+    WorkerEntry {
+        name: "nocache",
+        self_adjusting: false,
+        takes_capacity: false,
+        summary: "no cache: every request pays rho cycles",
+        build: |_, p| Box::new(NoCache::new(p.miss_cycles)),
+    },
+    WorkerEntry {
+        name: "hashmap",
+        self_adjusting: false,
+        takes_capacity: false,
+        summary: "plain hash map over all items (the k = m limit)",
+        build: |i, _| Box::new(HashMapWorker::new(i)),
+    },
 ];
 
 /// A parsed algorithm name such as `mtf` or `lru:2500`.

@@ -38,16 +38,8 @@ impl SplayTree {
     pub fn new(items: &[u64], compare_cycles: u64) -> Self {
         let mut tree = TreeArena::balanced(items);
         let header = tree.nodes.len() as u32;
-        tree.nodes.push(Node {
-            key: 0,
-            left: NIL,
-            right: NIL,
-        });
-        Self {
-            tree,
-            header,
-            compare: BusyLoop::new(compare_cycles),
-        }
+        tree.nodes.push(Node { key: 0, left: NIL, right: NIL });
+        Self { tree, header, compare: BusyLoop::new(compare_cycles) }
     }
 
     /// The key at the root (the last key accessed, once anything has been), if any.
@@ -186,10 +178,7 @@ mod tests {
         assert_eq!(t.serve(&1), 1);
         assert_eq!(t.in_order(), items);
         // Sleator-Tarjan's simplified top-down splay of 1 in 8-4-2-1: a zig-zig then a zig.
-        let depths: Vec<_> = [1, 4, 2, 8, 3, 6, 12]
-            .iter()
-            .map(|&k| t.depth_of(k).unwrap())
-            .collect();
+        let depths: Vec<_> = [1, 4, 2, 8, 3, 6, 12].iter().map(|&k| t.depth_of(k).unwrap()).collect();
         assert_eq!(depths, vec![0, 1, 2, 2, 3, 3, 3]);
         // Absent key: the last node on the path becomes the root.
         let d = t.depth_of(15).unwrap();

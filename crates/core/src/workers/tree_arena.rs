@@ -36,18 +36,8 @@ impl TreeArena {
         let mut keys = items.to_vec();
         keys.sort_unstable();
         keys.dedup();
-        assert!(
-            keys.len() < NIL as usize,
-            "too many items for u32 node indices"
-        );
-        let mut nodes: Vec<Node> = keys
-            .iter()
-            .map(|&key| Node {
-                key,
-                left: NIL,
-                right: NIL,
-            })
-            .collect();
+        assert!(keys.len() < NIL as usize, "too many items for u32 node indices");
+        let mut nodes: Vec<Node> = keys.iter().map(|&key| Node { key, left: NIL, right: NIL }).collect();
 
         // Half-open rank ranges still to be placed, with the parent slot each one hangs from.
         enum Slot {

@@ -60,12 +60,20 @@ fn read_binary(path: &str) -> Result<Vec<u64>, Error> {
     }
     let version = u32::from_le_bytes(bytes[4..8].try_into().expect("4 bytes"));
     if version != VERSION {
-        return Err(Error::input(path, None, format!("unsupported binary trace version {version} (expected {VERSION})")));
+        return Err(Error::input(
+            path,
+            None,
+            format!("unsupported binary trace version {version} (expected {VERSION})"),
+        ));
     }
     let count = u64::from_le_bytes(bytes[8..16].try_into().expect("8 bytes")) as usize;
     let body = &bytes[16..];
     if body.len() != count.saturating_mul(8) {
-        return Err(Error::input(path, None, format!("binary trace announces {count} keys but holds {} bytes of keys", body.len())));
+        return Err(Error::input(
+            path,
+            None,
+            format!("binary trace announces {count} keys but holds {} bytes of keys", body.len()),
+        ));
     }
     Ok(body.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))).collect())
 }

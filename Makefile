@@ -1,0 +1,49 @@
+# superlinear: `make demo` sets everything up and runs the quick Fig. 5 reproduction;
+# `make test` sets everything up and runs every check (format, lint, Rust and Python tests).
+
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+.PHONY: demo test setup build lint rust-test py-test bench fig5 clean
+
+# Python environment with the build tool and the runtime/dev dependencies.
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q "maturin>=1.5,<2" "matplotlib>=3.7" "rich>=13" "pytest>=7" "ruff>=0.4" "mypy>=1.8"
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+# Release build of the Rust core into the virtualenv (anything timed must be a release build).
+build: $(STAMP)
+	$(VENV)/bin/maturin develop --release -q
+
+demo: build
+	$(VENV)/bin/superlinear reproduce fig5 --quick
+	@echo "Plots: results/fig5-quick/fig5.png (overview) and results/fig5-quick/fig5{a,b,c,d,e}.png / .svg"
+
+fig5: build
+	$(VENV)/bin/superlinear reproduce fig5
+
+bench: build
+	$(VENV)/bin/superlinear bench
+
+lint: $(STAMP)
+	cargo fmt --all -- --check
+	cargo clippy --all-targets -- -D warnings
+	$(VENV)/bin/ruff check python tests
+	$(VENV)/bin/mypy python/superlinear
+
+rust-test:
+	cargo test --all -q
+
+py-test: build
+	$(VENV)/bin/pytest -q
+
+test: lint rust-test py-test
+
+clean:
+	rm -rf $(VENV) target results

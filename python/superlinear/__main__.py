@@ -1,0 +1,7 @@
+"""``python -m superlinear`` is the same as the ``superlinear`` command."""
+
+import sys
+
+from superlinear.cli import main
+
+sys.exit(main())

@@ -1,0 +1,62 @@
+"""``superlinear bench``: single-thread lookups per second of every structure and the
+dispatcher's cost per request. Timings belong here, never in pass/fail tests."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from superlinear import _native
+from superlinear.results import write_results
+
+#: (algo, m, compare cycles, miss cycles): the Fig. 5 structures at their panel sizes.
+STRUCTURES = [
+    ("static", 100_000, 0, 0),
+    ("mtf", 100_000, 0, 0),
+    ("static", 10_000, 0, 0),
+    ("mtf", 10_000, 0, 0),
+    ("tree", 500, 0, 0),
+    ("splay", 500, 0, 0),
+    ("lru:2500", 50_000, 0, 0),
+    ("nocache", 50_000, 0, 0),
+    ("hashmap", 100_000, 0, 0),
+]
+DISPATCH_KS = (1, 2, 48)
+
+
+def run_bench(args: argparse.Namespace, console: Console) -> int:
+    rows: list[dict[str, Any]] = []
+    scale = 1 if args.quick else 5
+    for algo, m, w, rho in STRUCTURES:
+        lookups = scale * (20_000 if m >= 50_000 and algo in ("static", "mtf") else 2_000_000)
+        rate = _native.bench_structure(algo, m, lookups, w, rho)
+        rows.append({"bench": "structure", "algo": algo, "m": m, "lookups": lookups, "lookups_per_s": rate})
+    for name in ("rr", "random", "hash"):
+        for k in DISPATCH_KS:
+            ns = _native.bench_dispatcher(name, k, scale * 2_000_000)
+            rows.append({"bench": "dispatcher", "dispatch": name, "k": k, "ns_per_request": ns})
+    write_results(Path(args.out), "bench", {"quick": args.quick}, rows)
+    if args.json:
+        print(json.dumps(rows, indent=1))
+        return 0
+    t = Table(title="Single-thread lookups/s (uniform keys, thread CPU time, w = ρ = 0)")
+    for c in ("structure", "m", "lookups/s"):
+        t.add_column(c, justify="right")
+    for r in rows:
+        if r["bench"] == "structure":
+            t.add_row(r["algo"], f"{r['m']:,}", f"{r['lookups_per_s']:,.0f}")
+    console.print(t)
+    t = Table(title="Dispatcher cost: route + append to per-worker batch")
+    for c in ("dispatcher", "k", "ns/request"):
+        t.add_column(c, justify="right")
+    for r in rows:
+        if r["bench"] == "dispatcher":
+            t.add_row(r["dispatch"], str(r["k"]), f"{r['ns_per_request']:.2f}")
+    console.print(t)
+    console.print(f"results: {Path(args.out) / 'result.json'}")
+    return 0

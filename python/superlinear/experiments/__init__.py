@@ -1,0 +1,13 @@
+"""Reproduced figures and studies, each a declarative description run by the shared driver."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from superlinear.experiments import fig5
+from superlinear.experiments.spec import Experiment
+
+#: name → builder(quick) of every reproducible experiment.
+REGISTRY: dict[str, Callable[[bool], Experiment]] = {
+    "fig5": fig5.experiment,
+}

@@ -1,0 +1,212 @@
+"""The one driver that runs every experiment: grid, k = 1 baselines, the three kinds of speedup,
+progress, result files, plots and the summary table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from superlinear.engine import Accounting, RunResult, RunSpec, run
+from superlinear.experiments.spec import Experiment, Panel, Series
+from superlinear.results import write_results
+
+Row = dict[str, Any]
+
+
+def _spec(panel: Panel, series: Series, k: int, modes: tuple[str, ...]) -> RunSpec:
+    return RunSpec(
+        algo=series.algo if series.algo != "lru" else f"lru:{panel.capacity}",
+        dispatch=series.dispatch,
+        k=k,
+        workload=panel.workload,
+        requests=panel.requests,
+        warmup=panel.warmup if series.exclude_warmup else 0,
+        exclude_warmup=series.exclude_warmup,
+        seed=panel.seed,
+        sharded=panel.sharded,
+        compare_cycles=panel.compare_cycles,
+        miss_cycles=panel.miss_cycles,
+        capacity=panel.capacity,
+        modes=modes,
+        repeats=panel.repeats,
+    )
+
+
+def _ratio(a: float | None, b: float | None) -> float | None:
+    if a is None or b is None or b == 0:
+        return None
+    return a / b
+
+
+def _throughput(acc: Accounting | None, time_ns: int | None) -> float | None:
+    if acc is None or not time_ns:
+        return None
+    return acc.requests * 1e9 / time_ns
+
+
+def _base_row(panel: Panel, series: Series, k: int, result: RunResult) -> Row:
+    return {
+        "panel": panel.name,
+        "algo": series.algo,
+        "dispatch": series.dispatch,
+        "workload": panel.workload.label(),
+        "m": result.items,
+        "k": k,
+        "requests": panel.requests,
+        "warmup": "excluded" if series.exclude_warmup else "included",
+        "warmup_requests": panel.warmup if series.exclude_warmup else 0,
+        "state": "sharded" if panel.sharded else "replicated",
+        "compare_cycles": panel.compare_cycles,
+        "miss_cycles": panel.miss_cycles,
+        "capacity": panel.capacity,
+        "cores": result.cores,
+    }
+
+
+def speedup_row(panel: Panel, series: Series, k: int, result: RunResult, base: RunResult) -> Row:
+    """A row with the three speedups of ``result`` against the k = 1 ``base``."""
+    p, bp = result.projected, base.projected
+    assert p is not None and bp is not None
+    m, bm = result.measured, base.measured
+    row = _base_row(panel, series, k, result)
+    row.update(
+        speedup_measured=_ratio(bm.wall_ns, m.wall_ns) if m and bm else None,
+        speedup_projected=_ratio(bp.projected_ns, p.projected_ns),
+        speedup_work=_ratio(bp.work_span, p.work_span),
+        throughput_rps_projected=_throughput(p, p.projected_ns),
+        throughput_rps_measured=_throughput(m, m.wall_ns) if m else None,
+        projected_ns=p.projected_ns,
+        wall_ns=m.wall_ns if m else None,
+        dispatcher_cpu_ns=p.dispatcher_cpu_ns,
+        dispatcher_ns_per_request=p.dispatcher_cpu_ns / max(p.requests, 1),
+        max_worker_cpu_ns=max(p.worker_cpu_ns),
+        work_span=p.work_span,
+        work_total=p.work_total,
+        work_per_request=p.work_total / max(p.requests, 1),
+        hit_rate=p.hit_rate,
+        load_imbalance=p.load_imbalance,
+    )
+    return row
+
+
+def goodput_row(panel: Panel, series: Series, k: int, result: RunResult, base: RunResult) -> Row:
+    """A row of the single-core panel: measured goodput with every worker on one core."""
+    s, bs = result.single_core, base.single_core
+    assert s is not None and bs is not None and s.wall_ns and bs.wall_ns
+    row = _base_row(panel, series, k, result)
+    goodput = s.requests * 1e3 / s.wall_ns  # million requests per second
+    row.update(
+        goodput_mrps=goodput,
+        goodput_ratio=_ratio(goodput, bs.requests * 1e3 / bs.wall_ns),
+        speedup_measured=None,
+        speedup_projected=None,
+        speedup_work=_ratio(bs.work_total, s.work_total),
+        wall_ns=s.wall_ns,
+        throughput_rps_measured=goodput * 1e6,
+        work_total=s.work_total,
+        work_per_request=s.work_total / max(s.requests, 1),
+        dispatcher_cpu_ns=s.dispatcher_cpu_ns,
+    )
+    return row
+
+
+class Driver:
+    """Runs experiments; ``measure`` adds real-thread runs for every k ≤ cores."""
+
+    def __init__(self, measure: bool = True, show_progress: bool = True) -> None:
+        self.measure = measure
+        self.show_progress = show_progress
+
+    def run_panel(self, panel: Panel, progress: Progress | None = None, task: Any = None) -> list[Row]:
+        def step(desc: str) -> None:
+            if progress is not None:
+                progress.update(task, description=f"[{panel.name}] {desc}")
+
+        def advance() -> None:
+            if progress is not None:
+                progress.advance(task)
+
+        rows: list[Row] = []
+        if panel.metric == "goodput":
+            for series in panel.series:
+                base: RunResult | None = None
+                for k in panel.ks:
+                    step(f"{series.label()} k={k} (single core)")
+                    result = run(_spec(panel, series, k, ("single_core",)))
+                    base = base or result
+                    rows.append(goodput_row(panel, series, k, result, base))
+                    advance()
+            return rows
+
+        baselines: dict[tuple[str, bool], RunResult] = {}
+
+        def baseline(algo: str, exclude_warmup: bool) -> RunResult:
+            key = (algo, exclude_warmup)
+            if key not in baselines:
+                step(f"{algo} k=1 baseline")
+                modes = ("projected", "measured") if self.measure else ("projected",)
+                baselines[key] = run(_spec(panel, Series(algo, "rr", exclude_warmup), 1, modes))
+                advance()
+            return baselines[key]
+
+        for series in panel.series:
+            base = baseline(series.algo, series.exclude_warmup)
+            for k in panel.ks:
+                if k == 1:
+                    result = base
+                else:
+                    step(f"{series.label()} k={k}")
+                    cores = base.cores
+                    modes = ("projected", "measured") if self.measure and k <= cores else ("projected",)
+                    result = run(_spec(panel, series, k, modes))
+                    advance()
+                rows.append(speedup_row(panel, series, k, result, base))
+        if panel.static_baseline:
+            static = baseline(panel.static_baseline, False)
+            assert static.projected is not None
+            static_rps = _throughput(static.projected, static.projected.projected_ns)
+            for row in rows:
+                row["throughput_vs_static_k1"] = _ratio(row["throughput_rps_projected"], static_rps)
+        return rows
+
+    def run(self, experiment: Experiment, panels: Iterable[str] | None = None) -> list[Row]:
+        wanted = set(panels) if panels else None
+        chosen = [p for p in experiment.panels if wanted is None or p.name in wanted]
+        total = sum(p.runs() for p in chosen)
+        rows: list[Row] = []
+        with Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            disable=not self.show_progress,
+            transient=True,
+        ) as progress:
+            task = progress.add_task(experiment.name, total=total)
+            for panel in chosen:
+                rows.extend(self.run_panel(panel, progress, task))
+        return rows
+
+
+def experiment_config(experiment: Experiment, panels: Iterable[str] | None, quick: bool) -> dict[str, Any]:
+    """The configuration block of result.json: every panel's parameters."""
+    wanted = set(panels) if panels else None
+    return {
+        "quick": quick,
+        "description": experiment.description,
+        "panels": [asdict(p) for p in experiment.panels if wanted is None or p.name in wanted],
+    }
+
+
+def save(out_dir: Path, experiment: Experiment, config: dict[str, Any], rows: list[Row]) -> Path:
+    """Writes result.json / result.csv and every panel's plots."""
+    from superlinear.plots import plot_experiment
+
+    path = write_results(out_dir, experiment.name, config, rows)
+    plot_experiment(out_dir, experiment, rows)
+    return path

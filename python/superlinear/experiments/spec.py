@@ -1,0 +1,68 @@
+"""Experiments declared as data: an experiment is panels, a panel is series over a grid of k.
+
+Nothing here runs anything; :mod:`superlinear.experiments.driver` runs every experiment.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from superlinear.engine import Workload
+
+
+@dataclass(frozen=True)
+class Series:
+    """One curve: an algorithm behind a dispatcher."""
+
+    algo: str
+    dispatch: str
+    exclude_warmup: bool = False
+
+    def label(self) -> str:
+        tail = ", steady state" if self.exclude_warmup else ""
+        return f"{self.algo} + {self.dispatch}{tail}"
+
+
+@dataclass(frozen=True)
+class Panel:
+    """A grid of runs sharing a workload and parameters.
+
+    ``metric`` is ``speedup`` (projected, work and, for k ≤ cores, measured speedup against the
+    same algorithm at k = 1) or ``goodput`` (measured million requests/s with every worker on one
+    core, paper Fig. 5c).
+    """
+
+    name: str
+    title: str
+    workload: Workload
+    series: tuple[Series, ...]
+    ks: tuple[int, ...]
+    requests: int
+    warmup: int = 0
+    compare_cycles: int = 0
+    miss_cycles: int = 0
+    capacity: int | None = None
+    metric: str = "speedup"
+    static_baseline: str | None = None
+    sharded: bool = False
+    seed: int = 1
+    repeats: int = 1
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    def runs(self) -> int:
+        """Number of engine runs the driver will make (k = 1 baselines are shared)."""
+        baselines = {(s.algo, s.exclude_warmup) for s in self.series}
+        per_series = sum(1 for s in self.series for k in self.ks if k != 1)
+        extra = 1 if self.static_baseline and (self.static_baseline, False) not in baselines else 0
+        if self.metric == "goodput":
+            return len(self.series) * len(self.ks)
+        return len(baselines) + per_series + extra
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """A reproducible study: a name, what it shows, and its panels."""
+
+    name: str
+    description: str
+    panels: tuple[Panel, ...]

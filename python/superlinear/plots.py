@@ -1,0 +1,112 @@
+"""Plots in the paper's style: speedup against k on log axes with the linear bound dashed,
+projected curves solid, work curves dotted, measured points as open markers; goodput panels on
+linear axes. Every figure is written as PNG and SVG.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+from matplotlib.axes import Axes
+
+from superlinear.experiments.spec import Experiment, Panel
+
+Row = dict[str, Any]
+COLORS = {"mtf": "#d62728", "splay": "#d62728", "lru": "#d62728", "static": "#1f77b4", "tree": "#1f77b4",
+          "nocache": "#1f77b4", "hashmap": "#2ca02c"}
+MARKERS = {"hash": "o", "rr": "s", "random": "^"}
+
+
+def _series_key(row: Row) -> tuple[str, str, str]:
+    return (row["algo"], row["dispatch"], row["warmup"])
+
+
+def _label(key: tuple[str, str, str]) -> str:
+    algo, dispatch, warmup = key
+    return f"{algo} + {dispatch}" + (" (steady state)" if warmup == "excluded" else "")
+
+
+def draw_speedup(ax: Axes, panel: Panel, rows: list[Row]) -> None:
+    groups: dict[tuple[str, str, str], list[Row]] = defaultdict(list)
+    for r in rows:
+        groups[_series_key(r)].append(r)
+    ks = sorted({r["k"] for r in rows})
+    ax.plot(ks, ks, "k--", lw=1, label="linear")
+    for key, rs in groups.items():
+        rs.sort(key=lambda r: r["k"])
+        color = COLORS.get(key[0])
+        style = ":" if key[2] == "excluded" else "-"
+        marker = MARKERS.get(key[1], "o")
+        x = [r["k"] for r in rs]
+        line = ax.plot(x, [r["speedup_projected"] for r in rs], style, marker=marker, ms=4, color=color,
+                       alpha=0.55 if key[1] != "hash" else 1.0, label=f"{_label(key)} projected")[0]
+        ax.plot(x, [r["speedup_work"] for r in rs], style, lw=0.8, color=line.get_color(), alpha=0.35)
+        measured = [(r["k"], r["speedup_measured"]) for r in rs if r.get("speedup_measured") is not None]
+        if len(measured) > 1:
+            ax.plot(*zip(*measured, strict=True), linestyle="none", marker=marker, ms=9, mfc="none",
+                    color=line.get_color(), label=f"{_label(key)} measured")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("workers k")
+    ax.set_ylabel("speedup T(1)/T(k)")
+    ax.grid(True, which="both", alpha=0.2)
+
+
+def draw_goodput(ax: Axes, panel: Panel, rows: list[Row]) -> None:
+    groups: dict[tuple[str, str, str], list[Row]] = defaultdict(list)
+    for r in rows:
+        groups[_series_key(r)].append(r)
+    for key, rs in groups.items():
+        rs.sort(key=lambda r: r["k"])
+        ax.plot([r["k"] for r in rs], [r["goodput_mrps"] for r in rs], "-", marker=MARKERS.get(key[1], "o"),
+                color=COLORS.get(key[0]), alpha=1.0 if key[1] == "hash" else 0.55, label=f"{_label(key)} measured")
+    ax.set_xlabel("threads k on one core")
+    ax.set_ylabel("goodput (M requests/s)")
+    ax.grid(True, alpha=0.2)
+
+
+def _draw(ax: Axes, panel: Panel, rows: list[Row]) -> None:
+    (draw_goodput if panel.metric == "goodput" else draw_speedup)(ax, panel, rows)
+    ax.set_title(f"({panel.name}) {panel.title}", fontsize=9)
+    ax.legend(fontsize=6, loc="upper left")
+
+
+def plot_experiment(out_dir: Path, experiment: Experiment, rows: list[Row]) -> list[Path]:
+    """One figure per panel plus an overview with every panel; returns the PNG paths."""
+    paths: list[Path] = []
+    present = [p for p in experiment.panels if any(r["panel"] == p.name for r in rows)]
+    for panel in present:
+        prow = [r for r in rows if r["panel"] == panel.name]
+        fig, ax = plt.subplots(figsize=(5.5, 4.2))
+        _draw(ax, panel, prow)
+        fig.text(0.99, 0.01, "projected: serial dispatcher + slowest worker CPU time; dotted thin: work units",
+                 ha="right", fontsize=5, alpha=0.7)
+        fig.tight_layout()
+        paths += _save(fig, out_dir / f"{experiment.name}{panel.name}")
+    if len(present) > 1:
+        cols = min(3, len(present))
+        nrows = (len(present) + cols - 1) // cols
+        fig, axes = plt.subplots(nrows, cols, figsize=(5.2 * cols, 4.2 * nrows), squeeze=False)
+        for ax, panel in zip(axes.flat, present, strict=False):
+            _draw(ax, panel, [r for r in rows if r["panel"] == panel.name])
+        for ax in list(axes.flat)[len(present):]:
+            ax.axis("off")
+        fig.suptitle(experiment.description, fontsize=10)
+        fig.tight_layout()
+        paths += _save(fig, out_dir / experiment.name)
+    return paths
+
+
+def _save(fig: Any, stem: Path) -> list[Path]:
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    png, svg = stem.with_suffix(".png"), stem.with_suffix(".svg")
+    fig.savefig(png, dpi=130)
+    fig.savefig(svg)
+    plt.close(fig)
+    return [png]

@@ -1,0 +1,125 @@
+"""The CLI as a user runs it: outputs, files, and one-line errors with non-zero exit codes."""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Callable
+from pathlib import Path
+from subprocess import CompletedProcess
+
+from superlinear import _native
+
+Cli = Callable[..., CompletedProcess[str]]
+
+
+def assert_clean_error(result: CompletedProcess[str], *fragments: str) -> None:
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    lines = [line for line in result.stderr.strip().splitlines() if line]
+    assert len(lines) == 1, result.stderr
+    for f in fragments:
+        assert f in lines[0], lines[0]
+
+
+def test_help_lists_every_command(cli: Cli) -> None:
+    r = cli("--help")
+    assert r.returncode == 0
+    for command in ("reproduce", "sweep", "run", "law", "bench", "algorithms"):
+        assert command in r.stdout
+
+
+def test_reproduce_fig5_panel_writes_schema_csv_and_plots(cli: Cli, tmp_path: Path) -> None:
+    out = tmp_path / "fig5"
+    r = cli("reproduce", "fig5", "--quick", "--panel", "e", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    assert "projected" in r.stdout
+    doc = json.loads((out / "result.json").read_text())
+    assert doc["experiment"] == "fig5"
+    assert set(doc["machine"]) >= {"cores", "cpu", "git"}
+    rows = doc["rows"]
+    assert {r["algo"] for r in rows} == {"tree", "splay"}
+    required = {"panel", "algo", "dispatch", "workload", "m", "k", "requests", "speedup_measured",
+                "speedup_projected", "speedup_work", "throughput_rps_projected"}
+    assert all(required <= set(row) for row in rows)
+    cores = doc["machine"]["cores"]
+    for row in rows:
+        assert (row["speedup_measured"] is None) == (row["k"] > cores)
+        assert row["speedup_projected"] > 0 and row["speedup_work"] > 0
+    with open(out / "result.csv") as f:
+        assert len(list(csv.DictReader(f))) == len(rows)
+    for name in ("fig5e.png", "fig5e.svg"):
+        assert (out / name).stat().st_size > 1000
+
+
+def test_run_with_trace_files_text_and_binary(cli: Cli, tmp_path: Path) -> None:
+    keys = _native.generate_keys({"kind": "zipf", "m": 500, "alpha": 1.2}, 3000, 5)
+    for binary in (True, False):
+        path = tmp_path / ("keys.bin" if binary else "keys.txt")
+        _native.write_trace(str(path), keys, binary)
+        r = cli("run", "--algo", "mtf", "--dispatch", "hash", "--k", "4", "--trace", str(path), "--json")
+        assert r.returncode == 0, r.stderr
+        doc = json.loads(r.stdout)
+        assert doc["projected"]["requests"] == 3000
+        assert doc["items"] == len(set(keys))
+
+
+def test_sweep_runs_a_grid(cli: Cli, tmp_path: Path) -> None:
+    cfg = tmp_path / "grid.toml"
+    cfg.write_text(
+        'algos = ["mtf", "static"]\ndispatch = ["hash", "rr"]\nk = [1, 2, 4]\nrequests = 5000\n'
+        'measure = false\n[workload]\nkind = "zipf"\nm = 1000\nalpha = 1.01\n'
+    )
+    out = tmp_path / "out"
+    r = cli("sweep", str(cfg), "--out", str(out), "--json")
+    assert r.returncode == 0, r.stderr
+    rows = json.loads(r.stdout)["rows"]
+    assert len(rows) == 2 * 2 * 3
+    assert all(row["speedup_measured"] is None for row in rows)
+
+
+def test_bad_sweep_configs_give_one_line(cli: Cli, tmp_path: Path) -> None:
+    cases = {
+        'algos = ["mtf"\n': ("bad.toml", "invalid TOML", "line"),
+        'algos = ["quick-sort"]\ndispatch = ["hash"]\nk = [1]\n[workload]\nm = 10\n': ("unknown algorithm",),
+        'algos = ["mtf"]\ndispatch = ["teleport"]\nk = [1]\n[workload]\nm = 10\n': ("unknown dispatcher",),
+        'algos = ["mtf"]\ndispatch = ["hash"]\nk = [0]\n[workload]\nm = 10\n': ("positive integers",),
+        'algos = ["mtf"]\ndispatch = ["hash"]\nk = [1]\nrequests = "many"\n[workload]\nm = 10\n': ("'requests'",),
+        'algos = ["mtf"]\ndispatch = ["hash"]\nk = [1]\ncolour = 1\n[workload]\nm = 10\n': ("unknown key", "colour"),
+        'algos = ["mtf"]\ndispatch = ["hash"]\nk = [1]\n': ("missing required key 'workload'",),
+    }
+    for text, fragments in cases.items():
+        cfg = tmp_path / "bad.toml"
+        cfg.write_text(text)
+        assert_clean_error(cli("sweep", str(cfg)), "bad.toml", *fragments)
+    assert_clean_error(cli("sweep", str(tmp_path / "missing.toml")), "missing.toml", "no such file")
+
+
+def test_bad_run_inputs_give_one_line(cli: Cli, tmp_path: Path) -> None:
+    bad = tmp_path / "keys.txt"
+    bad.write_text("1\n2\nthree\n")
+    assert_clean_error(cli("run", "--trace", str(bad)), f"{bad}:3:", "three")
+    assert_clean_error(cli("run", "--trace", str(tmp_path / "none.bin")), "none.bin")
+    assert_clean_error(cli("run", "--algo", "lru"), "needs a capacity")
+    assert_clean_error(cli("run", "--dispatch", "rr", "--sharded"), "key-affine")
+    assert_clean_error(cli("reproduce", "fig99"), "unknown figure")
+    assert_clean_error(cli("reproduce", "fig5", "--panel", "z"), "unknown panel")
+    r = cli("run", "--k", "0")
+    assert r.returncode == 2 and "positive integer" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_law_prints_the_three_laws(cli: Cli, tmp_path: Path) -> None:
+    r = cli("law", "--json", "--out", str(tmp_path), "--k", "1,2,4")
+    assert r.returncode == 0, r.stderr
+    rows = json.loads(r.stdout)["rows"]
+    assert [row["k"] for row in rows] == [1, 2, 4]
+    assert rows[2]["mtf_uniform_k2"] > rows[2]["amdahl"]
+    assert (tmp_path / "law_fig10.png").exists() and (tmp_path / "law_fig1.svg").exists()
+
+
+def test_algorithms_lists_the_registries(cli: Cli) -> None:
+    r = cli("algorithms", "--json")
+    assert r.returncode == 0
+    doc = json.loads(r.stdout)
+    assert {a["name"] for a in doc["algorithms"]} >= {"static", "mtf", "tree", "splay", "lru", "nocache", "hashmap"}
+    assert {d["name"] for d in doc["dispatchers"]} >= {"rr", "random", "hash"}
