@@ -71,7 +71,9 @@ def _run_experiment(experiment: Any, out: Path, panels: list[str] | None, quick:
     if panels:
         bad = [p for p in panels if p not in known]
         if bad:
-            raise SuperlinearError(f"unknown panel(s) {', '.join(bad)} for {experiment.name} (known: {', '.join(known)})")
+            raise SuperlinearError(
+                f"unknown panel(s) {', '.join(bad)} for {experiment.name} (known: {', '.join(known)})"
+            )
     driver = Driver(measure=measure, show_progress=not as_json and sys.stderr.isatty())
     rows = driver.run(experiment, panels)
     path = save(out, experiment, experiment_config(experiment, panels, quick), rows)
@@ -178,7 +180,8 @@ def cmd_algorithms(args: argparse.Namespace) -> int:
     t.add_column("self-adjusting")
     t.add_column("what")
     for a in algos:
-        t.add_row(a["name"] + (":C" if a["takes_capacity"] else ""), "yes" if a["self_adjusting"] else "no", a["summary"])
+        name = a["name"] + (":C" if a["takes_capacity"] else "")
+        t.add_row(name, "yes" if a["self_adjusting"] else "no", a["summary"])
     console.print(t)
     t = Table(title="dispatchers (--dispatch)")
     t.add_column("name")

@@ -88,7 +88,8 @@ def load_sweep(path: Path) -> tuple[Experiment, bool]:
     dispatch = _want(path, doc, "dispatch", list)
     for d in dispatch:
         if d not in known_dispatch:
-            raise ConfigError(f"{path}: dispatch: unknown dispatcher {d!r} (known: {', '.join(sorted(known_dispatch))})")
+            known = ", ".join(sorted(known_dispatch))
+            raise ConfigError(f"{path}: dispatch: unknown dispatcher {d!r} (known: {known})")
     ks = _positive_ints(path, "k", _want(path, doc, "k", list))
     requests = _want(path, doc, "requests", int, 100_000)
     if requests <= 0:
@@ -102,7 +103,8 @@ def load_sweep(path: Path) -> tuple[Experiment, bool]:
             raise ConfigError(f"{path}: every [[workload]] must be a table")
         bad = set(w) - WORKLOAD_KEYS
         if bad:
-            raise ConfigError(f"{path}: workload: unknown key(s) {', '.join(sorted(bad))} (known: {', '.join(sorted(WORKLOAD_KEYS))})")
+            known = ", ".join(sorted(WORKLOAD_KEYS))
+            raise ConfigError(f"{path}: workload: unknown key(s) {', '.join(sorted(bad))} (known: {known})")
         kind = _want(path, w, "kind", str, "uniform")
         if kind not in ("uniform", "zipf", "trace"):
             raise ConfigError(f"{path}: workload kind must be uniform, zipf or trace, got {kind!r}")

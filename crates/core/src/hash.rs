@@ -21,7 +21,19 @@ pub fn fmix64(mut x: u64) -> u64 {
 /// A seeded 64-bit hash of `key`.
 #[inline]
 pub fn hash64(key: u64, seed: u64) -> u64 {
-    fmix64(key ^ fmix64(seed.wrapping_add(0x9e37_79b9_7f4a_7c15)))
+    salted_hash64(key, salt(seed))
+}
+
+/// The per-seed salt of [`hash64`]; hot loops compute it once and call [`salted_hash64`].
+#[inline]
+pub fn salt(seed: u64) -> u64 {
+    fmix64(seed.wrapping_add(0x9e37_79b9_7f4a_7c15))
+}
+
+/// [`hash64`] with a precomputed [`salt`].
+#[inline]
+pub fn salted_hash64(key: u64, salt: u64) -> u64 {
+    fmix64(key ^ salt)
 }
 
 /// Maps a 64-bit hash uniformly onto `0..n` (Lemire's multiply-shift reduction).

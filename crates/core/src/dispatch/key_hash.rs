@@ -2,24 +2,24 @@
 //! only about m/k of the items, so its self-adjusting structure can concentrate on them.
 
 use super::{Dispatcher, WorkerLoads};
-use crate::hash::{hash64, reduce};
+use crate::hash::{reduce, salt, salted_hash64};
 
 /// Sends a key to worker `reduce(hash64(key, seed), k)`: a full-avalanche 64-bit hash, not the
 /// raw key modulo k (which would map structured keys, e.g. multiples of k, to one worker).
 pub struct KeyHashDispatcher {
     k: usize,
-    seed: u64,
+    salt: u64,
 }
 
 impl KeyHashDispatcher {
     /// Key-hash dispatch over `k` workers.
     pub fn new(k: usize, seed: u64) -> Self {
-        Self { k: k.max(1), seed }
+        Self { k: k.max(1), salt: salt(seed) }
     }
 
     #[inline]
     fn worker_of(&self, key: u64) -> usize {
-        reduce(hash64(key, self.seed), self.k)
+        reduce(salted_hash64(key, self.salt), self.k)
     }
 }
 
