@@ -123,3 +123,13 @@ def test_algorithms_lists_the_registries(cli: Cli) -> None:
     doc = json.loads(r.stdout)
     assert {a["name"] for a in doc["algorithms"]} >= {"static", "mtf", "tree", "splay", "lru", "nocache", "hashmap"}
     assert {d["name"] for d in doc["dispatchers"]} >= {"rr", "random", "hash"}
+
+
+def test_reproduce_exclude_warmup_marks_every_row(cli: Cli, tmp_path: Path) -> None:
+    out = tmp_path / "steady"
+    args = ("--quick", "--panel", "e", "--exclude-warmup", "--no-measure", "--json", "--out", str(out))
+    r = cli("reproduce", "fig5", *args)
+    assert r.returncode == 0, r.stderr
+    rows = json.loads(r.stdout)["rows"]
+    assert rows and all(row["warmup"] == "excluded" and row["warmup_requests"] > 0 for row in rows)
+    assert len({(row["algo"], row["dispatch"], row["k"]) for row in rows}) == len(rows)

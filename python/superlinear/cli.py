@@ -92,7 +92,10 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     if args.figure not in REGISTRY:
         raise SuperlinearError(f"unknown figure '{args.figure}' (available: {', '.join(sorted(REGISTRY))})")
     experiment = REGISTRY[args.figure](args.quick)
-    out = Path(args.out) if args.out else Path("results") / (args.figure + ("-quick" if args.quick else ""))
+    if args.exclude_warmup:
+        experiment = experiment.steady_state()
+    suffix = ("-quick" if args.quick else "") + ("-steady" if args.exclude_warmup else "")
+    out = Path(args.out) if args.out else Path("results") / (args.figure + suffix)
     return _run_experiment(experiment, out, args.panel, args.quick, not args.no_measure, args.json)
 
 
@@ -226,8 +229,10 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("figure", help="figure to reproduce: fig5")
     r.add_argument("--panel", action="append", metavar="P", help="only this panel (repeatable), e.g. a")
     r.add_argument("--quick", action="store_true", help="reduced sizes: about a minute on two cores, same shape")
-    r.add_argument("--out", metavar="DIR", help="output folder (default results/FIGURE[-quick])")
+    r.add_argument("--out", metavar="DIR", help="output folder (default results/FIGURE[-quick][-steady])")
     r.add_argument("--no-measure", action="store_true", help="skip the real-thread runs (projected and work only)")
+    r.add_argument("--exclude-warmup", action="store_true",
+                   help="steady state: serve each panel's warm-up first and leave it out of every figure")
     r.add_argument("--json", action="store_true", help="print result.json instead of the table")
     r.set_defaults(func=cmd_reproduce)
 

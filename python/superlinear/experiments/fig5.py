@@ -24,10 +24,10 @@ def _both(algos: tuple[str, ...]) -> tuple[Series, ...]:
 
 
 def steady_state_warmup(m: int, k_max: int) -> int:
-    """Requests after which each of k_max hash-dispatched MTF workers has, with high
-    probability, touched all of its m/k_max items (coupon collector: (m/k)·(ln(m/k) + 2) per
-    worker), so its items occupy the front of its list."""
-    per = m / k_max
+    """Requests after which each of k_max hash-dispatched workers has, with high probability,
+    seen all of its m/k_max items (coupon collector: (m/k)·(ln(m/k) + 2) per worker), so an MTF
+    list holds them at its front and an LRU cache holds them all."""
+    per = max(m / k_max, 1.0)
     return int(k_max * per * (math.log(per) + 2))
 
 
@@ -55,6 +55,7 @@ def experiment(quick: bool = False) -> Experiment:
         series=_both(lists),
         ks=ks,
         requests=200_000 if quick else 1_000_000,
+        warmup=steady_state_warmup(m_list, max(ks)),
         static_baseline="static",
         repeats=repeats,
     )
@@ -66,6 +67,7 @@ def experiment(quick: bool = False) -> Experiment:
         series=_both(lists),
         ks=KS_SINGLE_CORE_QUICK if quick else KS_SINGLE_CORE_FULL,
         requests=300_000 if quick else 1_000_000,
+        warmup=steady_state_warmup(m_single, max(KS_SINGLE_CORE_QUICK if quick else KS_SINGLE_CORE_FULL)),
         metric="goodput",
     )
     m_cache = 5_000 if quick else 50_000
@@ -77,6 +79,7 @@ def experiment(quick: bool = False) -> Experiment:
         series=(Series("lru", "rr"), Series("lru", "hash"), Series("nocache", "hash")),
         ks=ks_tree,
         requests=100_000 if quick else 400_000,
+        warmup=steady_state_warmup(m_cache, max(ks_tree)),
         miss_cycles=10_000 if quick else 100_000,
         capacity=int(m_cache * delta),
         static_baseline="nocache",
@@ -89,6 +92,7 @@ def experiment(quick: bool = False) -> Experiment:
         series=_both(("tree", "splay")),
         ks=ks_tree,
         requests=20_000 if quick else 60_000,
+        warmup=steady_state_warmup(500, max(ks_tree)),
         compare_cycles=5_000 if quick else 100_000,
         static_baseline="tree",
         repeats=repeats,

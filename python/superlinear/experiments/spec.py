@@ -5,7 +5,7 @@ Nothing here runs anything; :mod:`superlinear.experiments.driver` runs every exp
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from superlinear.engine import Workload
 
@@ -66,3 +66,13 @@ class Experiment:
     name: str
     description: str
     panels: tuple[Panel, ...]
+
+    def steady_state(self) -> Experiment:
+        """The same experiment with the warm-up excluded from every series (``--exclude-warmup``)."""
+        panels = []
+        for p in self.panels:
+            if not p.warmup:
+                raise ValueError(f"panel {p.name} declares no warm-up length")
+            series = tuple(dict.fromkeys(replace(s, exclude_warmup=True) for s in p.series))
+            panels.append(replace(p, series=series))
+        return replace(self, description=self.description + ", warm-up excluded", panels=tuple(panels))
