@@ -12,7 +12,7 @@ STAMP  := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q "maturin>=1.5,<2" "matplotlib>=3.7" "rich>=13" "pytest>=7" "ruff>=0.4" "mypy>=1.8"
+	$(PY) -m pip install -q "maturin>=1.5,<2" "matplotlib>=3.7" "rich>=13" "numpy>=1.24" "scipy>=1.10" "pytest>=7" "ruff>=0.4" "mypy>=1.8"
 	touch $(STAMP)
 
 setup: $(STAMP)

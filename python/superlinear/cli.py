@@ -34,8 +34,10 @@ def _fmt(v: Any, digits: int = 1) -> str:
 
 def summary_table(rows: list[dict[str, Any]], title: str) -> Table:
     """k = 1, 2 and the largest k of every series, with all three speedup kinds and throughput."""
-    table = Table(title=title, caption=HONESTY, caption_justify="left", show_lines=False)
-    for col in ("panel", "series", "k", "measured ×", "projected ×", "work ×", "Mreq/s", "vs static k=1", "hit rate"):
+    caption = HONESTY + " Mreq/s: projected throughput (measured goodput for single-core rows)."
+    table = Table(title=title, caption=caption, caption_justify="left", show_lines=False)
+    cols = ("panel", "series", "k", "measured ×", "projected ×", "work ×", "Mreq/s", "vs static k=1", "hit rate")
+    for col in cols:
         table.add_column(col, justify="right" if col not in ("panel", "series") else "left")
     by_series: dict[tuple[str, str, str, str], list[dict[str, Any]]] = {}
     for r in rows:
@@ -51,7 +53,7 @@ def summary_table(rows: list[dict[str, Any]], title: str) -> Table:
             table.add_row(
                 panel,
                 f"{algo} + {dispatch}" + (" steady" if warmup == "excluded" else "")
-                + (" (1 core)" if goodput is not None else ""),
+                + (" (1 core: measured goodput)" if goodput is not None else ""),
                 str(r["k"]),
                 _fmt(r.get("speedup_measured") if goodput is None else r.get("goodput_ratio"), 2),
                 _fmt(r.get("speedup_projected")),
@@ -108,6 +110,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    if args.exclude_warmup and not args.warmup:
+        raise SuperlinearError("--exclude-warmup needs --warmup N (the requests served before counting starts)")
     workload = Workload(args.workload, args.m, args.alpha, args.trace)
     if args.trace:
         workload = Workload("trace", 0, args.alpha, args.trace)
@@ -283,6 +287,10 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--out", default="results/bench", help="output folder (default results/bench)")
     b.add_argument("--json", action="store_true")
     b.set_defaults(func=cmd_bench)
+
+    from superlinear.analysis.usl_cli import add_parser as add_usl_parser
+
+    add_usl_parser(sub)
 
     a = sub.add_parser("algorithms", help="list workers and dispatchers")
     a.add_argument("--json", action="store_true")

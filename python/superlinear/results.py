@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 import platform
 import subprocess
 from pathlib import Path
 from typing import Any
+
+from superlinear import _native
 
 
 def machine_info() -> dict[str, Any]:
@@ -33,7 +34,7 @@ def machine_info() -> dict[str, Any]:
             git = out.stdout.strip()
     except (OSError, subprocess.SubprocessError):
         pass
-    return {"cores": len(os.sched_getaffinity(0)), "cpu": cpu, "git": git, "python": platform.python_version()}
+    return {"cores": _native.available_cores(), "cpu": cpu, "git": git, "python": platform.python_version()}
 
 
 def write_results(out_dir: Path, experiment: str, config: dict[str, Any], rows: list[dict[str, Any]]) -> Path:

@@ -86,6 +86,8 @@ def load_sweep(path: Path) -> tuple[Experiment, bool]:
         for alias in d["aliases"]:
             known_dispatch[alias] = d["name"]
     dispatch = _want(path, doc, "dispatch", list)
+    if not dispatch or not all(isinstance(d, str) for d in dispatch):
+        raise ConfigError(f"{path}: 'dispatch' must be a non-empty list of names")
     for d in dispatch:
         if d not in known_dispatch:
             known = ", ".join(sorted(known_dispatch))
@@ -96,6 +98,17 @@ def load_sweep(path: Path) -> tuple[Experiment, bool]:
         raise ConfigError(f"{path}: 'requests' must be positive, got {requests}")
     workloads_raw = _want(path, doc, "workload", (dict, list))
     workloads_list = [workloads_raw] if isinstance(workloads_raw, dict) else workloads_raw
+    if not workloads_list:
+        raise ConfigError(f"{path}: 'workload' must hold at least one workload table")
+    sharded = _want(path, doc, "sharded", bool, False)
+    if sharded:
+        affine = {d["name"] for d in _native.dispatchers() if d["key_affine"]}
+        bad_dispatch = [d for d in dispatch if known_dispatch[d] not in affine]
+        if bad_dispatch:
+            raise ConfigError(
+                f"{path}: sharded = true needs key-affine dispatchers ({', '.join(sorted(affine))}); "
+                f"{', '.join(bad_dispatch)} send a key to any worker"
+            )
     exclude_warmup = _want(path, doc, "exclude_warmup", bool, False)
     panels = []
     for i, w in enumerate(workloads_list):
@@ -134,7 +147,7 @@ def load_sweep(path: Path) -> tuple[Experiment, bool]:
             compare_cycles=_want(path, doc, "compare_cycles", int, 0),
             miss_cycles=_want(path, doc, "miss_cycles", int, 0),
             capacity=caps[0] if caps else None,
-            sharded=_want(path, doc, "sharded", bool, False),
+            sharded=sharded,
             seed=_want(path, doc, "seed", int, 1),
         ))
     if exclude_warmup and not any(p.warmup for p in panels):

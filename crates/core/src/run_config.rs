@@ -10,6 +10,9 @@ use crate::worker::{Worker, WorkerParams};
 use crate::workers::AlgoSpec;
 use crate::workload::WorkloadSpec;
 
+/// Most worker threads a real-thread run starts.
+pub const MAX_THREADED_WORKERS: usize = 1024;
+
 /// How each worker's initial data set is chosen.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StateModel {
@@ -100,6 +103,15 @@ impl RunConfig {
                     self.k
                 )));
             }
+        }
+        if self.exclude_warmup && self.warmup == 0 {
+            return Err(Error::config("excluding the warm-up needs a warm-up length (warmup > 0 requests)"));
+        }
+        if (self.modes.measured || self.modes.single_core) && self.k > MAX_THREADED_WORKERS {
+            return Err(Error::config(format!(
+                "real-thread runs start one thread per worker; k = {} exceeds the limit of {MAX_THREADED_WORKERS}",
+                self.k
+            )));
         }
         if !(self.modes.projected || self.modes.measured || self.modes.single_core) {
             return Err(Error::config("no run mode selected"));

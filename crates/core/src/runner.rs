@@ -55,13 +55,14 @@ struct Outcome {
 /// Empty per-worker queues whose memory is already touched: the first write to a fresh page
 /// costs a page fault, an artefact of materialising whole streams that a dispatcher writing into
 /// reused rings never pays, so it must not count as dispatcher time.
-fn prefaulted_queues<R: Clone>(requests: &[R], k: usize) -> Vec<Vec<R>> {
-    let per = requests.len() / k;
-    let capacity = per + per / 4 + 16;
-    (0..k)
-        .map(|_| match requests.first() {
+/// `lengths` are the exact queue lengths, from an untimed routing pass, so that no queue grows
+/// (and faults) inside the timed dispatch, however skewed the load.
+fn prefaulted_queues<R: Clone>(requests: &[R], lengths: &[u64]) -> Vec<Vec<R>> {
+    lengths
+        .iter()
+        .map(|&n| match requests.first() {
             Some(first) => {
-                let mut q = vec![first.clone(); capacity];
+                let mut q = vec![first.clone(); n as usize];
                 q.clear();
                 q
             }
@@ -127,12 +128,25 @@ pub fn run_projected<R: Clone + Send + Sync>(
     let repeats = repeats.max(1);
     let mut dispatcher_cpu_ns = u64::MAX;
     let mut split_streams = None;
+    let lengths = {
+        let mut d = dispatcher();
+        let mut dispatched = vec![0u64; k];
+        let mut workers = [0u32; CHUNK];
+        for chunk in streams.warmup.chunks(CHUNK) {
+            d.route_chunk(chunk, &mut dispatched, &mut workers[..chunk.len()]);
+        }
+        let after_warmup = dispatched.clone();
+        for chunk in streams.counted.chunks(CHUNK) {
+            d.route_chunk(chunk, &mut dispatched, &mut workers[..chunk.len()]);
+        }
+        dispatched.iter().zip(&after_warmup).map(|(a, b)| a - b).collect::<Vec<u64>>()
+    };
     for _ in 0..repeats {
         let mut d = dispatcher();
         let mut dispatched = vec![0u64; k];
         let mut warm: Vec<Vec<R>> = (0..k).map(|_| Vec::with_capacity(streams.warmup.len() / k + 1)).collect();
         split(streams.warmup, d.as_mut(), &mut dispatched, &mut warm);
-        let mut counted = prefaulted_queues(streams.counted, k);
+        let mut counted = prefaulted_queues(streams.counted, &lengths);
         // On a thread of its own, so that its CPU clock measures the dispatch alone.
         let ns = std::thread::scope(|s| {
             s.spawn(|| {
@@ -190,11 +204,17 @@ pub fn run_projected<R: Clone + Send + Sync>(
 /// adds latency on a dedicated core nor steals a shared one.
 struct Backoff {
     step: u32,
+    may_sleep: bool,
 }
 
 impl Backoff {
     fn new() -> Self {
-        Self { step: 0 }
+        Self { step: 0, may_sleep: true }
+    }
+    /// A backoff that never sleeps (only spins and yields): for a thread on a core of its own,
+    /// where sleeping would only add wake-up latency to the measured wall clock.
+    fn dedicated() -> Self {
+        Self { step: 0, may_sleep: false }
     }
     fn reset(&mut self) {
         self.step = 0;
@@ -204,7 +224,7 @@ impl Backoff {
             for _ in 0..(1u32 << self.step) {
                 std::hint::spin_loop();
             }
-        } else if self.step < 12 {
+        } else if self.step < 12 || !self.may_sleep {
             std::thread::yield_now();
         } else {
             std::thread::sleep(Duration::from_micros(20 << (self.step - 12).min(5)));
@@ -324,7 +344,8 @@ pub fn run_threaded<R: Clone + Send + Sync>(
                 let mut worker = factory(i);
                 ready.wait();
                 let (mut measuring, mut t0, mut work, mut served, mut hits0) = (false, 0, 0, 0, None);
-                let mut backoff = Backoff::new();
+                let mut last_served = None;
+                let mut backoff = if placement == Placement::SingleCore { Backoff::new() } else { Backoff::dedicated() };
                 loop {
                     match rx.pop() {
                         Ok(Message::Batch(mut batch)) => {
@@ -332,6 +353,7 @@ pub fn run_threaded<R: Clone + Send + Sync>(
                             if measuring {
                                 work += w;
                                 served += batch.len() as u64;
+                                last_served = Some(Instant::now());
                             }
                             batch.clear();
                             let _ = back.push(batch);
@@ -344,10 +366,10 @@ pub fn run_threaded<R: Clone + Send + Sync>(
                             started.fetch_add(1, Ordering::Release);
                         }
                         Ok(Message::Stop) => {
+                            // Idle waiting after the last batch is not part of the run.
                             let cpu_ns = thread_cpu_ns() - t0;
-                            let end = Instant::now();
                             let hits = hits_delta(worker.hits(), hits0);
-                            return Outcome { cpu_ns, work, served, hits, end: Some(end) };
+                            return Outcome { cpu_ns, work, served, hits, end: last_served };
                         }
                         Err(_) => backoff.snooze(),
                     }

@@ -169,6 +169,12 @@ fn read_trace(py: Python<'_>, path: &str) -> PyResult<Vec<u64>> {
     py.allow_threads(|| core_read_trace(path)).map_err(to_py)
 }
 
+/// Cores available to this process (the k up to which speedups are measured).
+#[pyfunction]
+fn available_cores() -> usize {
+    superlinear_core::cputime::available_cores()
+}
+
 /// Busy-loop calibration: loop iterations per cycle on this machine.
 #[pyfunction]
 fn iterations_per_cycle() -> f64 {
@@ -210,6 +216,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(write_trace, m)?)?;
     m.add_function(wrap_pyfunction!(read_trace, m)?)?;
     m.add_function(wrap_pyfunction!(iterations_per_cycle, m)?)?;
+    m.add_function(wrap_pyfunction!(available_cores, m)?)?;
     m.add_function(wrap_pyfunction!(bench_structure, m)?)?;
     m.add_function(wrap_pyfunction!(bench_dispatcher, m)?)?;
     Ok(())

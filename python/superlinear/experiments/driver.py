@@ -18,6 +18,10 @@ from superlinear.results import write_results
 Row = dict[str, Any]
 
 
+class _NoAcc:
+    requests = 0
+
+
 def _spec(panel: Panel, series: Series, k: int, modes: tuple[str, ...]) -> RunSpec:
     return RunSpec(
         algo=series.algo if series.algo != "lru" else f"lru:{panel.capacity}",
@@ -49,6 +53,12 @@ def _throughput(acc: Accounting | None, time_ns: int | None) -> float | None:
     return acc.requests * 1e9 / time_ns
 
 
+def baseline_dispatch(panel: Panel) -> str:
+    """Dispatcher of the k = 1 baselines: round-robin, or key hash for sharded state (which
+    needs a key-affine dispatcher to define the partitions)."""
+    return "hash" if panel.sharded else "rr"
+
+
 def _base_row(panel: Panel, series: Series, k: int, result: RunResult) -> Row:
     return {
         "panel": panel.name,
@@ -57,14 +67,17 @@ def _base_row(panel: Panel, series: Series, k: int, result: RunResult) -> Row:
         "workload": panel.workload.label(),
         "m": result.items,
         "k": k,
-        "requests": panel.requests,
+        "requests": (result.projected or result.measured or result.single_core or _NoAcc).requests,
         "warmup": "excluded" if series.exclude_warmup else "included",
         "warmup_requests": panel.warmup if series.exclude_warmup else 0,
         "state": "sharded" if panel.sharded else "replicated",
         "compare_cycles": panel.compare_cycles,
         "miss_cycles": panel.miss_cycles,
-        "capacity": panel.capacity,
+        "capacity": int(series.algo.split(":", 1)[1]) if ":" in series.algo else panel.capacity,
         "cores": result.cores,
+        # Every k = 1 baseline runs the same algorithm with one worker; the dispatcher is then
+        # trivial whatever its kind, so one baseline serves every series of that algorithm.
+        "baseline": f"{series.algo}, k = 1, {baseline_dispatch(panel)} dispatch",
     }
 
 
@@ -76,6 +89,8 @@ def speedup_row(panel: Panel, series: Series, k: int, result: RunResult, base: R
     row = _base_row(panel, series, k, result)
     row.update(
         speedup_measured=_ratio(bm.wall_ns, m.wall_ns) if m and bm else None,
+        # With k = cores the dispatcher thread has no core of its own in the measured run.
+        dispatcher_shares_core=(k >= result.cores) if m else None,
         speedup_projected=_ratio(bp.projected_ns, p.projected_ns),
         speedup_work=_ratio(bp.work_span, p.work_span),
         throughput_rps_projected=_throughput(p, p.projected_ns),
@@ -110,7 +125,6 @@ def goodput_row(panel: Panel, series: Series, k: int, result: RunResult, base: R
         throughput_rps_measured=goodput * 1e6,
         work_total=s.work_total,
         work_per_request=s.work_total / max(s.requests, 1),
-        dispatcher_cpu_ns=s.dispatcher_cpu_ns,
     )
     return row
 
@@ -150,7 +164,7 @@ class Driver:
             if key not in baselines:
                 step(f"{algo} k=1 baseline")
                 modes = ("projected", "measured") if self.measure else ("projected",)
-                baselines[key] = run(_spec(panel, Series(algo, "rr", exclude_warmup), 1, modes))
+                baselines[key] = run(_spec(panel, Series(algo, baseline_dispatch(panel), exclude_warmup), 1, modes))
                 advance()
             return baselines[key]
 

@@ -1,0 +1,236 @@
+"""The Universal Scalability Law (Gunther; seed ``usl-perpetual-motion-of-parallel-performance``),
+fitted with superlinear support.
+
+    X(p) = γ·p / (1 + σ(p − 1) + κ·p(p − 1))
+
+σ is contention, κ coherency, γ the throughput (or speedup) of one node. σ < 0 is not an error:
+it is the signature of superlinear speedup (a capacity boost), and with κ > 0 the curve must
+cross the linear bound at p_x = ⌈|σ|/κ⌉ (seed Eq. 3) into the payback region.
+
+Fitting is bounded nonlinear least squares (``scipy.optimize.least_squares``) from several
+starting points. Repeated measurements at the same p are reduced to mean ± standard error (seed
+Table 2) and fitted with weights 1/SE². Standard errors come from the Jacobian at the optimum
+(cov = s²·(JᵀJ)⁻¹ with s² the residual variance), t and p values from Student's t with n − 3
+degrees of freedom; confidence and prediction intervals at new p use the delta method.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy import optimize, stats
+
+PARAMS = ("sigma", "kappa", "gamma")
+Array = NDArray[np.float64]
+
+
+class USLError(ValueError):
+    """The data cannot determine the model; the message says why."""
+
+
+def usl(p: Array | float, sigma: float, kappa: float, gamma: float) -> Array | float:
+    """X(p) of the USL."""
+    return gamma * p / (1.0 + sigma * (p - 1.0) + kappa * p * (p - 1.0))
+
+
+def _gradient(p: Array, sigma: float, kappa: float, gamma: float) -> Array:
+    """∂X/∂(σ, κ, γ) at each p, shape (len(p), 3)."""
+    d = 1.0 + sigma * (p - 1.0) + kappa * p * (p - 1.0)
+    x = gamma * p / d
+    return np.column_stack([-x * (p - 1.0) / d, -x * p * (p - 1.0) / d, p / d])
+
+
+@dataclass(frozen=True)
+class Point:
+    """Measurements at one p: mean ± standard error over its repeats."""
+
+    p: float
+    mean: float
+    stderr: float | None
+    n: int
+    relative_error: float | None
+
+
+@dataclass(frozen=True)
+class Estimate:
+    value: float
+    stderr: float | None
+    t: float | None
+    p_value: float | None
+    ci95: tuple[float, float] | None
+
+
+@dataclass
+class USLFit:
+    """Coefficients with their statistics and the figures derived from them."""
+
+    sigma: Estimate
+    kappa: Estimate
+    gamma: Estimate
+    points: list[Point]
+    weighted: bool
+    dof: int
+    residual_standard_error: float | None
+    efficiency: list[float]
+    covariance: list[list[float]] | None
+    derived: dict[str, Any] = field(default_factory=dict)
+
+    def coefficients(self) -> tuple[float, float, float]:
+        return self.sigma.value, self.kappa.value, self.gamma.value
+
+    def predict(self, p: Sequence[float]) -> list[dict[str, float | None]]:
+        """X at new p with 95 % confidence and prediction intervals (delta method)."""
+        ps = np.asarray(p, dtype=float)
+        s, k, g = self.coefficients()
+        x = np.asarray(usl(ps, s, k, g), dtype=float)
+        out: list[dict[str, float | None]] = []
+        if self.covariance is None or self.residual_standard_error is None or self.dof <= 0:
+            return [{"p": float(pi), "x": float(xi), "ci_low": None, "ci_high": None, "pi_low": None,
+                     "pi_high": None} for pi, xi in zip(ps, x, strict=True)]
+        cov = np.asarray(self.covariance)
+        tq = float(stats.t.ppf(0.975, self.dof))
+        grad = _gradient(ps, s, k, g)
+        var_mean = np.einsum("ij,jk,ik->i", grad, cov, grad)
+        # Residual variance at a new point: s² in the fit's units; for weighted fits, scaled by
+        # the mean squared standard error of the data (the typical variance of one mean).
+        s2 = self.residual_standard_error**2
+        if self.weighted:
+            se = np.array([pt.stderr for pt in self.points if pt.stderr], dtype=float)
+            s2 = s2 * float(np.mean(se**2)) if len(se) else s2
+        for pi, xi, vm in zip(ps, x, var_mean, strict=True):
+            ci = tq * math.sqrt(max(vm, 0.0))
+            pi_half = tq * math.sqrt(max(vm + s2, 0.0))
+            out.append({"p": float(pi), "x": float(xi), "ci_low": float(xi - ci), "ci_high": float(xi + ci),
+                        "pi_low": float(xi - pi_half), "pi_high": float(xi + pi_half)})
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["model"] = "X(p) = gamma*p / (1 + sigma*(p-1) + kappa*p*(p-1))"
+        return d
+
+
+def aggregate(p: Sequence[float], y: Sequence[float]) -> list[Point]:
+    """Mean ± standard error per distinct p (seed Table 2)."""
+    groups: dict[float, list[float]] = {}
+    for pi, yi in zip(p, y, strict=True):
+        groups.setdefault(float(pi), []).append(float(yi))
+    points = []
+    for pi in sorted(groups):
+        ys = np.asarray(groups[pi])
+        mean = float(ys.mean())
+        se = float(ys.std(ddof=1) / math.sqrt(len(ys))) if len(ys) > 1 else None
+        points.append(Point(pi, mean, se, len(ys), (se / mean) if se is not None and mean else None))
+    return points
+
+
+def validate(p: Sequence[float], y: Sequence[float]) -> None:
+    if len(p) != len(y):
+        raise USLError("x and y have different lengths")
+    bad = [(a, b) for a, b in zip(p, y, strict=True) if not (math.isfinite(a) and math.isfinite(b))]
+    if bad:
+        raise USLError(f"non-numeric or infinite values, e.g. p={bad[0][0]}, y={bad[0][1]}")
+    if any(v <= 0 for v in p):
+        raise USLError("p (nodes, load, workers) must be positive")
+    if any(v <= 0 for v in y):
+        raise USLError("throughput / speedup values must be positive")
+    if len(set(p)) < 3:
+        raise USLError(f"need measurements at 3 or more distinct p to determine σ, κ and γ; got {len(set(p))}")
+    if len(set(y)) == 1:
+        raise USLError("all y values are equal: the data cannot determine the model")
+
+
+def fit(p: Sequence[float], y: Sequence[float]) -> USLFit:
+    """Fits the USL to raw measurements (repeats at the same p are allowed and averaged)."""
+    validate(p, y)
+    points = aggregate(p, y)
+    xs = np.array([pt.p for pt in points])
+    ys = np.array([pt.mean for pt in points])
+    ses = [pt.stderr for pt in points]
+    weighted = all(se is not None and se > 0 for se in ses)
+    w = 1.0 / np.array(ses, dtype=float) if weighted else np.ones_like(ys)
+
+    # γ starts from the smallest-p measurement; σ from both sides of zero, κ across magnitudes.
+    gamma0 = float(ys[0] / xs[0])
+    lower = [-1.0, 0.0, 1e-12]
+    upper = [1.0, np.inf, np.inf]
+    p_max = float(xs.max())
+    # Keep the denominator positive over the data (σ > −1/(p_max − 1) roughly when κ = 0).
+    lower[0] = max(-1.0, -0.999 / max(p_max - 1.0, 1.0))
+
+    def residuals(theta: Array) -> Array:
+        return (np.asarray(usl(xs, *theta), dtype=float) - ys) * w
+
+    best = None
+    for s0 in (-0.5 * abs(lower[0]), -0.01, 0.0, 0.05, 0.3):
+        for k0 in (0.0, 1e-4, 1e-2):
+            start = np.array([s0, k0, gamma0])
+            start = np.clip(start, np.array(lower) + 1e-12, np.array(upper) - 1e-12)
+            try:
+                res = optimize.least_squares(residuals, start, bounds=(lower, upper), method="trf",
+                                             x_scale="jac", max_nfev=5000)
+            except (ValueError, FloatingPointError):
+                continue
+            if best is None or res.cost < best.cost:
+                best = res
+    if best is None or not np.all(np.isfinite(best.x)):
+        raise USLError("the fit did not converge")
+
+    theta = best.x
+    n = len(xs)
+    dof = n - 3
+    rss = float(2.0 * best.cost)
+    rse = math.sqrt(rss / dof) if dof > 0 else None
+    cov = None
+    if dof > 0:
+        jac = best.jac
+        try:
+            cov_m = np.linalg.inv(jac.T @ jac) * (rss / dof)
+            cov = cov_m.tolist()
+        except np.linalg.LinAlgError:
+            cov = None
+    estimates = []
+    tq = float(stats.t.ppf(0.975, dof)) if dof > 0 else None
+    for i in range(3):
+        value = float(theta[i])
+        if cov is not None and cov[i][i] >= 0 and tq is not None:
+            se = math.sqrt(cov[i][i])
+            t = value / se if se > 0 else None
+            pv = float(2.0 * stats.t.sf(abs(t), dof)) if t is not None else None
+            estimates.append(Estimate(value, se, t, pv, (value - tq * se, value + tq * se)))
+        else:
+            estimates.append(Estimate(value, None, None, None, None))
+    sigma, kappa, gamma = estimates
+    efficiency = [float(pt.mean / (gamma.value * pt.p)) for pt in points]
+    result = USLFit(sigma, kappa, gamma, points, weighted, dof, rse, efficiency, cov)
+    result.derived = derived_figures(sigma.value, kappa.value, gamma.value)
+    return result
+
+
+def derived_figures(sigma: float, kappa: float, gamma: float) -> dict[str, Any]:
+    """Ceiling, peak and crossover, with a sentence saying what they mean."""
+    d: dict[str, Any] = {"superlinear": sigma < 0}
+    if sigma > 0:
+        d["amdahl_ceiling"] = gamma / sigma
+    if kappa > 0:
+        p_star = math.sqrt(max(1.0 - sigma, 0.0) / kappa)
+        d["peak_p"] = p_star
+        d["peak_x"] = float(usl(p_star, sigma, kappa, gamma))
+    if sigma < 0 and kappa > 0:
+        d["crossover_p"] = math.ceil(abs(sigma) / kappa)
+        d["summary"] = (f"superlinear up to p ≈ {d['crossover_p']}, then payback (sublinear); "
+                        f"peak {d['peak_x']:.4g} at p ≈ {d['peak_p']:.1f}")
+    elif sigma < 0:
+        d["summary"] = "superlinear with no coherency penalty measured (κ = 0): no crossover predicted from this data"
+    elif kappa > 0:
+        d["summary"] = f"sublinear; retrograde past the peak {d['peak_x']:.4g} at p ≈ {d['peak_p']:.1f}"
+    elif sigma > 0:
+        d["summary"] = f"sublinear (Amdahl-like), ceiling {d['amdahl_ceiling']:.4g}"
+    else:
+        d["summary"] = "linear"
+    return d

@@ -1,0 +1,213 @@
+"""``superlinear usl fit|predict``: read measurements from a CSV file, fit the USL, report, plot."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from superlinear.analysis.usl import USLError, USLFit, fit, usl
+
+X_CANDIDATES = ("p", "k", "nodes", "n", "workers", "threads", "load", "cores")
+Y_CANDIDATES = ("speedup", "throughput", "x", "speedup_projected", "y", "rps")
+
+
+def _parse_where(text: str | None) -> list[tuple[str, str]]:
+    if not text:
+        return []
+    conds = []
+    for part in text.split(","):
+        if "=" not in part:
+            raise USLError(f"--where expects COL=VALUE[,COL=VALUE...], got {part!r}")
+        col, val = part.split("=", 1)
+        conds.append((col.strip(), val.strip()))
+    return conds
+
+
+def read_measurements(path: Path, x: str | None, y: str | None, where: str | None) -> tuple[list[float], list[float],
+                                                                                           str, str]:
+    """Reads (p, y) pairs; every problem names the file, and the line and column where it is."""
+    try:
+        f = open(path, newline="", encoding="utf-8")
+    except OSError as e:
+        raise USLError(f"{path}: {e.strerror or e}") from None
+    with f:
+        reader = csv.DictReader(f)
+        header = reader.fieldnames
+        if not header:
+            raise USLError(f"{path}: empty file (expected a header line naming the columns)")
+        header = [h.strip() for h in header]
+        lower = {h.lower(): h for h in header}
+
+        def pick(explicit: str | None, candidates: tuple[str, ...], what: str, index: int) -> str:
+            if explicit:
+                if explicit not in header:
+                    raise USLError(f"{path}: no column {explicit!r} (columns: {', '.join(header)})")
+                return explicit
+            for c in candidates:
+                if c in lower:
+                    return lower[c]
+            if len(header) > index:
+                return header[index]
+            raise USLError(f"{path}: cannot tell which column is {what}; name it with --{what}")
+
+        xcol = pick(x, X_CANDIDATES, "x", 0)
+        ycol = pick(y, Y_CANDIDATES, "y", 1)
+        conds = _parse_where(where)
+        for col, _ in conds:
+            if col not in header:
+                raise USLError(f"{path}: --where names no column {col!r} (columns: {', '.join(header)})")
+        ps: list[float] = []
+        ys: list[float] = []
+        for row in reader:
+            line = reader.line_num
+            row = {(k or "").strip(): (v or "").strip() for k, v in row.items()}
+            if all(not v for v in row.values()):
+                continue
+            if any(row.get(c) != v for c, v in conds):
+                continue
+            if row.get(ycol, "") == "":
+                continue  # an empty cell is a missing measurement (e.g. measured speedup above the cores)
+            try:
+                pv = float(row[xcol])
+            except (TypeError, ValueError):
+                raise USLError(f"{path}:{line}: column {xcol!r} is not a number: {row.get(xcol)!r}") from None
+            try:
+                yv = float(row[ycol])
+            except (TypeError, ValueError):
+                raise USLError(f"{path}:{line}: column {ycol!r} is not a number: {row.get(ycol)!r}") from None
+            if not (math.isfinite(pv) and math.isfinite(yv)):
+                raise USLError(f"{path}:{line}: non-finite value")
+            ps.append(pv)
+            ys.append(yv)
+    if not ps:
+        raise USLError(f"{path}: no rows with values in {xcol!r} and {ycol!r}" + (" matching --where" if where else ""))
+    return ps, ys, xcol, ycol
+
+
+def runtimes_to_speedup(ps: list[float], ys: list[float]) -> list[float]:
+    """Speedup T(p_min)/T(p) from runtimes; the baseline is the mean runtime at the smallest p."""
+    p0 = min(ps)
+    base = [y for p, y in zip(ps, ys, strict=True) if p == p0]
+    t1 = sum(base) / len(base)
+    return [t1 / y for y in ys]
+
+
+def report(result: USLFit, xcol: str, ycol: str) -> str:
+    lines = [f"USL fit of {ycol} against {xcol}: X(p) = γ·p / (1 + σ(p−1) + κ·p(p−1))"
+             + (" (weighted by 1/SE² of repeated measurements)" if result.weighted else "")]
+    lines.append(f"{'coef':>6} {'estimate':>12} {'std.err':>10} {'t':>8} {'p':>8}   95% CI")
+    for name, e in (("σ", result.sigma), ("κ", result.kappa), ("γ", result.gamma)):
+        se = f"{e.stderr:10.4g}" if e.stderr is not None else f"{'—':>10}"
+        t = f"{e.t:8.3g}" if e.t is not None else f"{'—':>8}"
+        pv = f"{e.p_value:8.3g}" if e.p_value is not None else f"{'—':>8}"
+        ci = f"[{e.ci95[0]:.4g}, {e.ci95[1]:.4g}]" if e.ci95 else "—"
+        lines.append(f"{name:>6} {e.value:12.5g} {se} {t} {pv}   {ci}")
+    rse = f"{result.residual_standard_error:.4g}" if result.residual_standard_error is not None else "—"
+    lines.append(f"residual standard error {rse} on {result.dof} degrees of freedom")
+    lines.append(f"{'p':>8} {'mean':>12} {'± SE':>10} {'r.e.':>7} {'n':>3} {'efficiency':>10}")
+    for pt, eff in zip(result.points, result.efficiency, strict=True):
+        se = f"{pt.stderr:10.4g}" if pt.stderr is not None else f"{'—':>10}"
+        re_ = f"{100 * pt.relative_error:6.1f}%" if pt.relative_error is not None else f"{'—':>7}"
+        lines.append(f"{pt.p:8.4g} {pt.mean:12.5g} {se} {re_} {pt.n:3d} {eff:10.3f}")
+    d = result.derived
+    for key, label in (("amdahl_ceiling", "Amdahl ceiling γ/σ"), ("peak_p", "peak at p*"), ("peak_x", "peak X(p*)"),
+                       ("crossover_p", "crossover into payback p_x = ⌈|σ|/κ⌉")):
+        if key in d:
+            lines.append(f"{label}: {d[key]:.4g}")
+    lines.append(d["summary"])
+    return "\n".join(lines)
+
+
+def plot(result: USLFit, xcol: str, ycol: str, out: Path) -> list[Path]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    s, k, g = result.coefficients()
+    p_data = [pt.p for pt in result.points]
+    p_hi = max(p_data) * 1.5
+    if "crossover_p" in result.derived:
+        p_hi = max(p_hi, result.derived["crossover_p"] * 1.3)
+    if "peak_p" in result.derived:
+        p_hi = max(p_hi, min(result.derived["peak_p"] * 1.3, max(p_data) * 20))
+    grid = np.linspace(min(1.0, min(p_data)), p_hi, 300)
+    pred = result.predict(list(grid))
+    fig, ax = plt.subplots(figsize=(6, 4.4))
+    ax.plot(grid, g * grid, "k--", lw=1, label="linear bound γ·p")
+    if pred[0]["ci_low"] is not None:
+        ax.fill_between(grid, [r["ci_low"] for r in pred], [r["ci_high"] for r in pred], color="C0", alpha=0.2,
+                        label="95% confidence band")
+    ax.plot(grid, [usl(float(p), s, k, g) for p in grid], "C0-", label=f"USL σ={s:.4g}, κ={k:.3g}, γ={g:.4g}")
+    ax.errorbar(p_data, [pt.mean for pt in result.points], yerr=[pt.stderr or 0.0 for pt in result.points],
+                fmt="o", color="C3", capsize=3, label="data (mean ± SE)")
+    if "crossover_p" in result.derived:
+        px = result.derived["crossover_p"]
+        ax.axvspan(px, p_hi, color="C1", alpha=0.12, label=f"payback region (p ≥ {px})")
+    ax.set_xlabel(xcol)
+    ax.set_ylabel(ycol)
+    ax.set_title(result.derived["summary"], fontsize=8)
+    ax.legend(fontsize=7)
+    ax.grid(True, alpha=0.2)
+    fig.tight_layout()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    png = out.with_suffix(".png")
+    fig.savefig(png, dpi=130)
+    fig.savefig(out.with_suffix(".svg"))
+    plt.close(fig)
+    return [png]
+
+
+def cmd_usl(args: argparse.Namespace) -> int:
+    path = Path(args.data)
+    ps, ys, xcol, ycol = read_measurements(path, args.x, args.y, args.where)
+    if args.runtime:
+        ys = runtimes_to_speedup(ps, ys)
+        ycol = f"speedup from {ycol}"
+    result = fit(ps, ys)
+    doc: dict[str, Any] = {"data": str(path), "x": xcol, "y": ycol, **result.to_dict()}
+    if args.action == "predict":
+        at = [float(v) for v in args.at.split(",")] if args.at else []
+        if not at or any(v <= 0 for v in at):
+            raise USLError("usl predict needs --at P[,P...] with positive values")
+        doc["predictions"] = result.predict(at)
+    plots: list[Path] = []
+    if not args.no_plot:
+        out = Path(args.out) if args.out else path.with_name(path.stem + "_usl")
+        plots = plot(result, xcol, ycol, out)
+        doc["plots"] = [str(p) for p in plots]
+    if args.json:
+        print(json.dumps(doc, indent=1, default=float))
+        return 0
+    print(report(result, xcol, ycol))
+    if args.action == "predict":
+        print(f"{'p':>8} {'X(p)':>12} {'95% CI':>26} {'95% prediction interval':>28}")
+        for r in doc["predictions"]:
+            ci = f"[{r['ci_low']:.4g}, {r['ci_high']:.4g}]" if r["ci_low"] is not None else "—"
+            pi = f"[{r['pi_low']:.4g}, {r['pi_high']:.4g}]" if r["pi_low"] is not None else "—"
+            print(f"{r['p']:8.4g} {r['x']:12.5g} {ci:>26} {pi:>28}")
+    for p in plots:
+        print(f"plot: {p} (and .svg)")
+    return 0
+
+
+def add_parser(sub: Any) -> None:
+    u = sub.add_parser("usl", help="fit the Universal Scalability Law to measurements (σ < 0: superlinear)",
+                       description="Fit X(p) = γp/(1 + σ(p−1) + κp(p−1)) to a CSV of measurements. "
+                       "Repeated rows at the same p are averaged (mean ± SE) and fitted with weights.")
+    u.add_argument("action", choices=["fit", "predict"], help="fit: report the model; predict: also predict at --at")
+    u.add_argument("data", help="CSV file with a header line")
+    u.add_argument("--x", help="column of p (default: p, k, nodes, ... or the first column)")
+    u.add_argument("--y", help="column of throughput or speedup (default: speedup, throughput, ... or the second)")
+    u.add_argument("--where", help="keep rows where COL=VALUE[,COL=VALUE...] (e.g. algo=mtf,dispatch=hash)")
+    u.add_argument("--runtime", action="store_true", help="y is a runtime: convert to speedup T(p_min)/T(p)")
+    u.add_argument("--at", help="predict: comma-separated p values")
+    u.add_argument("--out", help="plot file stem (default: next to the data, DATA_usl.png)")
+    u.add_argument("--no-plot", action="store_true")
+    u.add_argument("--json", action="store_true", help="print every number as JSON")
+    u.set_defaults(func=cmd_usl)
