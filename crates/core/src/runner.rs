@@ -74,16 +74,6 @@ fn prefaulted_queues<R: Clone>(requests: &[R], lengths: &[u64]) -> Vec<Vec<R>> {
 /// Requests routed per call of [`Dispatcher::route_chunk`].
 const CHUNK: usize = 1024;
 
-fn split<R: Clone>(requests: &[R], dispatcher: &mut dyn Dispatcher<R>, dispatched: &mut [u64], out: &mut [Vec<R>]) {
-    let mut workers = [0u32; CHUNK];
-    for chunk in requests.chunks(CHUNK) {
-        dispatcher.route_chunk(chunk, dispatched, &mut workers[..chunk.len()]);
-        for (r, &w) in chunk.iter().zip(&workers) {
-            out[w as usize].push(r.clone());
-        }
-    }
-}
-
 fn hits_delta(after: Option<u64>, before: Option<u64>) -> Option<u64> {
     Some(after? - before.unwrap_or(0))
 }
@@ -145,13 +135,13 @@ pub fn run_projected<R: Clone + Send + Sync>(
         let mut d = dispatcher();
         let mut dispatched = vec![0u64; k];
         let mut warm: Vec<Vec<R>> = (0..k).map(|_| Vec::with_capacity(streams.warmup.len() / k + 1)).collect();
-        split(streams.warmup, d.as_mut(), &mut dispatched, &mut warm);
+        d.split_into(streams.warmup, &mut dispatched, &mut warm);
         let mut counted = prefaulted_queues(streams.counted, &lengths);
         // On a thread of its own, so that its CPU clock measures the dispatch alone.
         let ns = std::thread::scope(|s| {
             s.spawn(|| {
                 let t0 = thread_cpu_ns();
-                split(streams.counted, d.as_mut(), &mut dispatched, &mut counted);
+                d.split_into(streams.counted, &mut dispatched, &mut counted);
                 thread_cpu_ns() - t0
             })
             .join()
@@ -345,7 +335,8 @@ pub fn run_threaded<R: Clone + Send + Sync>(
                 ready.wait();
                 let (mut measuring, mut t0, mut work, mut served, mut hits0) = (false, 0, 0, 0, None);
                 let mut last_served = None;
-                let mut backoff = if placement == Placement::SingleCore { Backoff::new() } else { Backoff::dedicated() };
+                let mut backoff =
+                    if placement == Placement::SingleCore { Backoff::new() } else { Backoff::dedicated() };
                 loop {
                     match rx.pop() {
                         Ok(Message::Batch(mut batch)) => {
