@@ -145,10 +145,23 @@ def validate(p: Sequence[float], y: Sequence[float]) -> None:
         raise USLError("all y values are equal: the data cannot determine the model")
 
 
-def fit(p: Sequence[float], y: Sequence[float]) -> USLFit:
-    """Fits the USL to raw measurements (repeats at the same p are allowed and averaged)."""
+def fit(p: Sequence[float], y: Sequence[float], yerr: Sequence[float] | None = None,
+        fixed_gamma: float | None = None) -> USLFit:
+    """Fits the USL to raw measurements (repeats at the same p are averaged), or to means with
+    their standard errors ``yerr`` (one row per p). ``fixed_gamma`` pins γ (e.g. 1 for speedups
+    normalised to S(1) = 1, the seed's Eq. 2), leaving σ and κ to the fit."""
     validate(p, y)
-    points = aggregate(p, y)
+    if yerr is not None:
+        if len(yerr) != len(y) or len(set(p)) != len(p):
+            raise USLError("standard errors need exactly one row per distinct p")
+        if any(not math.isfinite(e) or e < 0 for e in yerr):
+            raise USLError("standard errors must be non-negative numbers")
+        points = sorted((Point(float(a), float(b), float(e), 1, float(e) / float(b)) for a, b, e in
+                         zip(p, y, yerr, strict=True)), key=lambda pt: pt.p)
+    else:
+        points = aggregate(p, y)
+    if fixed_gamma is not None and not (math.isfinite(fixed_gamma) and fixed_gamma > 0):
+        raise USLError(f"a fixed gamma must be positive, got {fixed_gamma}")
     xs = np.array([pt.p for pt in points])
     ys = np.array([pt.mean for pt in points])
     ses = [pt.stderr for pt in points]
@@ -159,17 +172,27 @@ def fit(p: Sequence[float], y: Sequence[float]) -> USLFit:
     gamma0 = float(ys[0] / xs[0])
     lower = [-1.0, 0.0, 1e-12]
     upper = [1.0, np.inf, np.inf]
-    p_max = float(xs.max())
-    # Keep the denominator positive over the data (σ > −1/(p_max − 1) roughly when κ = 0).
-    lower[0] = max(-1.0, -0.999 / max(p_max - 1.0, 1.0))
+
+    free = 2 if fixed_gamma is not None else 3
+    if fixed_gamma is not None:
+        lower, upper = lower[:2], upper[:2]
+
+    def full(theta: Array) -> Array:
+        return np.append(theta, fixed_gamma) if fixed_gamma is not None else theta
 
     def residuals(theta: Array) -> Array:
-        return (np.asarray(usl(xs, *theta), dtype=float) - ys) * w
+        s, k, _ = full(theta)
+        denominator = 1.0 + s * (xs - 1.0) + k * xs * (xs - 1.0)
+        if np.any(denominator <= 1e-9):
+            # Outside the model's domain (throughput would be infinite or negative): a large,
+            # finite penalty steers the optimiser back without breaking it.
+            return np.asarray((np.abs(ys) + 1.0) * w * 1e3, dtype=float)
+        return np.asarray((np.asarray(usl(xs, *full(theta)), dtype=float) - ys) * w, dtype=float)
 
     best = None
-    for s0 in (-0.5 * abs(lower[0]), -0.01, 0.0, 0.05, 0.3):
+    for s0 in (-0.1, -0.01, 0.0, 0.05, 0.3):
         for k0 in (0.0, 1e-4, 1e-2):
-            start = np.array([s0, k0, gamma0])
+            start = np.array([s0, k0, gamma0][:free])
             start = np.clip(start, np.array(lower) + 1e-12, np.array(upper) - 1e-12)
             try:
                 res = optimize.least_squares(residuals, start, bounds=(lower, upper), method="trf",
@@ -181,9 +204,9 @@ def fit(p: Sequence[float], y: Sequence[float]) -> USLFit:
     if best is None or not np.all(np.isfinite(best.x)):
         raise USLError("the fit did not converge")
 
-    theta = best.x
+    theta = full(best.x)
     n = len(xs)
-    dof = n - 3
+    dof = n - free
     rss = float(2.0 * best.cost)
     rse = math.sqrt(rss / dof) if dof > 0 else None
     cov = None
@@ -191,6 +214,8 @@ def fit(p: Sequence[float], y: Sequence[float]) -> USLFit:
         jac = best.jac
         try:
             cov_m = np.linalg.inv(jac.T @ jac) * (rss / dof)
+            if fixed_gamma is not None:  # γ is known exactly: zero variance, no covariance
+                cov_m = np.pad(cov_m, ((0, 1), (0, 1)))
             cov = cov_m.tolist()
         except np.linalg.LinAlgError:
             cov = None
@@ -198,7 +223,9 @@ def fit(p: Sequence[float], y: Sequence[float]) -> USLFit:
     tq = float(stats.t.ppf(0.975, dof)) if dof > 0 else None
     for i in range(3):
         value = float(theta[i])
-        if cov is not None and cov[i][i] >= 0 and tq is not None:
+        if fixed_gamma is not None and i == 2:
+            estimates.append(Estimate(value, None, None, None, None))
+        elif cov is not None and cov[i][i] >= 0 and tq is not None:
             se = math.sqrt(cov[i][i])
             t = value / se if se > 0 else None
             pv = float(2.0 * stats.t.sf(abs(t), dof)) if t is not None else None

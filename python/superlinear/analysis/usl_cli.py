@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import io
 import json
 import math
 from pathlib import Path
@@ -27,14 +28,14 @@ def _parse_where(text: str | None) -> list[tuple[str, str]]:
     return conds
 
 
-def read_measurements(path: Path, x: str | None, y: str | None, where: str | None) -> tuple[list[float], list[float],
-                                                                                           str, str]:
+def read_measurements(path: Path, x: str | None, y: str | None, where: str | None,
+                      yerr: str | None = None) -> tuple[list[float], list[float], list[float] | None, str, str]:
     """Reads (p, y) pairs; every problem names the file, and the line and column where it is."""
     try:
-        f = open(path, newline="", encoding="utf-8")
-    except OSError as e:
-        raise USLError(f"{path}: {e.strerror or e}") from None
-    with f:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise USLError(f"{path}: {getattr(e, 'strerror', None) or e}") from None
+    with io.StringIO(text, newline="") as f:
         reader = csv.DictReader(f)
         header = reader.fieldnames
         if not header:
@@ -56,12 +57,15 @@ def read_measurements(path: Path, x: str | None, y: str | None, where: str | Non
 
         xcol = pick(x, X_CANDIDATES, "x", 0)
         ycol = pick(y, Y_CANDIDATES, "y", 1)
+        if yerr is not None and yerr not in header:
+            raise USLError(f"{path}: no column {yerr!r} (columns: {', '.join(header)})")
         conds = _parse_where(where)
         for col, _ in conds:
             if col not in header:
                 raise USLError(f"{path}: --where names no column {col!r} (columns: {', '.join(header)})")
         ps: list[float] = []
         ys: list[float] = []
+        es: list[float] = []
         for row in reader:
             line = reader.line_num
             row = {(k or "").strip(): (v or "").strip() for k, v in row.items()}
@@ -81,24 +85,37 @@ def read_measurements(path: Path, x: str | None, y: str | None, where: str | Non
                 raise USLError(f"{path}:{line}: column {ycol!r} is not a number: {row.get(ycol)!r}") from None
             if not (math.isfinite(pv) and math.isfinite(yv)):
                 raise USLError(f"{path}:{line}: non-finite value")
+            if yerr is not None:
+                try:
+                    es.append(float(row[yerr]))
+                except (TypeError, ValueError):
+                    raise USLError(f"{path}:{line}: column {yerr!r} is not a number: {row.get(yerr)!r}") from None
             ps.append(pv)
             ys.append(yv)
     if not ps:
         raise USLError(f"{path}: no rows with values in {xcol!r} and {ycol!r}" + (" matching --where" if where else ""))
-    return ps, ys, xcol, ycol
+    return ps, ys, (es if yerr is not None else None), xcol, ycol
 
 
-def runtimes_to_speedup(ps: list[float], ys: list[float]) -> list[float]:
-    """Speedup T(p_min)/T(p) from runtimes; the baseline is the mean runtime at the smallest p."""
+def runtimes_to_speedup(ps: list[float], ys: list[float], es: list[float] | None = None
+                        ) -> tuple[list[float], list[float] | None]:
+    """Speedup T(p_min)/T(p) from runtimes; the baseline is the mean runtime at the smallest p.
+    Standard errors propagate as relative errors in quadrature (the baseline's included)."""
     p0 = min(ps)
     base = [y for p, y in zip(ps, ys, strict=True) if p == p0]
     t1 = sum(base) / len(base)
-    return [t1 / y for y in ys]
+    speedups = [t1 / y for y in ys]
+    if es is None:
+        return speedups, None
+    e1 = next(e for p, e in zip(ps, es, strict=True) if p == p0)
+    errs = [s * math.sqrt((e1 / t1) ** 2 + (e / y) ** 2) if p != p0 else e1 / t1
+            for p, s, y, e in zip(ps, speedups, ys, es, strict=True)]
+    return speedups, errs
 
 
 def report(result: USLFit, xcol: str, ycol: str) -> str:
     lines = [f"USL fit of {ycol} against {xcol}: X(p) = γ·p / (1 + σ(p−1) + κ·p(p−1))"
-             + (" (weighted by 1/SE² of repeated measurements)" if result.weighted else "")]
+             + (" (weighted by 1/SE²)" if result.weighted else "")]
     lines.append(f"{'coef':>6} {'estimate':>12} {'std.err':>10} {'t':>8} {'p':>8}   95% CI")
     for name, e in (("σ", result.sigma), ("κ", result.kappa), ("γ", result.gamma)):
         se = f"{e.stderr:10.4g}" if e.stderr is not None else f"{'—':>10}"
@@ -141,9 +158,10 @@ def plot(result: USLFit, xcol: str, ycol: str, out: Path) -> list[Path]:
     fig, ax = plt.subplots(figsize=(6, 4.4))
     ax.plot(grid, g * grid, "k--", lw=1, label="linear bound γ·p")
     if pred[0]["ci_low"] is not None:
-        ax.fill_between(grid, [r["ci_low"] for r in pred], [r["ci_high"] for r in pred], color="C0", alpha=0.2,
+        ax.fill_between(grid, [float(r["ci_low"] or 0.0) for r in pred], [float(r["ci_high"] or 0.0) for r in pred],
+                        color="C0", alpha=0.2,
                         label="95% confidence band")
-    ax.plot(grid, [usl(float(p), s, k, g) for p in grid], "C0-", label=f"USL σ={s:.4g}, κ={k:.3g}, γ={g:.4g}")
+    ax.plot(grid, [float(usl(float(p), s, k, g)) for p in grid], "C0-", label=f"USL σ={s:.4g}, κ={k:.3g}, γ={g:.4g}")
     ax.errorbar(p_data, [pt.mean for pt in result.points], yerr=[pt.stderr or 0.0 for pt in result.points],
                 fmt="o", color="C3", capsize=3, label="data (mean ± SE)")
     if "crossover_p" in result.derived:
@@ -165,11 +183,11 @@ def plot(result: USLFit, xcol: str, ycol: str, out: Path) -> list[Path]:
 
 def cmd_usl(args: argparse.Namespace) -> int:
     path = Path(args.data)
-    ps, ys, xcol, ycol = read_measurements(path, args.x, args.y, args.where)
+    ps, ys, es, xcol, ycol = read_measurements(path, args.x, args.y, args.where, args.yerr)
     if args.runtime:
-        ys = runtimes_to_speedup(ps, ys)
+        ys, es = runtimes_to_speedup(ps, ys, es)
         ycol = f"speedup from {ycol}"
-    result = fit(ps, ys)
+    result = fit(ps, ys, es, args.fix_gamma)
     doc: dict[str, Any] = {"data": str(path), "x": xcol, "y": ycol, **result.to_dict()}
     if args.action == "predict":
         at = [float(v) for v in args.at.split(",")] if args.at else []
@@ -205,7 +223,9 @@ def add_parser(sub: Any) -> None:
     u.add_argument("--x", help="column of p (default: p, k, nodes, ... or the first column)")
     u.add_argument("--y", help="column of throughput or speedup (default: speedup, throughput, ... or the second)")
     u.add_argument("--where", help="keep rows where COL=VALUE[,COL=VALUE...] (e.g. algo=mtf,dispatch=hash)")
+    u.add_argument("--yerr", help="column of standard errors of y (one row per p: pre-aggregated means)")
     u.add_argument("--runtime", action="store_true", help="y is a runtime: convert to speedup T(p_min)/T(p)")
+    u.add_argument("--fix-gamma", type=float, metavar="G", help="pin γ (e.g. 1 for speedups with S(1) = 1)")
     u.add_argument("--at", help="predict: comma-separated p values")
     u.add_argument("--out", help="plot file stem (default: next to the data, DATA_usl.png)")
     u.add_argument("--no-plot", action="store_true")

@@ -1,0 +1,96 @@
+"""USL fitting: the seed's TeraSort data, recovery of known coefficients, and the CLI."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from subprocess import CompletedProcess
+
+import numpy as np
+import pytest
+
+from superlinear.analysis.usl import USLError, fit, usl
+
+Cli = Callable[..., CompletedProcess[str]]
+
+# Seed Table 2: TeraSort on BigMem, mean runtime ± standard error per node count.
+TABLE2 = {1: (13057, 606), 2: (6347, 541), 3: (4444, 396), 5: (2065, 147), 10: (893, 27)}
+
+
+def test_terasort_table2_is_superlinear_with_negative_sigma() -> None:
+    p = list(TABLE2)
+    speedup = [TABLE2[1][0] / TABLE2[q][0] for q in p]
+    assert all(s > q for s, q in zip(speedup[1:], p[1:], strict=True) if q in (2, 5, 10))
+    result = fit(p, speedup, fixed_gamma=1.0)
+    sigma, kappa, _ = result.coefficients()
+    assert sigma < 0 < kappa
+    assert result.derived["superlinear"]
+    assert result.derived["crossover_p"] == int(np.ceil(abs(sigma) / kappa))
+    assert "then payback" in result.derived["summary"]
+    free = fit(p, speedup)
+    assert free.sigma.value < 0
+
+
+@pytest.mark.parametrize(("sigma", "kappa", "gamma"), [(0.05, 0.002, 100.0), (-0.03, 0.0006, 1.0)])
+def test_known_coefficients_are_recovered_within_their_intervals(sigma: float, kappa: float, gamma: float) -> None:
+    rng = np.random.default_rng(7)
+    ps = [p for p in (1, 2, 4, 8, 12, 16, 24, 32, 48) for _ in range(4)]
+    ys = [float(usl(p, sigma, kappa, gamma)) * (1 + 0.02 * rng.standard_normal()) for p in ps]
+    result = fit(ps, ys)
+    assert result.weighted and result.dof == 9 - 3
+    for est, true in ((result.sigma, sigma), (result.kappa, kappa), (result.gamma, gamma)):
+        assert est.ci95 is not None
+        assert est.ci95[0] <= true <= est.ci95[1], (est, true)
+    pred = result.predict([64.0])[0]
+    assert pred["pi_low"] is not None and pred["pi_high"] is not None and pred["ci_low"] is not None
+    assert pred["pi_low"] <= pred["ci_low"] <= pred["x"] <= pred["ci_high"] <= pred["pi_high"]
+
+
+@pytest.mark.parametrize(
+    ("p", "y", "message"),
+    [
+        ([1, 2, 2], [1.0, 2.0, 2.1], "3 or more distinct p"),
+        ([1, 2, 3], [1.0, 0.0, 3.0], "must be positive"),
+        ([0, 2, 3], [1.0, 2.0, 3.0], "must be positive"),
+        ([1, 2, 3], [2.0, 2.0, 2.0], "all y values are equal"),
+    ],
+)
+def test_undetermined_data_is_rejected(p: list[float], y: list[float], message: str) -> None:
+    with pytest.raises(USLError, match=message):
+        fit(p, y)
+
+
+def test_cli_fit_predict_and_errors(cli: Cli, tmp_path: Path) -> None:
+    data = tmp_path / "table2.csv"
+    data.write_text("p,T,se\n" + "".join(f"{p},{t},{e}\n" for p, (t, e) in TABLE2.items()))
+    r = cli("usl", "predict", str(data), "--y", "T", "--yerr", "se", "--runtime", "--at", "12,20", "--json",
+            "--out", str(tmp_path / "plot"))
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["sigma"]["value"] < 0 and doc["weighted"]
+    assert [row["p"] for row in doc["predictions"]] == [12.0, 20.0]
+    assert (tmp_path / "plot.png").exists() and (tmp_path / "plot.svg").exists()
+
+    bad = tmp_path / "bad.csv"
+    bad.write_text("p,speedup\n1,1\n2,two\n3,3\n")
+    r = cli("usl", "fit", str(bad))
+    assert r.returncode == 2 and "bad.csv:3" in r.stderr and "Traceback" not in r.stderr
+    few = tmp_path / "few.csv"
+    few.write_text("p,speedup\n1,1\n2,2\n")
+    r = cli("usl", "fit", str(few))
+    assert r.returncode == 2 and "3 or more distinct p" in r.stderr
+    r = cli("usl", "fit", str(tmp_path / "missing.csv"))
+    assert r.returncode == 2 and "missing.csv" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_cli_fits_the_projects_own_results(cli: Cli, tmp_path: Path) -> None:
+    cfg = tmp_path / "grid.toml"
+    cfg.write_text('algos = ["mtf"]\ndispatch = ["hash", "rr"]\nk = [1, 2, 4, 8, 16]\nrequests = 20000\n'
+                   'measure = false\n[workload]\nkind = "uniform"\nm = 2000\n')
+    out = tmp_path / "sweep"
+    assert cli("sweep", str(cfg), "--out", str(out), "--json").returncode == 0
+    r = cli("usl", "fit", str(out / "result.csv"), "--x", "k", "--y", "speedup_work", "--where",
+            "algo=mtf,dispatch=hash", "--json", "--no-plot")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["sigma"]["value"] < 0  # MTF + hash scales superlinearly
