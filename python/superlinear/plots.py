@@ -14,6 +14,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from matplotlib.axes import Axes
+from matplotlib.ticker import NullLocator, ScalarFormatter
 
 from superlinear.experiments.spec import Experiment, Panel
 
@@ -52,6 +53,10 @@ def draw_speedup(ax: Axes, panel: Panel, rows: list[Row]) -> None:
             ax.plot(*zip(*measured, strict=True), linestyle="none", marker=marker, ms=9, mfc="none",
                     color=line.get_color(), label=f"{_label(key)} measured")
     ax.set_xscale("log", base=2)
+    ax.set_xticks(ks)
+    ax.xaxis.set_major_formatter(ScalarFormatter())
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.tick_params(axis="x", labelsize=7)
     ax.set_yscale("log")
     ax.set_xlabel("workers k")
     ax.set_ylabel("speedup T(1)/T(k)")
