@@ -173,4 +173,6 @@ def test_cli_errors_are_one_line(cli: Cli, tmp_path: Path) -> None:
     assert_clean_error(cli("predict", "--s", "2", "--requests", "10", "--out", out), "serial fraction")
     assert_clean_error(cli("predict", "--dispatch", "nope", "--requests", "10", "--out", out), "unknown dispatcher")
     assert_clean_error(cli("advise", "--candidates", "hash,bogus", "--requests", "10", "--out", out), "bogus")
-    assert_clean_error(cli("advise", "--m", "0", "--out", out), "--m")
+    for flag in ("--requests", "--rho"):
+        r = cli("advise", flag, "-1", "--out", out)
+        assert r.returncode == 2 and "Traceback" not in r.stderr and flag in r.stderr

@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -218,8 +218,6 @@ def _stepper(progress: Progress | None, total: int) -> Callable[[str], None]:
 
 
 def _with_engine(pred: Prediction, step: Callable[[str], None]) -> Prediction:
-    from dataclasses import replace
-
     def engine_run(k: int) -> Any:
         step(f"engine run at k = {k}")
         spec = RunSpec(algo=pred.algo, dispatch=pred.dispatch, k=k, workload=pred.workload, requests=pred.requests,

@@ -42,11 +42,24 @@ def _progress(enabled: bool) -> Iterator[Callable[[int, int, str], None] | None]
         yield update
 
 
+def _integer(minimum: int) -> Callable[[str], int]:
+    what = "a positive" if minimum == 1 else "a non-negative"
+
+    def parse(text: str) -> int:
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {what} integer, got {text!r}") from None
+        if v < minimum:
+            raise argparse.ArgumentTypeError(f"expected {what} integer, got {v}")
+        return v
+
+    return parse
+
+
 def _workload(args: argparse.Namespace) -> tuple[Workload, int]:
     if args.trace:
         return Workload("trace", 0, args.alpha, args.trace), args.requests or 0
-    if args.m <= 0:
-        raise ValueError(f"--m must be a positive integer, got {args.m}")
     return Workload(args.workload, args.m, args.alpha), args.requests or DEFAULT_GENERATED_REQUESTS
 
 
@@ -161,12 +174,15 @@ def _add_workload_args(p: argparse.ArgumentParser, requests_help: str) -> None:
     src.add_argument("--trace", metavar="FILE", help="key trace (text: one key per line, or binary SLKT)")
     src.add_argument("--workload", choices=["uniform", "zipf"], default="uniform",
                      help="generated keys when no --trace (default uniform)")
-    p.add_argument("--m", type=int, default=10_000, help="items of a generated workload (default 10000)")
+    p.add_argument("--m", type=_integer(1), default=10_000, help="items of a generated workload (default 10000)")
     p.add_argument("--alpha", type=float, default=1.01, help="zipf exponent (default 1.01)")
-    p.add_argument("--requests", type=int, default=None, help=requests_help)
+    p.add_argument("--requests", type=_integer(1), default=None, help=requests_help)
     p.add_argument("--algo", default="mtf", help="worker structure: mtf or lru:C (default mtf)")
-    p.add_argument("--rho", type=int, default=0, help="work units per LRU miss, as the engine's --rho (default 0)")
-    p.add_argument("--seed", type=int, default=1, help="workload and dispatcher seed, as the engine's (default 1)")
+    p.add_argument("--rho", type=_integer(0), default=0,
+                   help="work units per LRU miss, as the engine's --rho (default 0; with --compare the engine also "
+                   "burns ρ cycles per miss)")
+    p.add_argument("--seed", type=_integer(0), default=1,
+                   help="workload and dispatcher seed, as the engine's (default 1)")
     p.add_argument("--json", action="store_true", help="print result.json instead of the table")
 
 
