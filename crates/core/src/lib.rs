@@ -19,6 +19,7 @@ pub mod bench;
 pub mod cputime;
 pub mod dispatch;
 pub mod hash;
+pub mod law;
 pub mod run_config;
 pub mod runner;
 pub mod workload;

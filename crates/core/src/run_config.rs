@@ -120,9 +120,18 @@ impl RunConfig {
     }
 
     fn dispatcher(&self) -> Box<dyn Dispatcher> {
-        let entry = dispatch::lookup(&self.dispatch).expect("validated");
-        (entry.build)(self.k, self.seed ^ 0xd15a_7c4e)
+        engine_dispatcher(&self.dispatch, self.k, self.seed).expect("validated")
     }
+}
+
+/// A run's dispatcher seed is its workload seed xor this salt, so that the two streams of
+/// randomness differ; the working-set law uses the same to reproduce a run's assignments.
+pub const ENGINE_DISPATCH_SALT: u64 = 0xd15a_7c4e;
+
+/// The dispatcher a run builds for `name`, k workers and run seed `seed`.
+pub fn engine_dispatcher(name: &str, k: usize, seed: u64) -> Result<Box<dyn Dispatcher>, Error> {
+    let entry = dispatch::lookup(name)?;
+    Ok((entry.build)(k, seed ^ ENGINE_DISPATCH_SALT))
 }
 
 /// Executes a configured run in every mode it asks for.

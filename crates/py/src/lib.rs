@@ -1,6 +1,8 @@
 //! Thin PyO3 bindings of `superlinear-core`: Python dicts in, Python dicts out, no logic.
 //! The Python package `superlinear` owns the user-facing API, the CLI and the experiments.
 
+mod law;
+
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
@@ -219,5 +221,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(available_cores, m)?)?;
     m.add_function(wrap_pyfunction!(bench_structure, m)?)?;
     m.add_function(wrap_pyfunction!(bench_dispatcher, m)?)?;
+    law::register(m)?;
     Ok(())
 }

@@ -1,0 +1,295 @@
+"""Predict the speedup of a distributed self-adjusting system from its request stream alone
+(paper, Appendix A), exactly in the engine's work units.
+
+For every request the working-set size |W_t(x)| (distinct other items since x's last request) is
+computed for one worker and, per k, on the worker the dispatcher sends it to (its own stream
+only), with a Fenwick tree in O(n log n) per k. The cost function g of the structure turns those
+into work: MTF costs |W| + 1 (the item's list position), LRU costs 1 plus ρ per miss (a miss is a
+first access or |W| ≥ C). A first access on a worker of a replicated MTF list costs its true
+position: the items that worker has accessed so far, plus the never-accessed items ahead of it in
+the initial order. So T(1) = Σ g(|W_t(x)|), T_i(k) = Σ_{t→i} g(|W_t(x) ∩ U_i|),
+
+* ℓ(k) = T(1) / Σ_i T_i(k)            (work reduction by isolating working sets),
+* q(k) = Σ_i T_i(k) / max_i T_i(k)     (parallelizability of the reduced work, ≤ k),
+* q·ℓ = T(1) / max_i T_i(k)            (the work speedup: equals the engine's ``speedup_work``),
+* S(k) = 1 / (s + (1 − s)/(q·ℓ))       (the general law with serial fraction s).
+
+The paper prints the fraction for q(k) upside down (as 1/q, which would make q ≤ 1); its text
+(q ≤ k, uniform input gives q = k) and Definition A.2 fix the orientation used here.
+
+Number kinds: ``speedup_work_predicted`` and ``speedup_law`` are predictions of this model;
+``speedup_work`` (exact operation counts) and ``speedup_projected`` (CPU-time projection) come
+from real engine runs and exist only with ``compare=True``.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from superlinear import _native
+from superlinear.engine import RunSpec, Workload, run
+
+__all__ = [
+    "EngineCheck",
+    "LawPoint",
+    "Prediction",
+    "WorkerPrediction",
+    "law_model",
+    "parse_ks",
+    "plot_prediction",
+    "predict",
+    "predict_assigned",
+]
+
+Progress = Callable[[int, int, str], None]
+"""Called as ``progress(done, total, what_next)`` before each step of a long computation."""
+
+
+@dataclass(frozen=True)
+class WorkerPrediction:
+    """One worker's predicted stream cost (engine work units)."""
+
+    requests: int
+    work: int
+    first_accesses: int
+    absent: int
+    mean_working_set: float | None
+    hits: int | None
+
+
+@dataclass(frozen=True)
+class LawPoint:
+    """The law at one k for one dispatch: ℓ, q, and the predicted speedups."""
+
+    k: int
+    dispatch: str
+    baseline_work: int
+    work_total: int
+    work_span: int
+    ell: float
+    q: float
+    speedup_work_predicted: float
+    speedup_law: float
+    s: float
+    load_imbalance: float
+    hit_rate: float | None
+    workers: tuple[WorkerPrediction, ...]
+
+    @property
+    def q_ell(self) -> float:
+        """q(k)·ℓ(k): superlinear where it exceeds k."""
+        return self.q * self.ell
+
+    @classmethod
+    def from_native(cls, d: Mapping[str, Any], dispatch: str) -> LawPoint:
+        return cls(
+            k=d["k"], dispatch=dispatch, baseline_work=d["baseline_work"], work_total=d["work_total"],
+            work_span=d["work_span"], ell=d["ell"], q=d["q"], speedup_work_predicted=d["work_speedup"],
+            speedup_law=d["law_speedup"], s=d["s"], load_imbalance=d["load_imbalance"], hit_rate=d["hit_rate"],
+            workers=tuple(WorkerPrediction(**w) for w in d["workers"]),
+        )
+
+
+@dataclass(frozen=True)
+class EngineCheck:
+    """An engine run at the same k, for ``compare``: its work counts and projected speedup."""
+
+    k: int
+    worker_work: tuple[int, ...]
+    speedup_work: float
+    speedup_projected: float
+    exact: bool
+    predicted_over_engine: float
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """The law for one workload, algorithm and dispatcher over a list of k."""
+
+    algo: str
+    dispatch: str
+    workload: Workload
+    requests: int
+    m: int
+    seed: int
+    s: float
+    rho: int
+    baseline_work: int
+    points: tuple[LawPoint, ...]
+    seconds: float
+    """Wall time of the law computation on this machine (one core; engine comparison excluded)."""
+    engine: tuple[EngineCheck, ...] | None = None
+    config: dict[str, Any] = field(default_factory=dict)
+
+    def rows(self) -> list[dict[str, Any]]:
+        """Result rows in the DESIGN.md schema (one per k)."""
+        checks = {c.k: c for c in self.engine or ()}
+        rows = []
+        for p in self.points:
+            c = checks.get(p.k)
+            rows.append({
+                "panel": "predict", "algo": self.algo, "dispatch": p.dispatch, "workload": self.workload.label(),
+                "m": self.m, "k": p.k, "requests": self.requests,
+                "speedup_measured": None,
+                "speedup_projected": c.speedup_projected if c else None,
+                "speedup_work": c.speedup_work if c else None,
+                "speedup_work_predicted": p.speedup_work_predicted,
+                "speedup_law": p.speedup_law, "s": p.s,
+                "ell": p.ell, "q": p.q, "q_ell": p.q_ell,
+                "baseline_work": p.baseline_work, "work_total": p.work_total, "work_span": p.work_span,
+                "load_imbalance": p.load_imbalance, "hit_rate": p.hit_rate,
+                "mean_working_set": _mean_ws(p.workers),
+                "worker_work_predicted": [w.work for w in p.workers],
+                "worker_work_engine": list(c.worker_work) if c else None,
+                "engine_exact_match": c.exact if c else None,
+                "predicted_over_engine": c.predicted_over_engine if c else None,
+            })
+        return rows
+
+
+def _mean_ws(workers: Sequence[WorkerPrediction]) -> float | None:
+    total = sum((w.mean_working_set or 0.0) * (w.requests - w.first_accesses - w.absent) for w in workers)
+    repeats = sum(w.requests - w.first_accesses - w.absent for w in workers)
+    return total / repeats if repeats else None
+
+
+def parse_ks(text: str) -> list[int]:
+    """``"1,2,4"`` → [1, 2, 4]; every value a positive integer, no duplicates."""
+    ks: list[int] = []
+    for part in text.split(","):
+        part = part.strip()
+        try:
+            k = int(part)
+        except ValueError:
+            raise ValueError(f"--k expects comma-separated positive integers, got {part!r}") from None
+        if k <= 0:
+            raise ValueError(f"--k expects positive integers, got {k}")
+        if k not in ks:
+            ks.append(k)
+    return ks
+
+
+def law_model(workload: Workload, requests: int, seed: int, algo: str, rho: int = 0) -> _native.LawModel:
+    """The item sequence of a workload, generated (or read) exactly as an engine run with the same
+    ``requests`` and ``seed`` would see it; ``requests`` = 0 takes a whole trace."""
+    return _native.LawModel.from_workload(asdict(workload), requests, seed, algo, rho)
+
+
+def predict(workload: Workload, *, algo: str = "mtf", dispatch: str = "hash", ks: Sequence[int] = (1, 2, 4, 8),
+            requests: int = 0, s: float = 0.0, seed: int = 1, rho: int = 0, compare: bool = False,
+            progress: Progress | None = None) -> Prediction:
+    """The law for ``workload`` under ``algo`` (``mtf`` or ``lru:C``, ρ = ``rho`` per miss) and the
+    engine's dispatcher ``dispatch`` at every k in ``ks``. With ``compare`` the engine runs every k
+    (and k = 1) on the same stream, seed and dispatcher, and the result carries its numbers."""
+    if not ks:
+        raise ValueError("predict needs at least one k")
+    steps = 1 + len(ks) + (len(set(ks) | {1}) if compare else 0)
+    step = _stepper(progress, steps)
+    t0 = time.perf_counter()
+    step("reading/generating the workload, T(1)")
+    model = law_model(workload, requests, seed, algo, rho)
+    baseline = model.baseline()
+    points = []
+    for k in ks:
+        step(f"working sets at k = {k}")
+        points.append(LawPoint.from_native(model.point(dispatch, k, s), dispatch))
+    seconds = time.perf_counter() - t0
+    pred = Prediction(algo=model.algo, dispatch=dispatch, workload=workload, requests=model.requests, m=model.m,
+                      seed=seed, s=s, rho=rho, baseline_work=baseline["work"], points=tuple(points), seconds=seconds)
+    if compare:
+        pred = _with_engine(pred, step)
+    return pred
+
+
+def _stepper(progress: Progress | None, total: int) -> Callable[[str], None]:
+    done = [0]
+
+    def step(what: str) -> None:
+        if progress is not None:
+            progress(done[0], total, what)
+        done[0] += 1
+
+    return step
+
+
+def _with_engine(pred: Prediction, step: Callable[[str], None]) -> Prediction:
+    def engine_run(k: int) -> Any:
+        step(f"engine run at k = {k}")
+        spec = RunSpec(algo=pred.algo, dispatch=pred.dispatch, k=k, workload=pred.workload, requests=pred.requests,
+                       seed=pred.seed, miss_cycles=pred.rho, modes=("projected",))
+        acc = run(spec).projected
+        assert acc is not None
+        return acc
+
+    base = engine_run(1)
+    checks = []
+    for p in pred.points:
+        acc = base if p.k == 1 else engine_run(p.k)
+        speedup_work = base.work_span / max(acc.work_span, 1)
+        checks.append(EngineCheck(
+            k=p.k, worker_work=tuple(acc.worker_work),
+            speedup_work=speedup_work,
+            speedup_projected=base.projected_ns / max(acc.projected_ns, 1),
+            exact=list(acc.worker_work) == [w.work for w in p.workers] and base.work_span == p.baseline_work,
+            predicted_over_engine=p.speedup_work_predicted / speedup_work if speedup_work else math.nan,
+        ))
+    return replace(pred, engine=tuple(checks))
+
+
+def predict_assigned(items: Sequence[int], m: int, assignments: Mapping[int, Sequence[int]], *, algo: str = "mtf",
+                     rho: int = 0, s: float = 0.0, name: str = "custom") -> list[LawPoint]:
+    """The law for an item sequence and dispatch given separately: ``items[t]`` is request t's
+    item as its position in the initial order (0..m−1; ≥ m: not in the item set), and
+    ``assignments[k][t]`` the worker (0..k−1) serving request t with k workers. This is the form
+    for packet classification, where the item is the matched rule and the dispatcher hashes
+    header fields."""
+    model = _native.LawModel.from_items(list(items), m, algo, rho)
+    return [LawPoint.from_native(model.point_assigned(list(workers), k, s), name)
+            for k, workers in sorted(assignments.items())]
+
+
+def plot_prediction(pred: Prediction, out_dir: Path, name: str = "predict") -> list[Path]:
+    """ℓ(k), q(k), the predicted work speedup q·ℓ, the law S(k) with s, the engine's work and
+    projected speedups (with ``compare``) and the linear bound, on log axes; PNG and SVG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    ks = [p.k for p in pred.points]
+    fig, ax = plt.subplots(figsize=(6.4, 4.6))
+    lo, hi = min(ks), max(ks)
+    ax.plot([lo, hi], [lo, hi], "k--", lw=1, label="linear")
+    ax.plot(ks, [p.ell for p in pred.points], ":", marker=".", color="C0", label="ℓ(k) work reduction")
+    ax.plot(ks, [p.q for p in pred.points], "-.", marker=".", color="C2", label="q(k) parallelizability")
+    ax.plot(ks, [p.speedup_work_predicted for p in pred.points], "-", marker="o", ms=4, color="C3",
+            label="S(k) = q·ℓ predicted (work)")
+    if pred.s > 0:
+        ax.plot(ks, [p.speedup_law for p in pred.points], "-", lw=1, color="C1",
+                label=f"S(k) law, s = {pred.s:g} (predicted)")
+    if pred.engine:
+        ek = [c.k for c in pred.engine]
+        ax.plot(ek, [c.speedup_work for c in pred.engine], linestyle="none", marker="o", ms=10, mfc="none",
+                color="C3", label="engine work speedup (exact counts)")
+        ax.plot(ek, [c.speedup_projected for c in pred.engine], linestyle="none", marker="x", ms=7, color="C4",
+                label="engine projected speedup (CPU time)")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("workers k")
+    ax.set_ylabel("factor")
+    ax.set_title(f"{pred.algo} + {pred.dispatch}, {pred.workload.label()}, m = {pred.m:,}, "
+                 f"{pred.requests:,} requests", fontsize=9)
+    ax.grid(True, which="both", alpha=0.2)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = [out_dir / f"{name}.png", out_dir / f"{name}.svg"]
+    fig.savefig(paths[0], dpi=130)
+    fig.savefig(paths[1])
+    plt.close(fig)
+    return paths
