@@ -8,9 +8,14 @@ import io
 import json
 import math
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from superlinear.analysis.usl import USLError, USLFit, fit, usl
+if TYPE_CHECKING:  # numpy and scipy load only when a fit runs, not for every CLI start
+    from superlinear.analysis.usl import USLFit
+
+
+class USLInputError(ValueError):
+    """A measurements file or option that cannot be used; the message names the file and line."""
 
 X_CANDIDATES = ("p", "k", "nodes", "n", "workers", "threads", "load", "cores")
 Y_CANDIDATES = ("speedup", "throughput", "x", "speedup_projected", "y", "rps")
@@ -22,7 +27,7 @@ def _parse_where(text: str | None) -> list[tuple[str, str]]:
     conds = []
     for part in text.split(","):
         if "=" not in part:
-            raise USLError(f"--where expects COL=VALUE[,COL=VALUE...], got {part!r}")
+            raise USLInputError(f"--where expects COL=VALUE[,COL=VALUE...], got {part!r}")
         col, val = part.split("=", 1)
         conds.append((col.strip(), val.strip()))
     return conds
@@ -34,35 +39,35 @@ def read_measurements(path: Path, x: str | None, y: str | None, where: str | Non
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
-        raise USLError(f"{path}: {getattr(e, 'strerror', None) or e}") from None
+        raise USLInputError(f"{path}: {getattr(e, 'strerror', None) or e}") from None
     with io.StringIO(text, newline="") as f:
         reader = csv.DictReader(f)
         header = reader.fieldnames
         if not header:
-            raise USLError(f"{path}: empty file (expected a header line naming the columns)")
+            raise USLInputError(f"{path}: empty file (expected a header line naming the columns)")
         header = [h.strip() for h in header]
         lower = {h.lower(): h for h in header}
 
         def pick(explicit: str | None, candidates: tuple[str, ...], what: str, index: int) -> str:
             if explicit:
                 if explicit not in header:
-                    raise USLError(f"{path}: no column {explicit!r} (columns: {', '.join(header)})")
+                    raise USLInputError(f"{path}: no column {explicit!r} (columns: {', '.join(header)})")
                 return explicit
             for c in candidates:
                 if c in lower:
                     return lower[c]
             if len(header) > index:
                 return header[index]
-            raise USLError(f"{path}: cannot tell which column is {what}; name it with --{what}")
+            raise USLInputError(f"{path}: cannot tell which column is {what}; name it with --{what}")
 
         xcol = pick(x, X_CANDIDATES, "x", 0)
         ycol = pick(y, Y_CANDIDATES, "y", 1)
         if yerr is not None and yerr not in header:
-            raise USLError(f"{path}: no column {yerr!r} (columns: {', '.join(header)})")
+            raise USLInputError(f"{path}: no column {yerr!r} (columns: {', '.join(header)})")
         conds = _parse_where(where)
         for col, _ in conds:
             if col not in header:
-                raise USLError(f"{path}: --where names no column {col!r} (columns: {', '.join(header)})")
+                raise USLInputError(f"{path}: --where names no column {col!r} (columns: {', '.join(header)})")
         ps: list[float] = []
         ys: list[float] = []
         es: list[float] = []
@@ -78,22 +83,23 @@ def read_measurements(path: Path, x: str | None, y: str | None, where: str | Non
             try:
                 pv = float(row[xcol])
             except (TypeError, ValueError):
-                raise USLError(f"{path}:{line}: column {xcol!r} is not a number: {row.get(xcol)!r}") from None
+                raise USLInputError(f"{path}:{line}: column {xcol!r} is not a number: {row.get(xcol)!r}") from None
             try:
                 yv = float(row[ycol])
             except (TypeError, ValueError):
-                raise USLError(f"{path}:{line}: column {ycol!r} is not a number: {row.get(ycol)!r}") from None
+                raise USLInputError(f"{path}:{line}: column {ycol!r} is not a number: {row.get(ycol)!r}") from None
             if not (math.isfinite(pv) and math.isfinite(yv)):
-                raise USLError(f"{path}:{line}: non-finite value")
+                raise USLInputError(f"{path}:{line}: non-finite value")
             if yerr is not None:
                 try:
                     es.append(float(row[yerr]))
                 except (TypeError, ValueError):
-                    raise USLError(f"{path}:{line}: column {yerr!r} is not a number: {row.get(yerr)!r}") from None
+                    raise USLInputError(f"{path}:{line}: column {yerr!r} is not a number: {row.get(yerr)!r}") from None
             ps.append(pv)
             ys.append(yv)
     if not ps:
-        raise USLError(f"{path}: no rows with values in {xcol!r} and {ycol!r}" + (" matching --where" if where else ""))
+        matching = " matching --where" if where else ""
+        raise USLInputError(f"{path}: no rows with values in {xcol!r} and {ycol!r}{matching}")
     return ps, ys, (es if yerr is not None else None), xcol, ycol
 
 
@@ -142,6 +148,8 @@ def report(result: USLFit, xcol: str, ycol: str) -> str:
 def plot(result: USLFit, xcol: str, ycol: str, out: Path) -> list[Path]:
     import matplotlib
 
+    from superlinear.analysis.usl import usl
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     import numpy as np
@@ -182,6 +190,7 @@ def plot(result: USLFit, xcol: str, ycol: str, out: Path) -> list[Path]:
 
 
 def cmd_usl(args: argparse.Namespace) -> int:
+    from superlinear.analysis.usl import fit
     path = Path(args.data)
     ps, ys, es, xcol, ycol = read_measurements(path, args.x, args.y, args.where, args.yerr)
     if args.runtime:
@@ -192,7 +201,7 @@ def cmd_usl(args: argparse.Namespace) -> int:
     if args.action == "predict":
         at = [float(v) for v in args.at.split(",")] if args.at else []
         if not at or any(v <= 0 for v in at):
-            raise USLError("usl predict needs --at P[,P...] with positive values")
+            raise USLInputError("usl predict needs --at P[,P...] with positive values")
         doc["predictions"] = result.predict(at)
     plots: list[Path] = []
     if not args.no_plot:
