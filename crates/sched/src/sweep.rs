@@ -7,6 +7,12 @@
 //! numbers), so differences in goodput come from the attack alone. Optionally the adversary
 //! also probes a grid of other job sizes at each rate and keeps the most harmful one, an
 //! empirical check that the equations' attack is the worst.
+//!
+//! Eq. 3.1 is a long-run rate. A run in which the adversary sends only a handful of packets
+//! measures a transient (one maximal job at an idle server delays a burst of innocent packets
+//! past the end of the window), and dividing that by a tiny r_A gives a meaningless ratio; so a
+//! rate counts towards the supremum only when at least [`MIN_ATTACK_PACKETS`] attack packets
+//! arrive inside the measurement window ("resolved").
 
 use crate::attack::{optimal_attack, AttackParams};
 use crate::schedulers::SchedulerConfig;
@@ -15,6 +21,9 @@ use crate::traffic::{InnocentStats, InnocentTraffic};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use superlinear_core::Error;
+
+/// Attack packets a measurement window must receive for its rate to count.
+pub const MIN_ATTACK_PACKETS: f64 = 100.0;
 
 /// One policy's sweep.
 #[derive(Clone, Debug)]
@@ -58,6 +67,8 @@ pub struct SweepPoint {
     pub displaced: f64,
     /// displaced / r_A.
     pub df: f64,
+    /// Whether enough attack packets arrived in the window for `df` to mean a rate.
+    pub resolved: bool,
 }
 
 /// A policy's sweep: the attack-free baseline and every point.
@@ -70,9 +81,10 @@ pub struct Sweep {
 }
 
 impl Sweep {
-    /// The displacement factor: the largest per-rate value (Eq. 3.1's supremum over the sweep).
+    /// The displacement factor: the largest per-rate value over the resolved rates (Eq. 3.1's
+    /// supremum over the sweep).
     pub fn displacement_factor(&self) -> f64 {
-        self.points.iter().map(|p| p.df).fold(0.0, f64::max)
+        self.points.iter().filter(|p| p.resolved).map(|p| p.df).fold(0.0, f64::max)
     }
 }
 
@@ -153,7 +165,16 @@ pub fn run_sweep(traffic: &InnocentTraffic, stats: &InnocentStats, spec: &SweepS
     for ((i, used), outcome) in tasks.into_iter().zip(runs) {
         let r_a = spec.attack_rates[i];
         let displaced = baseline.goodput - outcome.goodput;
-        let point = SweepPoint { attack_rate: r_a, optimal: optimal[i], used, outcome, displaced, df: displaced / r_a };
+        let resolved = r_a * outcome.window / used.bits as f64 >= MIN_ATTACK_PACKETS;
+        let point = SweepPoint {
+            attack_rate: r_a,
+            optimal: optimal[i],
+            used,
+            outcome,
+            displaced,
+            df: displaced / r_a,
+            resolved,
+        };
         let better = match &points[i] {
             None => true,
             Some(p) => point.displaced > p.displaced,
