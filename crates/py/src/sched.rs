@@ -281,9 +281,9 @@ fn sched_key_attack<'py>(py: Python<'py>, config: &Bound<'py, PyDict>) -> PyResu
         seed: get(config, "seed", 1)?,
         threads: get(config, "threads", 2)?,
     };
-    let s = py.allow_threads(|| run_key_attack(&spec)).map_err(to_py)?;
+    let (s, items) = py.allow_threads(|| run_key_attack(&spec)).map_err(to_py)?;
     let out = PyDict::new(py);
-    out.set_item("items", s.items)?;
+    out.set_item("items", items)?;
     out.set_item("mean_work", s.mean_work)?;
     out.set_item("max_work", s.max_work)?;
     out.set_item("us_per_work", s.us_per_work)?;

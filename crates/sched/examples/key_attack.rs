@@ -26,10 +26,10 @@ fn main() {
         seed: 1,
         threads: 2,
     };
-    let s = run_key_attack(&spec).expect("valid");
+    let (s, items) = run_key_attack(&spec).expect("valid");
     println!(
         "items {} mean work {:.1} us/work {:.5} (calibrated {}) r_max {:.0} r_I {:.0}",
-        s.items, s.mean_work, s.us_per_work, s.calibrated, s.r_max, s.innocent_rate
+        items, s.mean_work, s.us_per_work, s.calibrated, s.r_max, s.innocent_rate
     );
     for p in &spec.policies {
         print!("{p:>13} DF {:8.2}:", s.displacement_factor(p));

@@ -135,17 +135,22 @@ impl<T: Copy + Default> HffsQueue<T> {
     /// A fresh chunk for bucket `b`, linked after `prev`.
     #[inline]
     fn alloc_chunk(&mut self, b: u32, prev: u32) -> u32 {
-        let fresh = Chunk { next: NIL, prev, bucket: b, alive: 0, filled: 0, vals: [T::default(); CHUNK] };
         if self.free != NIL {
             let c = self.free;
-            self.free = self.chunks[c as usize].next;
-            self.chunks[c as usize] = fresh;
+            let chunk = &mut self.chunks[c as usize];
+            self.free = chunk.next;
+            // Only the header: stale values in the slots are never read (`alive` is 0).
+            chunk.next = NIL;
+            chunk.prev = prev;
+            chunk.bucket = b;
+            chunk.alive = 0;
+            chunk.filled = 0;
             c
         } else {
             // Never reallocates: at most `capacity` chunks are ever in use, and that many are
             // reserved (each chunk in use holds at least one queued element).
             debug_assert!(self.chunks.len() < self.chunks.capacity());
-            self.chunks.push(fresh);
+            self.chunks.push(Chunk { next: NIL, prev, bucket: b, alive: 0, filled: 0, vals: [T::default(); CHUNK] });
             self.chunks.len() as u32 - 1
         }
     }

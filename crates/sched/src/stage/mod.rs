@@ -15,13 +15,15 @@
 use superlinear_core::Worker;
 
 mod estimators;
+mod experiment;
 mod key_adversary;
 mod key_attack;
 mod runner;
 
 pub use estimators::{LearnMode, LearnedEstimator, OracleEstimator, NO_CLASS};
+pub use experiment::{run_attack, AttackRow, AttackSpec, AttackSummary, AttackTarget};
 pub use key_adversary::{KeyAdversary, ADVERSARIES};
-pub use key_attack::{run_key_attack, KeyAttackRow, KeyAttackSpec, KeyAttackSummary};
+pub use key_attack::{run_key_attack, KeyAttackSpec};
 pub use runner::{run_stage, StageOutcome, StageRequest, StageSpec};
 
 /// A job-size estimator: SurgeProtector's heuristic (thesis §3.5.2). It sees a request before
