@@ -150,7 +150,7 @@ def run_sim_study(study: SimStudy, progress: Progress | None = None) -> tuple[li
     duration = study.packets * stats["mean_bits"] / (study.load * r_max)
     # Rates at which fewer than 100 attack packets reach the window cannot be resolved (see the
     # engine's sweep): start the default grids just above that.
-    floor = 150 * study.traffic.bytes_min * 8 / (0.8 * duration)
+    floor = 150 * study.traffic.bytes_min * 8 / (0.6 * duration)
     if not study.attack_rates_gbps:
         rates = log_space(max(1e-4 * r_max, floor), r_max, 17)
     for policy in study.policies:

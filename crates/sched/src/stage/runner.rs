@@ -7,6 +7,7 @@
 use super::{JobEstimator, StageWorker};
 use crate::job::{Class, Job};
 use crate::schedulers::{build, SchedulerConfig};
+use crate::sim::TAIL;
 use superlinear_core::cputime::thread_cpu_ns;
 use superlinear_core::Error;
 
@@ -99,18 +100,23 @@ pub fn run_stage<R: Clone, W: StageWorker<R>>(
     let cpu0 = thread_cpu_ns();
     let mut sched = build(&spec.policy, &spec.sched)?;
     let duration = innocent.iter().map(|r| r.bits as f64).sum::<f64>() / spec.innocent_rate;
-    let start = spec.warmup.clamp(0.0, 0.99) * duration;
-    let mut out = StageOutcome { duration, window: duration - start, ..StageOutcome::default() };
+    if !(0.0..1.0 - TAIL).contains(&spec.warmup) {
+        return Err(Error::config(format!("warm-up must be a fraction in [0, {}), got {}", 1.0 - TAIL, spec.warmup)));
+    }
+    let start = spec.warmup * duration;
+    let end = (1.0 - TAIL) * duration;
+    let mut out = StageOutcome { duration, window: end - start, ..StageOutcome::default() };
 
-    // Requests waiting in the buffer, by slot (the scheduler's Job.id).
-    let mut slots: Vec<Option<(StageRequest<R>, f64)>> = Vec::new();
+    // Requests waiting in the buffer, by slot (the scheduler's Job.id), with their estimate and
+    // whether they arrived inside the window.
+    let mut slots: Vec<Option<(StageRequest<R>, f64, bool)>> = Vec::new();
     let mut free: Vec<u32> = Vec::new();
 
     let (mut next_i, mut i_idx) = (0.0f64, 0usize);
     let mut next_a = if spec.attack_rate > 0.0 { 0.0f64 } else { f64::INFINITY };
     let mut a_idx = 0u64;
-    // The packet in service: its class, bits and completion time.
-    let mut serving: Option<(Class, u32)> = None;
+    // The packet in service: its class, bits and whether it arrived in the window.
+    let mut serving: Option<(Class, u32, bool)> = None;
     let mut free_at = 0.0f64;
     let (mut innocent_bits, mut attack_bits, mut busy, mut err_sum) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
 
@@ -137,33 +143,33 @@ pub fn run_stage<R: Clone, W: StageWorker<R>>(
 
     loop {
         let arrival = next_i.min(next_a);
-        if let Some((class, bits)) = serving.filter(|_| free_at <= arrival) {
+        if let Some((class, bits, counted)) = serving.filter(|_| free_at <= arrival) {
             if free_at > duration {
                 break;
             }
             match class {
                 Class::Innocent => {
                     out.innocent_served += 1;
-                    if free_at >= start {
+                    if counted {
                         innocent_bits += bits as f64;
                     }
                 }
                 Class::Attack => {
                     out.attack_served += 1;
-                    if free_at >= start {
+                    if counted {
                         attack_bits += bits as f64;
                     }
                 }
             }
             serving = None;
             if let Some(job) = sched.dequeue() {
-                let (r, est) = slots[job.id as usize].take().expect("queued requests are parked");
+                let (r, est, counted) = slots[job.id as usize].take().expect("queued requests are parked");
                 free.push(job.id);
                 let began = free_at;
-                let (end, _) = serve(worker, estimator, &mut out, &r, est, began);
-                busy += (end.min(duration) - began.max(start)).max(0.0);
-                free_at = end;
-                serving = Some((r.class, r.bits));
+                let (done, _) = serve(worker, estimator, &mut out, &r, est, began);
+                busy += (done.min(end) - began.max(start)).max(0.0);
+                free_at = done;
+                serving = Some((r.class, r.bits, counted));
             }
             continue;
         }
@@ -184,20 +190,21 @@ pub fn run_stage<R: Clone, W: StageWorker<R>>(
             r
         };
         let est = estimator.estimate(&r.request, &*worker).max(1.0);
+        let counted = (start..end).contains(&arrival);
         if serving.is_none() {
-            let (end, _) = serve(worker, estimator, &mut out, &r, est, arrival);
-            busy += (end.min(duration) - arrival.max(start)).max(0.0);
-            free_at = end;
-            serving = Some((r.class, r.bits));
+            let (done, _) = serve(worker, estimator, &mut out, &r, est, arrival);
+            busy += (done.min(end) - arrival.max(start)).max(0.0);
+            free_at = done;
+            serving = Some((r.class, r.bits, counted));
         } else {
             let job = Job { id: 0, flow: r.flow, bits: r.bits, size: est, class: r.class };
             let id = match free.pop() {
                 Some(i) => {
-                    slots[i as usize] = Some((r, est));
+                    slots[i as usize] = Some((r, est, counted));
                     i
                 }
                 None => {
-                    slots.push(Some((r, est)));
+                    slots.push(Some((r, est, counted)));
                     slots.len() as u32 - 1
                 }
             };
