@@ -299,6 +299,7 @@ fn sched_key_attack<'py>(py: Python<'py>, config: &Bound<'py, PyDict>) -> PyResu
         d.set_item("attack_rate", r.attack_rate)?;
         d.set_item("displaced", r.displaced)?;
         d.set_item("df", r.df)?;
+        d.set_item("resolved", r.resolved)?;
         d.set_item("outcome", stage_dict(py, &r.outcome)?)?;
         rows.append(d)?;
     }

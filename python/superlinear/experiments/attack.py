@@ -263,7 +263,7 @@ def run_worker_study(study: WorkerStudy, progress: Progress | None = None) -> tu
                 "policy": r["policy"], "items": res["items"], "attack_fraction": r["attack_fraction"],
                 "innocent_rate_gbps": res["innocent_rate"] / 1e3, "attack_rate_gbps": r["attack_rate"] / 1e3,
                 "goodput_gbps": o["goodput"] / 1e3, "goodput_no_attack_gbps": base[r["policy"]] / 1e3,
-                "displaced_gbps": r["displaced"] / 1e3, "displacement_factor": r["df"],
+                "displaced_gbps": r["displaced"] / 1e3, "displacement_factor": r["df"], "resolved": r["resolved"],
                 "innocent_work_per_packet": o["innocent_work"] / max(o["innocent_served"], 1),
                 "attack_work_per_packet": o["attack_work"] / max(o["attack_served"], 1),
                 "innocent_dropped": o["innocent_dropped"], "attack_dropped": o["attack_dropped"],
@@ -274,8 +274,8 @@ def run_worker_study(study: WorkerStudy, progress: Progress | None = None) -> tu
             "items": res["items"], "mean_work_innocent_alone": res["mean_work"], "max_work": res["max_work"],
             "us_per_work": res["us_per_work"], "calibrated": res["calibrated"],
             "r_max_gbps": res["r_max"] / 1e3, "innocent_rate_gbps": res["innocent_rate"] / 1e3,
-            "displacement_factor": {p: max((r["df"] for r in res["rows"] if r["policy"] == p), default=0.0)
-                                    for p in study.policies},
+            "displacement_factor": {p: max((r["df"] for r in res["rows"] if r["policy"] == p and r["resolved"]),
+                                           default=0.0) for p in study.policies},
         }
     return rows, summary
 

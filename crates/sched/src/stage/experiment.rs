@@ -80,6 +80,9 @@ pub struct AttackRow {
     pub displaced: f64,
     /// displaced / r_A (0 without attack).
     pub df: f64,
+    /// Whether enough attack packets arrived in the window for `df` to mean a rate
+    /// ([`crate::sweep::MIN_ATTACK_PACKETS`]).
+    pub resolved: bool,
 }
 
 /// The whole experiment.
@@ -104,9 +107,9 @@ pub struct AttackSummary {
 }
 
 impl AttackSummary {
-    /// The displacement factor of a policy: the largest per-rate value.
+    /// The displacement factor of a policy: the largest value over the resolved rates.
     pub fn displacement_factor(&self, policy: &str) -> f64 {
-        self.rows.iter().filter(|r| r.policy == policy).map(|r| r.df).fold(0.0, f64::max)
+        self.rows.iter().filter(|r| r.policy == policy && r.resolved).map(|r| r.df).fold(0.0, f64::max)
     }
 }
 
@@ -173,6 +176,7 @@ pub fn run_attack<R: Clone + Sync>(
         let base = rows.iter().find(|r| &r.policy == policy && r.attack_fraction == 0.0).map(|r| r.outcome.goodput);
         let displaced = base.map_or(0.0, |b| b - outcome.goodput);
         let df = if attack_rate > 0.0 { displaced / attack_rate } else { 0.0 };
+        let resolved = attack_rate * outcome.window / spec.bits_min as f64 >= crate::sweep::MIN_ATTACK_PACKETS;
         rows.push(AttackRow {
             policy: policy.clone(),
             attack_fraction: *fraction,
@@ -180,6 +184,7 @@ pub fn run_attack<R: Clone + Sync>(
             outcome,
             displaced,
             df,
+            resolved,
         });
     }
     Ok(AttackSummary { rows, mean_work, max_work, us_per_work, calibrated, mean_bits, r_max, innocent_rate })
