@@ -291,6 +291,9 @@ def build_parser() -> argparse.ArgumentParser:
     from superlinear.analysis.usl_cli import add_parser as add_usl_parser
 
     add_usl_parser(sub)
+    from superlinear.sched_cli import add_parser as add_attack_parser
+
+    add_attack_parser(sub)
 
     from superlinear.analysis.predict_cli import add_parser as add_predict_parser
 

@@ -1,0 +1,320 @@
+//! Thin bindings of `superlinear-sched`: config dicts in, result dicts out, no logic.
+//! Every function is prefixed `sched_`; `python/superlinear/sched_cli.py` is their user.
+
+use crate::SuperlinearError;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+use superlinear_core::workload::WorkloadSpec;
+use superlinear_core::Error;
+use superlinear_sched::attack::{bound, optimal_attack, AttackParams};
+use superlinear_sched::bench::{bench_queue, PATTERNS, QUEUES};
+use superlinear_sched::dist::Dist;
+use superlinear_sched::schedulers::REGISTRY;
+use superlinear_sched::sim::SimOutcome;
+use superlinear_sched::stage::{run_key_attack, KeyAttackSpec, LearnMode, StageOutcome, ADVERSARIES};
+use superlinear_sched::sweep::{run_sweep, SweepSpec};
+use superlinear_sched::traffic::InnocentTraffic;
+
+fn to_py(e: Error) -> PyErr {
+    SuperlinearError::new_err(e.to_string())
+}
+
+fn get<'py, T: FromPyObject<'py>>(d: &Bound<'py, PyDict>, key: &str, default: T) -> PyResult<T> {
+    match d.get_item(key)? {
+        Some(v) if !v.is_none() => v.extract().map_err(|_| {
+            SuperlinearError::new_err(format!("config field '{key}' has the wrong type ({})", v.get_type()))
+        }),
+        _ => Ok(default),
+    }
+}
+
+/// The scheduling policies: name, summary.
+#[pyfunction]
+fn sched_policies(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
+    let list = PyList::empty(py);
+    for e in REGISTRY {
+        let d = PyDict::new(py);
+        d.set_item("name", e.name)?;
+        d.set_item("summary", e.summary)?;
+        list.append(d)?;
+    }
+    Ok(list)
+}
+
+/// The key-worker adversaries and the queue benchmark's queues and patterns.
+#[pyfunction]
+fn sched_catalogue(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("adversaries", ADVERSARIES.to_vec())?;
+    d.set_item("queues", QUEUES.to_vec())?;
+    d.set_item("patterns", PATTERNS.to_vec())?;
+    Ok(d)
+}
+
+/// One queue benchmark: enqueue+dequeue pairs with `n` queued; `None` if the queue cannot run
+/// the pattern.
+#[pyfunction]
+#[pyo3(signature = (queue, pattern, n, pairs, width = 64, levels = 2, seed = 1))]
+#[allow(clippy::too_many_arguments)] // Python keyword arguments, one per benchmark parameter.
+fn sched_bench_queue<'py>(
+    py: Python<'py>,
+    queue: &str,
+    pattern: &str,
+    n: usize,
+    pairs: usize,
+    width: u32,
+    levels: u32,
+    seed: u64,
+) -> PyResult<Option<Bound<'py, PyDict>>> {
+    let r = py.allow_threads(|| bench_queue(queue, pattern, n, pairs, width, levels, seed)).map_err(to_py)?;
+    r.map(|b| {
+        let d = PyDict::new(py);
+        d.set_item("pairs", b.pairs)?;
+        d.set_item("cpu_ns", b.cpu_ns)?;
+        d.set_item("pairs_per_s", b.pairs_per_second())?;
+        d.set_item("checksum", b.checksum)?;
+        Ok(d)
+    })
+    .transpose()
+}
+
+fn traffic_from(d: &Bound<'_, PyDict>) -> PyResult<InnocentTraffic> {
+    let flows: u32 = get(d, "flows", 64)?;
+    let trace: Option<String> = get(d, "trace", None)?;
+    let t = match trace {
+        Some(path) => InnocentTraffic::from_trace(&path, get(d, "bytes_min", None)?, get(d, "job_max", None)?, flows),
+        None => {
+            let packet =
+                Dist::parse(&get::<String>(d, "packet", "normal:1250:400".into())?, "--packet-size").map_err(to_py)?;
+            let job = Dist::parse(&get::<String>(d, "job", "exp:1".into())?, "--job-size").map_err(to_py)?;
+            InnocentTraffic::from_dists(
+                packet,
+                job,
+                get(d, "bytes_min", Some(64u32))?.unwrap_or(64),
+                get(d, "bytes_max", 1500)?,
+                get(d, "job_max", Some(10.0f64))?.unwrap_or(10.0),
+                flows,
+            )
+        }
+    };
+    t.map_err(to_py)
+}
+
+fn sim_dict<'py>(py: Python<'py>, o: &SimOutcome) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("duration_us", o.duration)?;
+    d.set_item("window_us", o.window)?;
+    d.set_item("goodput", o.goodput)?;
+    d.set_item("attack_goodput", o.attack_goodput)?;
+    d.set_item("innocent_offered", o.innocent_offered)?;
+    d.set_item("innocent_served", o.innocent_served)?;
+    d.set_item("innocent_dropped", o.innocent_dropped)?;
+    d.set_item("attack_offered", o.attack_offered)?;
+    d.set_item("attack_served", o.attack_served)?;
+    d.set_item("attack_dropped", o.attack_dropped)?;
+    d.set_item("utilisation", o.utilisation)?;
+    Ok(d)
+}
+
+fn attack_dict<'py>(py: Python<'py>, a: &AttackParams) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("bits", a.bits)?;
+    d.set_item("job_us", a.job)?;
+    Ok(d)
+}
+
+/// Statistics of innocent traffic: E[P] (bits), E[J] (µs), r_max (bits/µs), limits.
+#[pyfunction]
+#[pyo3(signature = (traffic, samples = 200_000, seed = 7))]
+fn sched_innocent_stats<'py>(
+    py: Python<'py>,
+    traffic: &Bound<'py, PyDict>,
+    samples: usize,
+    seed: u64,
+) -> PyResult<Bound<'py, PyDict>> {
+    let t = traffic_from(traffic)?;
+    let s = py.allow_threads(|| t.stats(samples, seed));
+    let d = PyDict::new(py);
+    d.set_item("mean_bits", s.mean_bits)?;
+    d.set_item("mean_job_us", s.mean_job)?;
+    d.set_item("r_max", s.r_max())?;
+    d.set_item("bits_min", t.bits_min)?;
+    d.set_item("bits_max", t.bits_max)?;
+    d.set_item("job_max_us", t.job_max)?;
+    d.set_item("flows", t.flows)?;
+    Ok(d)
+}
+
+/// One policy's displacement sweep in the simulator. Rates in bits/µs (Mbit/s).
+#[pyfunction]
+fn sched_sweep<'py>(py: Python<'py>, config: &Bound<'py, PyDict>) -> PyResult<Bound<'py, PyDict>> {
+    let traffic = traffic_from(config)?;
+    let seed: u64 = get(config, "seed", 1)?;
+    let samples: usize = get(config, "stats_samples", 200_000)?;
+    let policy: String = get(config, "policy", "wsjf".to_string())?;
+    let stats = py.allow_threads(|| traffic.stats(samples, seed ^ 0x5eed));
+    let innocent_rate: f64 = match get::<Option<f64>>(config, "innocent_rate", None)? {
+        Some(r) => r,
+        None => get(config, "load", 0.83)? * stats.r_max(),
+    };
+    let spec = SweepSpec {
+        policy: policy.clone(),
+        innocent_rate,
+        attack_rates: get(config, "attack_rates", Vec::new())?,
+        buffer: get(config, "buffer", 1024)?,
+        width: get(config, "width", 64)?,
+        levels: get(config, "levels", 2)?,
+        packets: get(config, "packets", 100_000)?,
+        warmup: get(config, "warmup", 0.2)?,
+        seed,
+        probe_jobs: get(config, "probe_jobs", 0)?,
+        threads: get(config, "threads", 2)?,
+    };
+    let sweep = py.allow_threads(|| run_sweep(&traffic, &stats, &spec)).map_err(to_py)?;
+    let out = PyDict::new(py);
+    out.set_item("policy", &policy)?;
+    out.set_item("innocent_rate", innocent_rate)?;
+    out.set_item("r_max", stats.r_max())?;
+    out.set_item("mean_bits", stats.mean_bits)?;
+    out.set_item("mean_job_us", stats.mean_job)?;
+    out.set_item("bits_min", traffic.bits_min)?;
+    out.set_item("job_max_us", traffic.job_max)?;
+    out.set_item("baseline", sim_dict(py, &sweep.baseline)?)?;
+    out.set_item("displacement_factor", sweep.displacement_factor())?;
+    match bound(&policy, &stats, innocent_rate, traffic.bits_min, traffic.job_max, traffic.flows) {
+        Some(b) => {
+            out.set_item("bound", b.value)?;
+            out.set_item("bound_kind", if b.lower { "lower" } else { "upper" })?;
+        }
+        None => {
+            out.set_item("bound", py.None())?;
+            out.set_item("bound_kind", py.None())?;
+        }
+    }
+    let points = PyList::empty(py);
+    for p in &sweep.points {
+        let d = PyDict::new(py);
+        d.set_item("attack_rate", p.attack_rate)?;
+        d.set_item("optimal", attack_dict(py, &p.optimal)?)?;
+        d.set_item("used", attack_dict(py, &p.used)?)?;
+        d.set_item("outcome", sim_dict(py, &p.outcome)?)?;
+        d.set_item("displaced", p.displaced)?;
+        d.set_item("df", p.df)?;
+        d.set_item("resolved", p.resolved)?;
+        points.append(d)?;
+    }
+    out.set_item("points", points)?;
+    Ok(out)
+}
+
+/// The optimal attack (packet bits, job µs) for a policy at rates r_I, r_A (bits/µs).
+#[pyfunction]
+fn sched_optimal_attack<'py>(
+    py: Python<'py>,
+    config: &Bound<'py, PyDict>,
+    policy: &str,
+    innocent_rate: f64,
+    attack_rate: f64,
+) -> PyResult<Bound<'py, PyDict>> {
+    let traffic = traffic_from(config)?;
+    let stats = traffic.stats(get(config, "stats_samples", 200_000)?, get::<u64>(config, "seed", 1)? ^ 0x5eed);
+    let a = optimal_attack(policy, &stats, innocent_rate, attack_rate, traffic.bits_min, traffic.job_max);
+    attack_dict(py, &a)
+}
+
+fn stage_dict<'py>(py: Python<'py>, o: &StageOutcome) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("duration_us", o.duration)?;
+    d.set_item("window_us", o.window)?;
+    d.set_item("goodput", o.goodput)?;
+    d.set_item("attack_goodput", o.attack_goodput)?;
+    d.set_item("innocent_offered", o.innocent_offered)?;
+    d.set_item("innocent_served", o.innocent_served)?;
+    d.set_item("innocent_dropped", o.innocent_dropped)?;
+    d.set_item("attack_offered", o.attack_offered)?;
+    d.set_item("attack_served", o.attack_served)?;
+    d.set_item("attack_dropped", o.attack_dropped)?;
+    d.set_item("innocent_work", o.innocent_work)?;
+    d.set_item("attack_work", o.attack_work)?;
+    d.set_item("utilisation", o.utilisation)?;
+    d.set_item("estimate_error", o.estimate_error)?;
+    d.set_item("cpu_ns", o.cpu_ns)?;
+    Ok(d)
+}
+
+/// The attack experiment on a core key worker (real work, work-clocked time).
+#[pyfunction]
+fn sched_key_attack<'py>(py: Python<'py>, config: &Bound<'py, PyDict>) -> PyResult<Bound<'py, PyDict>> {
+    let kind: String = get(config, "workload", "zipf".to_string())?;
+    let m: usize = get(config, "m", 5000)?;
+    let workload = match kind.as_str() {
+        "zipf" => WorkloadSpec::Zipf { m, alpha: get(config, "alpha", 1.1)? },
+        "uniform" => WorkloadSpec::Uniform { m },
+        "trace" => WorkloadSpec::Trace { path: get(config, "trace", String::new())? },
+        other => {
+            return Err(SuperlinearError::new_err(format!("unknown workload '{other}' (known: zipf, uniform, trace)")))
+        }
+    };
+    let learn = match get::<String>(config, "learn", "last".into())?.as_str() {
+        "last" => LearnMode::Last,
+        "max" => LearnMode::Max,
+        "ewma" => LearnMode::Ewma(0.25),
+        other => {
+            return Err(SuperlinearError::new_err(format!("unknown learning mode '{other}' (known: last, max, ewma)")))
+        }
+    };
+    let spec = KeyAttackSpec {
+        algo: get(config, "algo", "mtf".to_string())?,
+        workload,
+        requests: get(config, "requests", 100_000)?,
+        packet_bytes: Dist::parse(&get::<String>(config, "packet", "normal:1250:400".into())?, "--packet-size")
+            .map_err(to_py)?,
+        attack_bytes: get(config, "attack_bytes", 64)?,
+        adversary: get(config, "adversary", "rotate".to_string())?,
+        load: get(config, "load", 0.8)?,
+        attack_fractions: get(config, "attack_fractions", Vec::new())?,
+        policies: get(config, "policies", vec!["fcfs".to_string(), "wsjf".to_string()])?,
+        buffer: get(config, "buffer", 1024)?,
+        learn,
+        us_per_work: get(config, "us_per_work", None)?,
+        warmup: get(config, "warmup", 0.2)?,
+        seed: get(config, "seed", 1)?,
+        threads: get(config, "threads", 2)?,
+    };
+    let (s, items) = py.allow_threads(|| run_key_attack(&spec)).map_err(to_py)?;
+    let out = PyDict::new(py);
+    out.set_item("items", items)?;
+    out.set_item("mean_work", s.mean_work)?;
+    out.set_item("max_work", s.max_work)?;
+    out.set_item("us_per_work", s.us_per_work)?;
+    out.set_item("calibrated", s.calibrated)?;
+    out.set_item("mean_bits", s.mean_bits)?;
+    out.set_item("r_max", s.r_max)?;
+    out.set_item("innocent_rate", s.innocent_rate)?;
+    let rows = PyList::empty(py);
+    for r in &s.rows {
+        let d = PyDict::new(py);
+        d.set_item("policy", &r.policy)?;
+        d.set_item("attack_fraction", r.attack_fraction)?;
+        d.set_item("attack_rate", r.attack_rate)?;
+        d.set_item("displaced", r.displaced)?;
+        d.set_item("df", r.df)?;
+        d.set_item("resolved", r.resolved)?;
+        d.set_item("outcome", stage_dict(py, &r.outcome)?)?;
+        rows.append(d)?;
+    }
+    out.set_item("rows", rows)?;
+    Ok(out)
+}
+
+/// Adds the `sched_*` functions to the module.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(sched_policies, m)?)?;
+    m.add_function(wrap_pyfunction!(sched_catalogue, m)?)?;
+    m.add_function(wrap_pyfunction!(sched_bench_queue, m)?)?;
+    m.add_function(wrap_pyfunction!(sched_innocent_stats, m)?)?;
+    m.add_function(wrap_pyfunction!(sched_sweep, m)?)?;
+    m.add_function(wrap_pyfunction!(sched_optimal_attack, m)?)?;
+    m.add_function(wrap_pyfunction!(sched_key_attack, m)?)?;
+    Ok(())
+}

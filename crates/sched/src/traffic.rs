@@ -1,0 +1,189 @@
+//! Innocent traffic for the simulator: packet and job sizes drawn from distributions or
+//! replayed from a trace, and the statistics the optimal-attack solvers need.
+//!
+//! Units: packet sizes in bits (specs and traces in bytes), job sizes and time in microseconds,
+//! so rates are bits per microsecond, i.e. Mbit/s (thesis §3.3.1 uses Gbps and seconds; only
+//! ratios matter, and the displacement factor is dimensionless).
+
+use crate::dist::Dist;
+use rand::{Rng, SeedableRng};
+use rand_pcg::Pcg64Mcg;
+use superlinear_core::Error;
+
+/// Where innocent (packet, job) pairs come from.
+#[derive(Clone, Debug)]
+enum Source {
+    /// Independent packet sizes (bytes) and job sizes (µs).
+    Dists { packet: Dist, job: Dist },
+    /// (bits, µs) pairs replayed in order, cycling.
+    Trace(Vec<(u32, f64)>),
+}
+
+/// Innocent traffic: its size distributions and limits.
+#[derive(Clone, Debug)]
+pub struct InnocentTraffic {
+    source: Source,
+    /// Smallest and largest packet in bits (P_min, P_max).
+    pub bits_min: u32,
+    /// Largest packet in bits.
+    pub bits_max: u32,
+    /// Largest job size J_max in µs (the adversary's too).
+    pub job_max: f64,
+    /// Innocent flows (packets are spread uniformly over them).
+    pub flows: u32,
+}
+
+/// Moments and samples of innocent traffic.
+#[derive(Clone, Debug)]
+pub struct InnocentStats {
+    /// E[P] in bits.
+    pub mean_bits: f64,
+    /// E[J] in µs.
+    pub mean_job: f64,
+    /// Samples (bits, µs) for the solvers' integrals.
+    pub samples: Vec<(f64, f64)>,
+}
+
+impl InnocentStats {
+    /// r_max = E[P] / E[J] (bits/µs): the innocent rate the server sustains (§3.3.1).
+    pub fn r_max(&self) -> f64 {
+        self.mean_bits / self.mean_job
+    }
+}
+
+impl InnocentTraffic {
+    /// Independent distributions: packets in bytes truncated to `[bytes_min, bytes_max]`, jobs
+    /// in µs truncated to `(0, job_max]`.
+    pub fn from_dists(
+        packet_bytes: Dist,
+        job_us: Dist,
+        bytes_min: u32,
+        bytes_max: u32,
+        job_max: f64,
+        flows: u32,
+    ) -> Result<Self, Error> {
+        if bytes_min == 0 || bytes_max < bytes_min {
+            return Err(Error::config(format!(
+                "packet sizes must satisfy 0 < min <= max bytes, got {bytes_min}..{bytes_max}"
+            )));
+        }
+        if bytes_max > u32::MAX / 8 {
+            return Err(Error::config(format!("packets of {bytes_max} bytes are too large")));
+        }
+        if !(job_max.is_finite() && job_max > 0.0) {
+            return Err(Error::config(format!("the largest job size must be positive, got {job_max}")));
+        }
+        if flows == 0 {
+            return Err(Error::config("innocent traffic needs at least one flow"));
+        }
+        Ok(Self {
+            source: Source::Dists { packet: packet_bytes, job: job_us },
+            bits_min: bytes_min * 8,
+            bits_max: bytes_max * 8,
+            job_max,
+            flows,
+        })
+    }
+
+    /// Pairs read from a trace (`BYTES JOB_US` per line); P_min, P_max and J_max default to the
+    /// trace's own extremes (`bytes_min` lowers P_min: the adversary's smallest packet may be
+    /// smaller than any innocent one; `job_max` raises J_max).
+    pub fn from_trace(path: &str, bytes_min: Option<u32>, job_max: Option<f64>, flows: u32) -> Result<Self, Error> {
+        let pairs = read_job_trace(path)?;
+        let lo = pairs.iter().map(|p| p.0).min().expect("non-empty");
+        let hi = pairs.iter().map(|p| p.0).max().expect("non-empty");
+        let jmax = pairs.iter().map(|p| p.1).fold(0.0, f64::max);
+        if flows == 0 {
+            return Err(Error::config("innocent traffic needs at least one flow"));
+        }
+        Ok(Self {
+            source: Source::Trace(pairs),
+            bits_min: bytes_min.map_or(lo, |b| (b * 8).min(lo)),
+            bits_max: hi,
+            job_max: job_max.map_or(jmax, |j| j.max(jmax)),
+            flows,
+        })
+    }
+
+    /// A deterministic stream of (bits, µs) pairs.
+    pub fn sampler(&self, seed: u64) -> InnocentSampler<'_> {
+        InnocentSampler { traffic: self, rng: Pcg64Mcg::seed_from_u64(seed), next: 0 }
+    }
+
+    /// E[P], E[J] and `n` samples (all of a trace when it is shorter than `n`).
+    pub fn stats(&self, n: usize, seed: u64) -> InnocentStats {
+        let samples: Vec<(f64, f64)> = match &self.source {
+            Source::Trace(pairs) if pairs.len() <= n => pairs.iter().map(|&(b, j)| (b as f64, j)).collect(),
+            _ => {
+                let mut s = self.sampler(seed);
+                (0..n.max(1)).map(|_| s.next_pair()).map(|(b, j)| (b as f64, j)).collect()
+            }
+        };
+        let k = samples.len() as f64;
+        InnocentStats {
+            mean_bits: samples.iter().map(|s| s.0).sum::<f64>() / k,
+            mean_job: samples.iter().map(|s| s.1).sum::<f64>() / k,
+            samples,
+        }
+    }
+}
+
+/// Draws innocent (bits, µs) pairs.
+pub struct InnocentSampler<'a> {
+    traffic: &'a InnocentTraffic,
+    rng: Pcg64Mcg,
+    next: usize,
+}
+
+impl InnocentSampler<'_> {
+    /// The next (bits, µs) pair.
+    pub fn next_pair(&mut self) -> (u32, f64) {
+        let t = self.traffic;
+        match &t.source {
+            Source::Dists { packet, job } => {
+                let bytes =
+                    packet.sample(&mut self.rng).round().clamp((t.bits_min / 8) as f64, (t.bits_max / 8) as f64);
+                let j = job.sample(&mut self.rng).clamp(t.job_max * 1e-6, t.job_max);
+                (bytes as u32 * 8, j)
+            }
+            Source::Trace(pairs) => {
+                let p = pairs[self.next % pairs.len()];
+                self.next += 1;
+                p
+            }
+        }
+    }
+
+    /// A flow id for the next innocent packet.
+    pub fn next_flow(&mut self) -> u32 {
+        self.rng.gen_range(0..self.traffic.flows)
+    }
+}
+
+/// Reads a job trace: one `BYTES JOB_US` pair per line (whitespace or comma separated), `#`
+/// comments and blank lines ignored. Errors name the file and line.
+pub fn read_job_trace(path: &str) -> Result<Vec<(u32, f64)>, Error> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::input(path, None, e.to_string()))?;
+    let mut pairs = Vec::new();
+    for (i, raw) in text.lines().enumerate() {
+        let line = raw.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        let fields: Vec<&str> = line.split(|c: char| c == ',' || c.is_whitespace()).filter(|f| !f.is_empty()).collect();
+        if fields.len() != 2 {
+            return Err(Error::input(path, Some(i + 1), format!("expected 'BYTES JOB_US', got '{line}'")));
+        }
+        let bytes: u32 = fields[0].parse().ok().filter(|&b| b > 0 && b <= u32::MAX / 8).ok_or_else(|| {
+            Error::input(path, Some(i + 1), format!("packet size '{}' is not a positive integer", fields[0]))
+        })?;
+        let job: f64 = fields[1].parse().ok().filter(|j: &f64| j.is_finite() && *j > 0.0).ok_or_else(|| {
+            Error::input(path, Some(i + 1), format!("job size '{}' is not a positive number", fields[1]))
+        })?;
+        pairs.push((bytes * 8, job));
+    }
+    if pairs.is_empty() {
+        return Err(Error::input(path, None, "no (BYTES JOB_US) pairs in the file"));
+    }
+    Ok(pairs)
+}

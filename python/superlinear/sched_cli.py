@@ -1,0 +1,373 @@
+"""``superlinear attack sim|worker|bench-queue``: algorithmic complexity attacks against
+self-adjusting workers, SurgeProtector's WSJF scheduling (thesis ch. 3) and the HFFS/BBQ
+priority queue it runs on (ch. 4).
+
+Every number printed says its kind: **simulated** (the G/G/1/K model, true job sizes known),
+**analytic** (the thesis's bounds), **work-clocked** (a real worker's exact work units times a
+per-unit cost calibrated on this machine) or **measured** (thread CPU time).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from dataclasses import asdict, replace
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from superlinear import _native
+from superlinear.engine import SuperlinearError
+from superlinear.experiments.attack import (
+    ALL_POLICIES,
+    QueueBench,
+    SimStudy,
+    Traffic,
+    WorkerStudy,
+    plot_queue_bench,
+    plot_sim,
+    plot_worker,
+    run_queue_bench,
+    run_sim_study,
+    run_worker_study,
+)
+from superlinear.results import write_results
+
+console = Console(width=max(120, Console().width))
+
+
+def _floats(option: str, text: str | None, positive: bool = True) -> tuple[float, ...] | None:
+    if text is None:
+        return None
+    values = []
+    for part in text.split(","):
+        try:
+            v = float(part)
+        except ValueError:
+            raise SuperlinearError(f"{option}: '{part.strip()}' is not a number") from None
+        if positive and not v > 0:
+            raise SuperlinearError(f"{option}: values must be positive, got {part.strip()}")
+        values.append(v)
+    if not values:
+        raise SuperlinearError(f"{option}: give at least one value")
+    return tuple(values)
+
+
+def _ints(option: str, text: str) -> tuple[int, ...]:
+    values = _floats(option, text)
+    assert values is not None
+    if any(v != int(v) for v in values):
+        raise SuperlinearError(f"{option}: values must be whole numbers")
+    return tuple(int(v) for v in values)
+
+
+def _names(option: str, text: str, known: Sequence[str]) -> tuple[str, ...]:
+    names = tuple(n.strip() for n in text.split(",") if n.strip())
+    bad = [n for n in names if n not in known and n.split(":")[0] not in known]
+    if bad or not names:
+        raise SuperlinearError(f"{option}: unknown {', '.join(bad) or 'empty list'} (known: {', '.join(known)})")
+    return names
+
+
+def _progress(enabled: bool) -> Any:
+    if not enabled:
+        return None
+    return lambda msg: print(f"  … {msg}", file=sys.stderr, flush=True)
+
+
+# --------------------------------------------------------------------------------------------
+
+
+def cmd_sim(args: argparse.Namespace) -> int:
+    if args.trace and not Path(args.trace).is_file():
+        raise SuperlinearError(f"{args.trace}: no such file")
+    traffic = Traffic(packet=args.packet_size, job=args.job_size, bytes_min=args.pmin, bytes_max=args.pmax,
+                      job_max=args.jmax, trace=args.trace, flows=args.flows)
+    study = SimStudy(
+        traffic=traffic,
+        policies=_names("--policies", args.policies, ALL_POLICIES),
+        load=args.load,
+        attack_rates_gbps=_floats("--attack-rates", args.attack_rates),
+        jmax_sweep=() if args.no_growth else (_floats("--jmax-sweep", args.jmax_sweep) or ()),
+        buffer=args.buffer,
+        packets=args.packets or (20_000 if args.quick else 100_000),
+        probe_jobs=args.probe,
+        width=args.width,
+        levels=args.levels,
+        seed=args.seed,
+    )
+    rows, summary = run_sim_study(study, _progress(not args.json and sys.stderr.isatty()))
+    out = Path(args.out)
+    config = {"study": "sim", **asdict(study)}
+    path = write_results(out, "attack-sim", config, rows)
+    plots = plot_sim(out, rows)
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    doc["summary"] = summary
+    path.write_text(json.dumps(doc, indent=1, default=str) + "\n", encoding="utf-8")
+    if args.json:
+        print(json.dumps(doc, indent=1, default=str))
+        return 0
+    t = Table(title=f"Displacement factor under each policy's optimal attack (simulated G/G/1/K, load "
+                    f"{study.load:g}, r_max {summary['r_max_gbps']:.2f} Gbit/s, J_max {traffic.job_max:g} µs, "
+                    f"P_min {traffic.bytes_min} B)",
+              caption="DF = innocent Gbit/s displaced per attack Gbit/s, max over the swept attack rates (Eq. 3.1). "
+                      "Bounds are analytic: FCFS Eq. 3.4 and FQ Eq. 3.7 are lower bounds, SJF (Thm. 2) and "
+                      "WSJF (Thm. 3) upper bounds.", caption_justify="left")
+    for c in ("policy", "DF (simulated)", "at r_A Gbit/s", "attack job µs", "bound (analytic)"):
+        t.add_column(c, justify="left" if c == "policy" else "right")
+    for policy, s in summary["policies"].items():
+        b = "—" if s["bound"] is None else f"{'≥' if s['bound_kind'] == 'lower' else '≤'} {s['bound']:.3g}"
+        t.add_row(policy, f"{s['displacement_factor']:.3g}", f"{s['at_attack_rate_gbps']:.3g}",
+                  f"{s['attack_job_us']:.3g}", b)
+    console.print(t)
+    growth = [r for r in rows if r["panel"] == "growth-summary"]
+    if growth:
+        g = Table(title="Growth with J_max / P_min (simulated DF)")
+        jmaxes = sorted({r["job_max_us"] for r in growth})
+        g.add_column("policy")
+        for j in jmaxes:
+            g.add_column(f"J_max {j:g} µs", justify="right")
+        for policy in study.policies:
+            vals = {r["job_max_us"]: r["displacement_factor"] for r in growth if r["policy"] == policy}
+            g.add_row(policy, *[f"{vals[j]:.3g}" for j in jmaxes])
+        console.print(g)
+    console.print(f"results: {path} and {out / 'result.csv'}")
+    for plot_path in plots:
+        console.print(f"plot:    {plot_path} (and .svg)")
+    return 0
+
+
+def cmd_worker(args: argparse.Namespace) -> int:
+    _native.check_algo(args.algo)
+    if args.trace and not Path(args.trace).is_file():
+        raise SuperlinearError(f"{args.trace}: no such file")
+    adversaries = _names("--adversary", args.adversary, [a[0] for a in _native.sched_catalogue()["adversaries"]])
+    study = WorkerStudy(
+        algo=args.algo,
+        adversaries=adversaries,
+        workload=args.workload,
+        m=args.m,
+        alpha=args.alpha,
+        trace=args.trace,
+        requests=args.requests or (20_000 if args.quick else 100_000),
+        packet=args.packet_size,
+        load=args.load,
+        policies=_names("--policies", args.policies, ALL_POLICIES),
+        buffer=args.buffer,
+        learn=args.learn,
+        us_per_work=args.us_per_work,
+        seed=args.seed,
+    )
+    fractions = _floats("--attack-rates", args.attack_rates)
+    if fractions:
+        study = replace(study, attack_fractions=fractions)
+    rows, summary = run_worker_study(study, _progress(not args.json and sys.stderr.isatty()))
+    out = Path(args.out)
+    path = write_results(out, "attack-worker", {"study": "worker", **asdict(study)}, rows)
+    plots = plot_worker(out, rows, args.algo)
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    doc["summary"] = summary
+    path.write_text(json.dumps(doc, indent=1, default=str) + "\n", encoding="utf-8")
+    if args.json:
+        print(json.dumps(doc, indent=1, default=str))
+        return 0
+    for adv, s in summary["adversaries"].items():
+        t = Table(title=f"{args.algo} worker over {s['items']:,} items vs '{adv}' adversary: innocent goodput "
+                        f"(work-clocked, {s['us_per_work'] * 1e3:.3g} ns per work unit"
+                        f"{' calibrated here' if s['calibrated'] else ''}; load {study.load:g} of "
+                        f"{s['r_max_gbps']:.3g} Gbit/s)",
+                  caption="attack rate as a fraction of the innocent rate; DF = innocent Gbit/s lost per attack "
+                          "Gbit/s; fcfs = unprotected worker, wsjf = SurgeProtector (learned job sizes)",
+                  caption_justify="left")
+        t.add_column("attack / innocent", justify="right")
+        for p in study.policies:
+            t.add_column(f"{p} Gbit/s", justify="right")
+            t.add_column(f"{p} DF", justify="right")
+        for f in (0.0, *study.attack_fractions):
+            cells = [f"{f:.3g}"]
+            for p in study.policies:
+                r = next(r for r in rows if r["adversary"] == adv and r["policy"] == p and r["attack_fraction"] == f)
+                cells += [f"{r['goodput_gbps']:.3f}", "—" if f == 0 else f"{r['displacement_factor']:.3g}"]
+            t.add_row(*cells)
+        console.print(t)
+        console.print("  displacement factor (max): " + ", ".join(
+            f"{p} {v:.3g}" for p, v in s["displacement_factor"].items()))
+    console.print(f"results: {path} and {out / 'result.csv'}")
+    for plot_path in plots:
+        console.print(f"plot:    {plot_path} (and .svg)")
+    return 0
+
+
+def cmd_bench_queue(args: argparse.Namespace) -> int:
+    cat = _native.sched_catalogue()
+    bench = QueueBench(
+        sizes=_ints("--sizes", args.sizes),
+        pairs=args.pairs or (300_000 if args.quick else 1_000_000),
+        queues=_names("--queues", args.queues, cat["queues"]),
+        patterns=_names("--patterns", args.patterns, [p[0] for p in cat["patterns"]]),
+        width=args.width,
+        levels=args.levels,
+        seed=args.seed,
+    )
+    rows = run_queue_bench(bench, _progress(not args.json and sys.stderr.isatty()))
+    out = Path(args.out)
+    path = write_results(out, "queue-bench", {"study": "queue-bench", **asdict(bench)}, rows)
+    plots = plot_queue_bench(out, rows)
+    if args.json:
+        print(path.read_text(encoding="utf-8"))
+        return 0
+    t = Table(title=f"M enqueue+dequeue pairs/s, one core, measured (thread CPU time); HFFS {bench.width}-bit × "
+                    f"{bench.levels} levels = {bench.width ** bench.levels:,} priorities",
+              caption="hold model: n elements queued, each pair = one push + one pop-min (pop-max for drop-max); "
+                      "× heap: HFFS over the binary heap", caption_justify="left")
+    t.add_column("n", justify="right")
+    t.add_column("pattern")
+    for q in bench.queues:
+        t.add_column(q, justify="right")
+    if "hffs" in bench.queues and "binary-heap" in bench.queues:
+        t.add_column("× heap", justify="right")
+    for n in bench.sizes:
+        for pattern in bench.patterns:
+            cells = [f"{n:,}", pattern]
+            by_q = {r["queue"]: r for r in rows if r["n"] == n and r["pattern"] == pattern}
+            for q in bench.queues:
+                cells.append(f"{by_q[q]['pairs_per_s'] / 1e6:.2f}" if q in by_q else "—")
+            if "hffs" in bench.queues and "binary-heap" in bench.queues:
+                h = by_q.get("hffs", {}).get("vs_binary_heap")
+                cells.append(f"{h:.1f}" if h else "—")
+            t.add_row(*cells)
+    console.print(t)
+    console.print(f"results: {path} and {out / 'result.csv'}")
+    for plot_path in plots:
+        console.print(f"plot:    {plot_path} (and .svg)")
+    return 0
+
+
+def cmd_policies(args: argparse.Namespace) -> int:
+    cat = _native.sched_catalogue()
+    doc = {"policies": _native.sched_policies(),
+           "adversaries": [{"name": a, "summary": s} for a, s in cat["adversaries"]],
+           "queues": cat["queues"], "patterns": [{"name": a, "summary": s} for a, s in cat["patterns"]]}
+    if args.json:
+        print(json.dumps(doc, indent=1))
+        return 0
+    for section in ("policies", "adversaries", "patterns"):
+        console.print(f"[bold]{section}[/bold]")
+        for e in doc[section]:
+            console.print(f"  {e['name']:<14} {e['summary']}")
+    console.print(f"[bold]queues[/bold]  {', '.join(doc['queues'])}")
+    return 0
+
+
+def _positive_int(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
+    if v <= 0:
+        raise argparse.ArgumentTypeError(f"must be positive, got {v}")
+    return v
+
+
+def _positive_float(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
+    if not v > 0:
+        raise argparse.ArgumentTypeError(f"must be positive, got {text}")
+    return v
+
+
+def add_parser(sub: Any) -> None:
+    a = sub.add_parser("attack", help="algorithmic complexity attacks, SurgeProtector (WSJF) and the HFFS queue",
+                       description="Attacks on self-adjusting workers and their mitigation by SurgeProtector's "
+                       "WSJF scheduling on an HFFS/BBQ priority queue (thesis ch. 3 and 4).")
+    asub = a.add_subparsers(dest="attack_command", metavar="{sim,worker,bench-queue,policies}")
+    asub.required = True
+
+    s = asub.add_parser("sim", help="simulate every policy under its optimal attack: goodput and displacement factor",
+                        description="Event-driven G/G/1/K simulation (thesis §3.6.2): innocent traffic at a given "
+                        "load plus the optimal adversary of each policy (FCFS/FQ: P_min packets with J_max jobs; "
+                        "SJF, WSJF: Eqs. 3.8, 3.9 solved by bisection), swept over attack rates; then the "
+                        "displacement factor against J_max / P_min. Sizes in bytes, job sizes in µs, rates in Gbit/s.")
+    s.add_argument("--policies", default=",".join(ALL_POLICIES), help="comma-separated (default: all five)")
+    s.add_argument("--packet-size", default="normal:1250:400", metavar="DIST",
+                   help="innocent packet bytes: const:V, uniform:LO:HI, exp:MEAN, normal:MEAN:SD, "
+                        "lognormal:MEDIAN:SIGMA, bimodal:A:B:P (default normal:1250:400)")
+    s.add_argument("--job-size", default="exp:1", metavar="DIST", help="innocent job µs, same forms (default exp:1)")
+    s.add_argument("--pmin", type=_positive_int, default=64, help="smallest packet, bytes (default 64)")
+    s.add_argument("--pmax", type=_positive_int, default=1500, help="largest packet, bytes (default 1500)")
+    s.add_argument("--jmax", type=_positive_float, default=10.0, help="largest job, µs (default 10)")
+    s.add_argument("--trace", metavar="FILE", help="innocent (BYTES JOB_US) pairs, one per line, instead of DISTs")
+    s.add_argument("--flows", type=_positive_int, default=64, help="innocent flows (default 64)")
+    s.add_argument("--load", type=_positive_float, default=0.83, help="innocent load r_I / r_max (default 0.83)")
+    s.add_argument("--attack-rates", metavar="GBPS,...", help="attack rates (default: 17 from 1e-4 to 1 × r_max)")
+    s.add_argument("--jmax-sweep", default="5,10,20,50", metavar="US,...", help="J_max values for the growth panel")
+    s.add_argument("--no-growth", action="store_true", help="skip the J_max growth panel")
+    s.add_argument("--buffer", type=_positive_int, default=1024, help="buffer K in packets (default 1024)")
+    s.add_argument("--packets", type=_positive_int, help="innocent packets per run (default 100000, quick 20000)")
+    s.add_argument("--probe", type=int, default=0, metavar="N",
+                   help="also try N other attack job sizes per rate and keep the worst (default 0)")
+    s.add_argument("--width", type=_positive_int, default=64, help="HFFS bitmap width (default 64)")
+    s.add_argument("--levels", type=_positive_int, default=2, help="HFFS levels (default 2)")
+    s.add_argument("--seed", type=int, default=1)
+    s.add_argument("--quick", action="store_true", help="fewer packets")
+    s.add_argument("--out", default="results/attack-sim", help="output folder (default results/attack-sim)")
+    s.add_argument("--json", action="store_true", help="print result.json")
+    s.set_defaults(func=cmd_sim)
+
+    w = asub.add_parser("worker", help="attack a real worker (mtf, static, splay, ...) with and without SurgeProtector",
+                        description="One worker from the core registry serves innocent keys at a given load; an "
+                        "adversary adds minimum-size packets (deep: the last item; rotate[:N]: round robin over "
+                        "the N least popular items, which keeps defeating move-to-front; absent: keys the worker "
+                        "does not hold, a full scan like a classifier's catch-all rule). Compares FCFS (unprotected) "
+                        "with WSJF on the HFFS queue (SurgeProtector, job sizes learned per item). Real work; "
+                        "time is work-clocked.")
+    w.add_argument("--algo", default="mtf", help="worker (default mtf; see `superlinear algorithms`)")
+    w.add_argument("--adversary", default="rotate,absent", help="comma-separated: deep, rotate[:N], absent")
+    w.add_argument("--workload", choices=["zipf", "uniform"], default="zipf")
+    w.add_argument("--m", type=_positive_int, default=5000, help="items (default 5000)")
+    w.add_argument("--alpha", type=_positive_float, default=1.1, help="zipf exponent (default 1.1)")
+    w.add_argument("--trace", metavar="FILE", help="innocent key trace (as for `superlinear run`)")
+    w.add_argument("--requests", type=_positive_int, help="innocent packets (default 100000, quick 20000)")
+    w.add_argument("--packet-size", default="normal:1250:400", metavar="DIST", help="innocent packet bytes")
+    w.add_argument("--load", type=_positive_float, default=0.8, help="innocent load of the worker (default 0.8)")
+    w.add_argument("--attack-rates", metavar="FRACTION,...",
+                   help="attack rates as fractions of the innocent rate (default 9 from 1e-4 to 1)")
+    w.add_argument("--policies", default="fcfs,wsjf", help="comma-separated (default fcfs,wsjf)")
+    w.add_argument("--buffer", type=_positive_int, default=1024, help="buffer in packets (default 1024)")
+    w.add_argument("--learn", choices=["last", "max", "ewma"], default="last",
+                   help="how a learned job size follows observations (default last)")
+    w.add_argument("--us-per-work", type=_positive_float, help="µs per work unit (default: calibrate here)")
+    w.add_argument("--seed", type=int, default=1)
+    w.add_argument("--quick", action="store_true", help="fewer packets")
+    w.add_argument("--out", default="results/attack-worker", help="output folder (default results/attack-worker)")
+    w.add_argument("--json", action="store_true", help="print result.json")
+    w.set_defaults(func=cmd_worker)
+
+    b = asub.add_parser("bench-queue", help="HFFS queue vs binary heap, B-tree and min-max heap (pairs/s)",
+                        description="Enqueue+dequeue pairs per second on one core with n elements queued, per "
+                        "priority pattern (including each heap's worst case). Measured, thread CPU time.")
+    b.add_argument("--sizes", default="1000,10000,100000,1000000", help="queued elements (default 1e3..1e6)")
+    b.add_argument("--pairs", type=_positive_int, help="timed pairs per queue (default 1e6, quick 3e5)")
+    b.add_argument("--queues", default="hffs,binary-heap,btree,minmax-heap")
+    b.add_argument("--patterns", default="random,ascending,descending,constant,bimodal,drop-max")
+    b.add_argument("--width", type=_positive_int, default=64, help="HFFS bitmap width (default 64)")
+    b.add_argument("--levels", type=_positive_int, default=2, help="HFFS levels (default 2: 4096 priorities)")
+    b.add_argument("--seed", type=int, default=1)
+    b.add_argument("--quick", action="store_true", help="fewer pairs")
+    b.add_argument("--out", default="results/queue-bench", help="output folder (default results/queue-bench)")
+    b.add_argument("--json", action="store_true", help="print result.json")
+    b.set_defaults(func=cmd_bench_queue)
+
+    p = asub.add_parser("policies", help="list scheduling policies, adversaries, queues and patterns")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_policies)
+
+
+__all__ = ["add_parser"]
