@@ -68,6 +68,7 @@ def summary_table(rows: list[dict[str, Any]], title: str) -> Table:
 def _run_experiment(experiment: Any, out: Path, panels: list[str] | None, quick: bool, measure: bool,
                     as_json: bool) -> int:
     from superlinear.experiments.driver import Driver, experiment_config, save
+    from superlinear.results import write_results
 
     known = [p.name for p in experiment.panels]
     if panels:
@@ -77,8 +78,9 @@ def _run_experiment(experiment: Any, out: Path, panels: list[str] | None, quick:
                 f"unknown panel(s) {', '.join(bad)} for {experiment.name} (known: {', '.join(known)})"
             )
     driver = Driver(measure=measure, show_progress=not as_json and sys.stderr.isatty())
-    rows = driver.run(experiment, panels)
-    path = save(out, experiment, experiment_config(experiment, panels, quick), rows)
+    config = experiment_config(experiment, panels, quick)
+    rows = driver.run(experiment, panels, on_panel=lambda done: write_results(out, experiment.name, config, done))
+    path = save(out, experiment, config, rows)
     if as_json:
         print(path.read_text(encoding="utf-8"))
     else:

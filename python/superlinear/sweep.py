@@ -8,7 +8,8 @@ Example::
     dispatch = ["hash", "rr"]
     k = [1, 2, 4, 8, 16]
     requests = 200000
-    # optional: seed, warmup, exclude_warmup, compare_cycles, miss_cycles, sharded
+    # optional: seed, warmup, exclude_warmup, compare_cycles, miss_cycles, sharded,
+    # repeats (projected timing: best of n runs of every stream)
 
     [workload]                     # or several [[workload]] tables, one panel each
     kind = "zipf"                  # uniform | zipf | trace
@@ -27,7 +28,7 @@ from superlinear import _native
 from superlinear.engine import SuperlinearError, Workload
 from superlinear.experiments.spec import Experiment, Panel, Series
 
-TOP_KEYS = {"name", "algos", "dispatch", "k", "requests", "seed", "warmup", "exclude_warmup",
+TOP_KEYS = {"name", "algos", "dispatch", "k", "requests", "seed", "warmup", "exclude_warmup", "repeats",
             "compare_cycles", "miss_cycles", "sharded", "workload", "measure"}
 WORKLOAD_KEYS = {"kind", "m", "alpha", "path"}
 
@@ -149,6 +150,7 @@ def load_sweep(path: Path) -> tuple[Experiment, bool]:
             capacity=caps[0] if caps else None,
             sharded=sharded,
             seed=_want(path, doc, "seed", int, 1),
+            repeats=_want(path, doc, "repeats", int, 1),
         ))
     if exclude_warmup and not any(p.warmup for p in panels):
         raise ConfigError(f"{path}: exclude_warmup = true needs warmup = N (requests served before timing)")

@@ -4,7 +4,7 @@ progress, result files, plots and the summary table.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -188,7 +188,10 @@ class Driver:
                 row["throughput_vs_static_k1"] = _ratio(row["throughput_rps_projected"], static_rps)
         return rows
 
-    def run(self, experiment: Experiment, panels: Iterable[str] | None = None) -> list[Row]:
+    def run(self, experiment: Experiment, panels: Iterable[str] | None = None,
+            on_panel: Callable[[list[Row]], object] | None = None) -> list[Row]:
+        """Runs the chosen panels; ``on_panel`` receives all rows so far after each panel, so a
+        long reproduction keeps what it finished if it is interrupted."""
         wanted = set(panels) if panels else None
         chosen = [p for p in experiment.panels if wanted is None or p.name in wanted]
         total = sum(p.runs() for p in chosen)
@@ -204,6 +207,8 @@ class Driver:
             task = progress.add_task(experiment.name, total=total)
             for panel in chosen:
                 rows.extend(self.run_panel(panel, progress, task))
+                if on_panel is not None:
+                    on_panel(rows)
         return rows
 
 
