@@ -11,6 +11,8 @@ use superlinear_core::workers::{AlgoSpec, REGISTRY as WORKERS};
 use superlinear_core::workload::{read_trace as core_read_trace, write_binary_trace, write_text_trace, WorkloadSpec};
 use superlinear_core::{bench, busy, dispatch, Error};
 
+mod cachetier;
+
 create_exception!(_native, SuperlinearError, PyException, "A user-facing error: a bad parameter or input file.");
 
 fn to_py(e: Error) -> PyErr {
@@ -219,5 +221,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(available_cores, m)?)?;
     m.add_function(wrap_pyfunction!(bench_structure, m)?)?;
     m.add_function(wrap_pyfunction!(bench_dispatcher, m)?)?;
+    cachetier::register(m)?;
     Ok(())
 }
