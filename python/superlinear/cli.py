@@ -292,6 +292,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_usl_parser(sub)
 
+    from superlinear.cache_cli import add_parser as add_cache_parser
+
+    add_cache_parser(sub)
+
     a = sub.add_parser("algorithms", help="list workers and dispatchers")
     a.add_argument("--json", action="store_true")
     a.set_defaults(func=cmd_algorithms)

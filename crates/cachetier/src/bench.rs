@@ -216,6 +216,9 @@ pub fn run(client: &CacheAsideClient, cfg: &BenchConfig) -> Result<BenchReport> 
     })
 }
 
+/// Key, value and flags of one pre-filled item.
+type PrefillItem = (Vec<u8>, Vec<u8>, u32);
+
 /// Pre-fills the replicas to the state a long run of uniform reads leaves them in: every row is
 /// offered, in one pass over the table, to one of its candidate replicas (its home under key
 /// hashing, a random one otherwise) with pipelined quiet sets; LRU keeps the most recent ones.
@@ -225,10 +228,10 @@ pub fn prefill(client: &CacheAsideClient, rows: u64, seed: u64) -> Result<u64> {
     const RANGE: u64 = 8192;
     const BATCH: usize = 256;
     let n = client.replicas().len();
-    let mut batches: Vec<Vec<(Vec<u8>, Vec<u8>, u32)>> = vec![Vec::new(); n];
+    let mut batches: Vec<Vec<PrefillItem>> = vec![Vec::new(); n];
     let mut rng = superlinear_core::hash::fmix64(seed ^ 0xfeed);
     let mut offered = 0;
-    let flush = |r: usize, batch: &mut Vec<(Vec<u8>, Vec<u8>, u32)>| -> Result<()> {
+    let flush = |r: usize, batch: &mut Vec<PrefillItem>| -> Result<()> {
         if batch.is_empty() {
             return Ok(());
         }

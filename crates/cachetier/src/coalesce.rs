@@ -29,9 +29,12 @@ pub enum Joined<T> {
 
 const SHARDS: usize = 64;
 
+/// The flights of one shard of the key space.
+type Shard<T> = Mutex<HashMap<Vec<u8>, Arc<Flight<T>>>>;
+
 /// The fetches in flight, by key, sharded to keep the lock short and uncontended.
 pub struct Flights<T> {
-    shards: Vec<Mutex<HashMap<Vec<u8>, Arc<Flight<T>>>>>,
+    shards: Vec<Shard<T>>,
 }
 
 impl<T: Clone> Default for Flights<T> {
@@ -46,7 +49,7 @@ impl<T: Clone> Flights<T> {
         Self { shards: (0..SHARDS).map(|_| Mutex::new(HashMap::new())).collect() }
     }
 
-    fn shard(&self, hash: u64) -> &Mutex<HashMap<Vec<u8>, Arc<Flight<T>>>> {
+    fn shard(&self, hash: u64) -> &Shard<T> {
         &self.shards[(hash as usize) % SHARDS]
     }
 

@@ -205,11 +205,7 @@ impl PgConn {
                     rows.push(Row(cols));
                 }
                 Message::CommandComplete(c) => tag = c.tag().ok().map(str::to_string),
-                Message::ErrorResponse(e) => {
-                    if error.is_none() {
-                        error = Some(db_error(e.fields()));
-                    }
-                }
+                Message::ErrorResponse(e) if error.is_none() => error = Some(db_error(e.fields())),
                 Message::ReadyForQuery(_) => break,
                 Message::CopyInResponse(_) => {
                     // A COPY FROM STDIN sent as a plain query: refuse it and resync.
