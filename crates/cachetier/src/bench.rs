@@ -55,6 +55,8 @@ pub struct BenchReport {
     pub db_backend_cpu_ns: Vec<u64>,
     /// Requests each replica served (client-side count of replies).
     pub replica_requests: Vec<u64>,
+    /// Fills (sets after misses) sent to each replica.
+    pub replica_fills: Vec<u64>,
     /// Client counters for the phase.
     pub stats: StatsSnapshot,
     /// Database queries retried after transient failures.
@@ -205,6 +207,7 @@ pub fn run(client: &CacheAsideClient, cfg: &BenchConfig) -> Result<BenchReport> 
         replica_cpu_ns: cpu0.iter().zip(&cpu1).map(|(a, b)| Some(b.as_ref()?.saturating_sub((*a)?))).collect(),
         db_backend_cpu_ns,
         replica_requests: client.loads().totals(),
+        replica_fills: client.loads().fill_totals(),
         stats: client.stats(),
         db_retries: client.db().retries() - retries0,
         errors: errors.load(Ordering::Relaxed),

@@ -309,6 +309,7 @@ impl CacheAsideClient {
         if let Some(v) = &row {
             // A fill decided before the replica rejoined (and was flushed) is refused.
             if replica.epoch() == epoch && v.version >= min_version {
+                self.loads.record_fill(r);
                 match coherence::fill(replica, key, seen, &v.value, v.version) {
                     Ok(true) => bump(&self.stats.fills),
                     Ok(false) => {}

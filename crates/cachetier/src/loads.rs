@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 pub struct LoadCounters {
     recent: Vec<AtomicU64>,
     total: Vec<AtomicU64>,
+    fills: Vec<AtomicU64>,
     start: Instant,
     window_ns: u64,
     next_decay_ns: AtomicU64,
@@ -23,6 +24,7 @@ impl LoadCounters {
         Self {
             recent: (0..n).map(|_| AtomicU64::new(0)).collect(),
             total: (0..n).map(|_| AtomicU64::new(0)).collect(),
+            fills: (0..n).map(|_| AtomicU64::new(0)).collect(),
             start: Instant::now(),
             window_ns,
             next_decay_ns: AtomicU64::new(window_ns),
@@ -52,9 +54,21 @@ impl LoadCounters {
         (0..self.total.len()).map(|r| self.total(r)).collect()
     }
 
+    /// Counts one fill (a set after a miss) sent to replica `r`: the second operation a miss
+    /// costs the replica, counted for the work accounting.
+    #[inline]
+    pub fn record_fill(&self, r: usize) {
+        self.fills[r].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Fills sent to every replica.
+    pub fn fill_totals(&self) -> Vec<u64> {
+        self.fills.iter().map(|f| f.load(Ordering::Relaxed)).collect()
+    }
+
     /// Zeroes the totals (the start of a measured phase).
     pub fn reset_totals(&self) {
-        for t in &self.total {
+        for t in self.total.iter().chain(&self.fills) {
             t.store(0, Ordering::Relaxed);
         }
     }

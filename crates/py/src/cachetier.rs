@@ -172,6 +172,7 @@ fn report_dict<'py>(py: Python<'py>, r: &BenchReport) -> PyResult<Bound<'py, PyD
     d.set_item("replica_cpu_ns", r.replica_cpu_ns.clone())?;
     d.set_item("db_backend_cpu_ns", r.db_backend_cpu_ns.clone())?;
     d.set_item("replica_requests", r.replica_requests.clone())?;
+    d.set_item("replica_fills", r.replica_fills.clone())?;
     d.set_item("projected_ns", r.projected_ns())?;
     d.set_item("hit_rate", r.hit_rate())?;
     d.set_item("stats", stats_dict(py, &r.stats)?)?;

@@ -97,12 +97,30 @@ impl PgPool {
         self.queries.load(Ordering::Relaxed)
     }
 
-    fn open(&self) -> Result<PgConn> {
+    fn open_once(&self) -> Result<PgConn> {
         let mut c = PgConn::connect(&self.dsn, self.timeout)?;
         for (name, sql) in &self.statements {
             c.prepare(name, sql)?;
         }
         Ok(c)
+    }
+
+    /// Opens a connection, retrying transient failures (a busy or restarting server) with the
+    /// pool's backoff.
+    fn open(&self) -> Result<PgConn> {
+        let mut pause = self.retry.backoff;
+        let mut attempt = 1;
+        loop {
+            match self.open_once() {
+                Err(e) if e.is_transient() && attempt < self.retry.attempts => {
+                    self.retries.fetch_add(1, Ordering::Relaxed);
+                    std::thread::sleep(pause);
+                    pause = (pause * 2).min(self.retry.max_backoff);
+                    attempt += 1;
+                }
+                other => return other,
+            }
+        }
     }
 
     /// Opens connections until the pool holds `n` (≤ size), so that timed runs do not pay for
@@ -138,7 +156,8 @@ impl PgPool {
             if s.open < self.size {
                 s.open += 1;
                 drop(s);
-                return self.open().inspect_err(|_| self.release(None));
+                // `with` retries a failed attempt as a whole: no retries of its own here.
+                return self.open_once().inspect_err(|_| self.release(None));
             }
             s = self.freed.wait(s).unwrap_or_else(|p| p.into_inner());
         }
