@@ -83,7 +83,11 @@ pub fn invalidate(replica: &Replica, key: &[u8], version: u64) -> Result<Option<
             return Ok(Some(cas));
         }
     }
-    Err(Error::unavailable(replica.name(), "could not invalidate a copy: the key kept changing"))
+    // The copy could not be invalidated (the key kept changing, or the server kept refusing to
+    // store the tombstone): take the replica out of service. It is flushed before it serves
+    // again, so the copy cannot outlive the acknowledgement.
+    replica.mark_down();
+    Err(Error::unavailable(replica.name(), "could not invalidate a copy; marked down until flushed"))
 }
 
 /// Phase 2 at one replica: swaps the tombstone installed in phase 1 (its CAS) for the value.

@@ -272,7 +272,8 @@ def findings(study: CacheStudy, rows: list[Row]) -> list[str]:
                     f"{last.get('work_bottleneck')}); {above('speedup_work')}; {above('speedup_projected')}")
             first = min(pr, key=lambda r: r["k"]) if pr else None
             if first is not None:
-                    out.append(f"{panel.name}: at k={first['k']} the run already has {first['threads']} client threads, "
+                out.append(f"{panel.name}: at k={first['k']} the run already has {first['threads']} client "
+                           f"threads, "
                            f"{first['k']} replica(s) and {first['db_connections']} database backends on "
                            f"{first['cores']} cores: the measured curve is bent from the start, and measured speedup "
                            f"mostly follows CPU per request ({first['cpu_per_request_ns'] / 1e3:.0f} µs at "

@@ -247,8 +247,13 @@ impl McConn {
 
     fn meta_reply(&mut self) -> Result<(MetaHeader, Option<Vec<u8>>)> {
         let l = self.line()?;
+        if self.rbuf[l.0..l.1].starts_with(b"SERVER_ERROR") {
+            // The server refused this one command (typically "out of memory storing object" in a
+            // tiny cache under load); the connection stays in sync. Callers decide what it means.
+            return Ok((MetaHeader { code: *b"SE", len: None, flags: None, cas: None }, None));
+        }
         let h = meta_header(&self.rbuf[l.0..l.1]).ok_or_else(|| self.unexpected(l))?;
-        if matches!(&h.code, b"CL" | b"SE" | b"ER") {
+        if matches!(&h.code, b"CL" | b"ER") {
             return Err(self.unexpected(l));
         }
         let data = match h.len {
@@ -299,7 +304,8 @@ impl McConn {
     fn ms_status(&self, h: &MetaHeader) -> Result<StoreStatus> {
         Ok(match &h.code {
             b"HD" => StoreStatus::Stored(h.cas.unwrap_or(0)),
-            b"NS" => StoreStatus::NotStored,
+            // A cache may always refuse to store: out of memory is "not stored", not a failure.
+            b"NS" | b"SE" => StoreStatus::NotStored,
             b"EX" => StoreStatus::Exists,
             b"NF" => StoreStatus::NotFound,
             other => {
