@@ -222,9 +222,10 @@ pub fn run(client: &CacheAsideClient, cfg: &BenchConfig) -> Result<BenchReport> 
 /// Key, value and flags of one pre-filled item.
 type PrefillItem = (Vec<u8>, Vec<u8>, u32);
 
-/// Pre-fills the replicas to the state a long run of uniform reads leaves them in: every row is
-/// offered, in one pass over the table, to one of its candidate replicas (its home under key
-/// hashing, a random one otherwise) with pipelined quiet sets; LRU keeps the most recent ones.
+/// Pre-fills the replicas to the state a long run of reads leaves them in: every row is offered,
+/// in one pass over the table, to its candidate replicas (its home under key hashing, both
+/// layers' candidates under DistCache, one random replica under random routing) with pipelined
+/// quiet sets; LRU keeps the most recent ones.
 /// Values and versions come from the database. Run it only while nobody writes. Returns the rows
 /// offered.
 pub fn prefill(client: &CacheAsideClient, rows: u64, seed: u64) -> Result<u64> {
@@ -250,16 +251,21 @@ pub fn prefill(client: &CacheAsideClient, rows: u64, seed: u64) -> Result<u64> {
         for row in found {
             let (Some(Some(k)), Some(Some(v))) = (row.0.first(), row.0.get(1)) else { continue };
             let version = row.int(2).unwrap_or(1).max(1) as u64;
-            let copies = client.router().copies(key_hash(k));
-            rng = superlinear_core::hash::fmix64(rng.wrapping_add(0x9e37_79b9_7f4a_7c15));
-            let r = copies[superlinear_core::hash::reduce(rng, copies.len())];
-            batches[r].push((k.clone(), v.clone(), crate::coherence::value_flags(version)?));
-            offered += 1;
-            if batches[r].len() >= BATCH {
-                let mut b = std::mem::take(&mut batches[r]);
-                flush(r, &mut b)?;
-                batches[r] = b;
+            let mut copies = client.router().copies(key_hash(k));
+            if !client.router().caches_every_copy() {
+                rng = superlinear_core::hash::fmix64(rng.wrapping_add(0x9e37_79b9_7f4a_7c15));
+                copies = vec![copies[superlinear_core::hash::reduce(rng, copies.len())]];
             }
+            let flags = crate::coherence::value_flags(version)?;
+            for r in copies {
+                batches[r].push((k.clone(), v.clone(), flags));
+                if batches[r].len() >= BATCH {
+                    let mut b = std::mem::take(&mut batches[r]);
+                    flush(r, &mut b)?;
+                    batches[r] = b;
+                }
+            }
+            offered += 1;
         }
         lo = hi;
     }

@@ -133,9 +133,14 @@ def add_speedups(rows: list[Row]) -> None:
         r["speedup_projected"] = ratio("throughput_rps_projected")
         r["speedup_linear"] = float(r["k"])
         r["speedup_work"] = r["speedup_eq3"] = r["throughput_rps_work"] = r["work_bottleneck"] = None
+        # Without a k = 1 run (the skew study) the row calibrates its own unit costs: the work
+        # throughput then shows what the busiest participant's exact load allows.
+        unit = unit_costs(b if b is not None else r)
         if b is None:
+            span, who = work_span(r, unit)
+            r["throughput_rps_work"] = r["requests"] * 1e9 / span if span else None
+            r["work_bottleneck"] = who
             continue
-        unit = unit_costs(b)
         span, who = work_span(r, unit)
         span1, _ = work_span(b, unit)
         r["throughput_rps_work"] = r["requests"] * 1e9 / span if span else None
@@ -216,10 +221,10 @@ def _plot(out: Path, study: CacheStudy, rows: list[Row]) -> list[Path]:
             ax2.set_ylim(0, 1)
             ax2.legend(fontsize=8)
         fig.tight_layout()
-        stem = out / f"{study.name}-{panel.name}"
         for ext in ("png", "svg"):
-            fig.savefig(stem.with_suffix("." + ext), dpi=130)
-            paths.append(stem.with_suffix("." + ext))
+            path = out / f"{study.name}-{panel.name}.{ext}"  # not with_suffix: panel names hold dots
+            fig.savefig(path, dpi=130)
+            paths.append(path)
         plt.close(fig)
     return paths
 
@@ -283,7 +288,8 @@ def findings(study: CacheStudy, rows: list[Row]) -> list[str]:
                 out.append(f"{panel.name}/{r['dispatch']}: max/mean replica load "
                            f"{r['max_over_mean_load']:.2f} (count), hit rate {r['hit_rate']:.3f} (count), "
                            f"{r['throughput_rps_measured']:,.0f} req/s measured, "
-                           f"{(r['throughput_rps_projected'] or 0):,.0f} req/s projected")
+                           f"{(r['throughput_rps_projected'] or 0):,.0f} req/s projected, "
+                           f"{(r['throughput_rps_work'] or 0):,.0f} req/s work (bottleneck {r['work_bottleneck']})")
         wrong = sum(r["wrong_values"] for r in pr)
         out.append(f"{panel.name}: {wrong} wrong values in {sum(r['requests'] for r in pr):,} reads (count)")
     return out

@@ -71,6 +71,14 @@ pub trait Router: Send + Sync {
     fn load_aware(&self) -> bool {
         false
     }
+
+    /// Whether, in the steady state of a read workload, a key tends to be cached at every one
+    /// of its `copies` (key hash: its one home; DistCache: one copy per layer) rather than at
+    /// one of them at random (random routing, where `copies` is every replica). Pre-filling
+    /// follows it.
+    fn caches_every_copy(&self) -> bool {
+        true
+    }
 }
 
 /// One registry entry.

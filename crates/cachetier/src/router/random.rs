@@ -26,6 +26,10 @@ impl Router for RandomRouter {
         self.n
     }
 
+    fn caches_every_copy(&self) -> bool {
+        false
+    }
+
     fn copies(&self, _hash: u64) -> Vec<usize> {
         (0..self.n).collect()
     }
