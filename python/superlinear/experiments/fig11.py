@@ -89,7 +89,8 @@ def cache_skew(quick: bool = False) -> CacheStudy:
         replicas=k,
         panels=panels,
         notes=(f"{k} memcached replicas of 64 MB (each layer has room for every row, so both routers reach the "
-               f"same hit rate); DistCache splits them into two layers of {k // 2}; replicas pre-filled from the table.",),
+               f"same hit rate); DistCache splits them into two layers of {k // 2}; replicas pre-filled from "
+               "the table.",),
     )
 
 
