@@ -251,3 +251,27 @@ def test_distcache_balances_skew_in_simulation() -> None:
         dc_loads = _native.cache_route_sim("distcache", 16, dist, 1_000_000, 200_000, 3)
         ratio = [max(x) * len(x) / sum(x) for x in (hash_loads, dc_loads)]
         assert ratio[1] <= 1.2 < 1.3 <= ratio[0], (dist, ratio)
+
+
+def test_service_backed_study_end_to_end(tmp_path: Path) -> None:
+    """A miniature Fig. 11 through the same driver as `reproduce fig11`: servers up, COPY,
+    pre-fill, both routers, results in the shared schema, plots, servers down."""
+    from superlinear.experiments.cachetier_driver import _plot, findings, run_study
+    from superlinear.experiments.fig11 import CachePanel, CacheStudy
+    from superlinear.results import write_results
+
+    study = CacheStudy(name="fig11", description="mini", rows=3000, memory_mb=2, replicas=2,
+                       panels=(CachePanel("joint", "mini", ("hash", "random"), (1, 2), requests=1500,
+                                          threads_per_replica=2, db_per_replica=2),),
+                       max_seconds_per_run=30)
+    rows = run_study(study, None, tmp_path, show_progress=False)
+    assert [(r["dispatch"], r["k"]) for r in rows] == [("hash", 1), ("hash", 2), ("random", 1), ("random", 2)]
+    for r in rows:
+        assert r["wrong_values"] == 0 and r["errors"] == 0 and r["requests"] == 1500
+        assert r["speedup_work"] is not None and r["speedup_projected"] is not None
+        assert sum(r["replica_requests"]) == 1500 and len(r["replica_requests"]) == r["k"]
+    assert rows[0]["speedup_work"] == pytest.approx(1.0) and rows[0]["speedup_eq3"] == pytest.approx(1.0)
+    write_results(tmp_path, "fig11", {"mini": True}, rows)
+    assert (tmp_path / "result.csv").exists() and json.loads((tmp_path / "result.json").read_text())["rows"]
+    assert {p.name for p in _plot(tmp_path, study, rows)} == {"fig11-joint.png", "fig11-joint.svg"}
+    assert any("wrong values" in line for line in findings(study, rows))

@@ -210,10 +210,17 @@ class Services:
                 from None
 
     def _save(self, state: State) -> None:
-        self.dir.mkdir(parents=True, exist_ok=True)
+        self._mkdir()
         tmp = self.state_file.with_suffix(".tmp")
         tmp.write_text(json.dumps(state.to_json(), indent=1) + "\n", encoding="utf-8")
         tmp.replace(self.state_file)
+
+    def _mkdir(self) -> None:
+        self.dir.mkdir(parents=True, exist_ok=True)
+        ignore = self.dir / ".gitignore"
+        if not ignore.exists():
+            # Servers' data, logs and sockets never belong in a commit, wherever the folder is.
+            ignore.write_text("*\n", encoding="utf-8")
 
     # ------------------------------------------------------------------ memcached
 
@@ -347,7 +354,7 @@ jit = off
             postgres_bindir()
         if replicas:
             memcached_binary()
-        self.dir.mkdir(parents=True, exist_ok=True)
+        self._mkdir()
         state = State(dir=str(self.dir))
         try:
             for i in range(replicas):
