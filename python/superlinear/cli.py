@@ -92,9 +92,15 @@ def _run_experiment(experiment: Any, out: Path, panels: list[str] | None, quick:
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
     from superlinear.experiments import REGISTRY
+    from superlinear.experiments.cachetier_driver import SERVICE_EXPERIMENTS, reproduce_service_experiment
 
+    if args.figure in SERVICE_EXPERIMENTS:
+        # Experiments on real servers (memcached, PostgreSQL) have a driver of their own.
+        out = Path(args.out) if args.out else Path("results") / (args.figure + ("-quick" if args.quick else ""))
+        return reproduce_service_experiment(args.figure, out, args.panel, args.quick, args.json)
     if args.figure not in REGISTRY:
-        raise SuperlinearError(f"unknown figure '{args.figure}' (available: {', '.join(sorted(REGISTRY))})")
+        known = sorted([*REGISTRY, *SERVICE_EXPERIMENTS])
+        raise SuperlinearError(f"unknown figure '{args.figure}' (available: {', '.join(known)})")
     experiment = REGISTRY[args.figure](args.quick)
     if args.exclude_warmup:
         experiment = experiment.steady_state()
@@ -300,6 +306,10 @@ def build_parser() -> argparse.ArgumentParser:
     from superlinear.analysis.predict_cli import add_parser as add_predict_parser
 
     add_predict_parser(sub)
+
+    from superlinear.cache_cli import add_parser as add_cache_parser
+
+    add_cache_parser(sub)
 
     a = sub.add_parser("algorithms", help="list workers and dispatchers")
     a.add_argument("--json", action="store_true")

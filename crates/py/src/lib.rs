@@ -14,6 +14,7 @@ use superlinear_core::workload::{read_trace as core_read_trace, write_binary_tra
 use superlinear_core::{bench, busy, dispatch, Error};
 
 mod sched;
+mod cachetier;
 
 create_exception!(_native, SuperlinearError, PyException, "A user-facing error: a bad parameter or input file.");
 
@@ -225,5 +226,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(bench_dispatcher, m)?)?;
     law::register(m)?;
     sched::register(m)?;
+    cachetier::register(m)?;
     Ok(())
 }

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from superlinear.experiments import fig5
+from superlinear.experiments import fig5, fig11
 from superlinear.experiments.spec import Experiment
 
 #: name → builder(quick) of every reproducible experiment.
 REGISTRY: dict[str, Callable[[bool], Experiment]] = {
     "fig5": fig5.experiment,
+    "fig11": fig11.experiment,
+    "cache-skew": fig11.skew_experiment,
 }

@@ -1,0 +1,289 @@
+//! The multithreaded benchmark driver (paper App. B's "custom multi-threaded client"): T client
+//! threads, each a closed loop of cache-aside reads (and optionally writes) over the rows, bounded
+//! in request count and in time. It reports the three things the honesty contract needs:
+//!
+//! * **measured**: wall-clock time and throughput of the run on this machine;
+//! * the CPU time of every participant (each client thread's own clock, each memcached replica's
+//!   rusage, each local PostgreSQL backend's /proc time), from which a **projected** completion
+//!   time on ideal, uncontended cores is the busiest participant's CPU time;
+//! * exact counts: hits, misses, delayed hits, database reads, requests per replica.
+//!
+//! Every value read is checked against its key (values describe themselves, `store.rs`), so a
+//! run also counts wrong values.
+
+use crate::client::{CacheAsideClient, Outcome, StatsSnapshot};
+use crate::error::{Error, Result};
+use crate::keys::{KeyDist, KeyStream};
+use crate::procstat;
+use crate::router::key_hash;
+use crate::store;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+use superlinear_core::cputime::thread_cpu_ns;
+
+/// One benchmark phase.
+#[derive(Clone, Debug)]
+pub struct BenchConfig {
+    /// Client threads.
+    pub threads: usize,
+    /// Requests in all (split evenly over the threads).
+    pub requests: u64,
+    /// Rows in the table (keys 0..rows).
+    pub rows: u64,
+    /// Key distribution.
+    pub dist: KeyDist,
+    /// Seed (thread t uses seed + t; the hot-row permutation uses the seed itself).
+    pub seed: u64,
+    /// The phase stops after this long even if requests remain.
+    pub max_duration: Duration,
+    /// Fraction of requests that are writes (0 for the paper's read-only benchmark).
+    pub write_fraction: f64,
+}
+
+/// What a phase did and cost.
+#[derive(Clone, Debug, Default)]
+pub struct BenchReport {
+    pub requests: u64,
+    pub wall_ns: u64,
+    pub timed_out: bool,
+    /// Each client thread's own CPU time.
+    pub thread_cpu_ns: Vec<u64>,
+    /// Each replica's CPU time during the phase (from its `stats`; `None` if unavailable).
+    pub replica_cpu_ns: Vec<Option<u64>>,
+    /// Each database connection's backend CPU time during the phase (local servers only).
+    pub db_backend_cpu_ns: Vec<u64>,
+    /// Requests each replica served (client-side count of replies).
+    pub replica_requests: Vec<u64>,
+    /// Fills (sets after misses) sent to each replica.
+    pub replica_fills: Vec<u64>,
+    /// Client counters for the phase.
+    pub stats: StatsSnapshot,
+    /// Database queries retried after transient failures.
+    pub db_retries: u64,
+    /// Requests that failed (first error kept).
+    pub errors: u64,
+    pub first_error: Option<String>,
+    /// Values that were not the requested key's (must be 0).
+    pub wrong_values: u64,
+    /// Keys the database did not have.
+    pub missing: u64,
+    /// Latency percentiles of requests, measured (ns).
+    pub latency_p50_ns: u64,
+    pub latency_p99_ns: u64,
+}
+
+impl BenchReport {
+    /// Hits / reads.
+    pub fn hit_rate(&self) -> f64 {
+        self.stats.hits as f64 / self.stats.reads.max(1) as f64
+    }
+
+    /// The projected completion time: the busiest participant's CPU time (client thread,
+    /// replica or database backend), i.e. the time on ideal cores, one per participant, without
+    /// contention. `None` if some replica's CPU time is unknown.
+    pub fn projected_ns(&self) -> Option<u64> {
+        let mut m = self.thread_cpu_ns.iter().copied().max().unwrap_or(0);
+        for r in &self.replica_cpu_ns {
+            m = m.max((*r)?);
+        }
+        Some(m.max(self.db_backend_cpu_ns.iter().copied().max().unwrap_or(0)))
+    }
+}
+
+fn replica_cpu(client: &CacheAsideClient) -> Vec<Option<u64>> {
+    client
+        .replicas()
+        .iter()
+        .map(
+            |r| {
+                if r.is_up() {
+                    r.with(|c| c.stats(None)).ok().and_then(|s| procstat::memcached_cpu_ns(&s))
+                } else {
+                    None
+                }
+            },
+        )
+        .collect()
+}
+
+fn backend_cpu(client: &CacheAsideClient) -> Vec<(i32, u64)> {
+    if !client.db().dsn().endpoint().is_local() {
+        return Vec::new();
+    }
+    client.db().backend_pids().into_iter().filter_map(|p| procstat::process_cpu_ns(p).map(|c| (p, c))).collect()
+}
+
+/// Runs one phase with `client`. Counters are reset first.
+pub fn run(client: &CacheAsideClient, cfg: &BenchConfig) -> Result<BenchReport> {
+    if cfg.threads == 0 {
+        return Err(Error::config("the benchmark needs at least one thread"));
+    }
+    if !(0.0..=1.0).contains(&cfg.write_fraction) {
+        return Err(Error::config(format!("write fraction must be in [0, 1], got {}", cfg.write_fraction)));
+    }
+    raise_fd_limit();
+    client.db().warm(cfg.threads.min(client.db().size()))?;
+    client.reset_stats();
+    let retries0 = client.db().retries();
+    let cpu0 = replica_cpu(client);
+    let db0 = backend_cpu(client);
+    let stop = AtomicBool::new(false);
+    let issued = AtomicU64::new(0);
+    let errors = AtomicU64::new(0);
+    let wrong = AtomicU64::new(0);
+    let missing = AtomicU64::new(0);
+    let first_error: Mutex<Option<String>> = Mutex::new(None);
+    let per_thread = cfg.requests / cfg.threads as u64;
+    let extra = cfg.requests % cfg.threads as u64;
+    let started = Instant::now();
+    let deadline = started + cfg.max_duration;
+    let results: Vec<(u64, Vec<u32>)> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..cfg.threads)
+            .map(|t| {
+                let (stop, issued, errors, wrong, missing, first_error) =
+                    (&stop, &issued, &errors, &wrong, &missing, &first_error);
+                s.spawn(move || -> Result<(u64, Vec<u32>)> {
+                    let n = per_thread + u64::from((t as u64) < extra);
+                    let mut keys = KeyStream::new(cfg.dist, cfg.rows, cfg.seed, cfg.seed.wrapping_add(1 + t as u64))?;
+                    let mut rng = superlinear_core::hash::fmix64(cfg.seed ^ (t as u64 + 1) << 20);
+                    let mut lat = Vec::with_capacity(n.min(1 << 20) as usize);
+                    let cpu0 = thread_cpu_ns();
+                    for i in 0..n {
+                        if i % 64 == 0 && (stop.load(Ordering::Relaxed) || Instant::now() >= deadline) {
+                            stop.store(true, Ordering::Relaxed);
+                            break;
+                        }
+                        let id = keys.next_id();
+                        let key = store::key(id);
+                        let t0 = Instant::now();
+                        rng = superlinear_core::hash::fmix64(rng.wrapping_add(0x9e37_79b9_7f4a_7c15));
+                        let write =
+                            cfg.write_fraction > 0.0 && (rng >> 11) as f64 / (1u64 << 53) as f64 <= cfg.write_fraction;
+                        let r = if write {
+                            client.put(&key, &store::value(id, rng >> 40)).map(|_| ())
+                        } else {
+                            client.get(&key, &mut rng).map(|(v, outcome)| match v {
+                                Some(v) if store::check_value(id, &v.value).is_some() => {}
+                                Some(_) => {
+                                    wrong.fetch_add(1, Ordering::Relaxed);
+                                }
+                                None => {
+                                    let _ = outcome == Outcome::Hit;
+                                    missing.fetch_add(1, Ordering::Relaxed);
+                                }
+                            })
+                        };
+                        lat.push(t0.elapsed().as_nanos().min(u32::MAX as u128) as u32);
+                        issued.fetch_add(1, Ordering::Relaxed);
+                        if let Err(e) = r {
+                            errors.fetch_add(1, Ordering::Relaxed);
+                            first_error.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(e.to_string());
+                        }
+                    }
+                    Ok((thread_cpu_ns().saturating_sub(cpu0), lat))
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Ok((0, Vec::new())))).collect::<Result<Vec<_>>>()
+    })?;
+    let wall_ns = started.elapsed().as_nanos() as u64;
+    let cpu1 = replica_cpu(client);
+    let db1 = backend_cpu(client);
+    let mut lat: Vec<u32> = results.iter().flat_map(|(_, l)| l.iter().copied()).collect();
+    lat.sort_unstable();
+    let pct = |p: f64| {
+        lat.get(((lat.len() as f64 * p) as usize).min(lat.len().saturating_sub(1))).copied().unwrap_or(0) as u64
+    };
+    let db_backend_cpu_ns = db1
+        .iter()
+        .filter_map(|(p, c1)| db0.iter().find(|(q, _)| q == p).map(|(_, c0)| c1.saturating_sub(*c0)))
+        .collect();
+    Ok(BenchReport {
+        requests: issued.load(Ordering::Relaxed),
+        wall_ns,
+        timed_out: stop.load(Ordering::Relaxed),
+        thread_cpu_ns: results.iter().map(|(c, _)| *c).collect(),
+        replica_cpu_ns: cpu0.iter().zip(&cpu1).map(|(a, b)| Some(b.as_ref()?.saturating_sub((*a)?))).collect(),
+        db_backend_cpu_ns,
+        replica_requests: client.loads().totals(),
+        replica_fills: client.loads().fill_totals(),
+        stats: client.stats(),
+        db_retries: client.db().retries() - retries0,
+        errors: errors.load(Ordering::Relaxed),
+        first_error: first_error.into_inner().unwrap_or_else(|p| p.into_inner()),
+        wrong_values: wrong.load(Ordering::Relaxed),
+        missing: missing.load(Ordering::Relaxed),
+        latency_p50_ns: pct(0.5),
+        latency_p99_ns: pct(0.99),
+    })
+}
+
+/// Key, value and flags of one pre-filled item.
+type PrefillItem = (Vec<u8>, Vec<u8>, u32);
+
+/// Pre-fills the replicas to the state a long run of reads leaves them in: every row is offered,
+/// in one pass over the table, to its candidate replicas (its home under key hashing, both
+/// layers' candidates under DistCache, one random replica under random routing) with pipelined
+/// quiet sets; LRU keeps the most recent ones.
+/// Values and versions come from the database. Run it only while nobody writes. Returns the rows
+/// offered.
+pub fn prefill(client: &CacheAsideClient, rows: u64, seed: u64) -> Result<u64> {
+    const RANGE: u64 = 8192;
+    const BATCH: usize = 256;
+    let n = client.replicas().len();
+    let mut batches: Vec<Vec<PrefillItem>> = vec![Vec::new(); n];
+    let mut rng = superlinear_core::hash::fmix64(seed ^ 0xfeed);
+    let mut offered = 0;
+    let flush = |r: usize, batch: &mut Vec<PrefillItem>| -> Result<()> {
+        if batch.is_empty() {
+            return Ok(());
+        }
+        let replica = &client.replicas()[r];
+        replica.with(|c| c.ms_batch(batch.iter().map(|(k, v, f)| (k.as_slice(), v.as_slice(), *f))))?;
+        batch.clear();
+        Ok(())
+    };
+    let mut lo = 0;
+    while lo < rows {
+        let hi = (lo + RANGE).min(rows);
+        let found = client.db().execute("sl_range", &[Some(&store::key(lo)), Some(&store::key(hi))])?;
+        for row in found {
+            let (Some(Some(k)), Some(Some(v))) = (row.0.first(), row.0.get(1)) else { continue };
+            let version = row.int(2).unwrap_or(1).max(1) as u64;
+            let mut copies = client.router().copies(key_hash(k));
+            if !client.router().caches_every_copy() {
+                rng = superlinear_core::hash::fmix64(rng.wrapping_add(0x9e37_79b9_7f4a_7c15));
+                copies = vec![copies[superlinear_core::hash::reduce(rng, copies.len())]];
+            }
+            let flags = crate::coherence::value_flags(version)?;
+            for r in copies {
+                batches[r].push((k.clone(), v.clone(), flags));
+                if batches[r].len() >= BATCH {
+                    let mut b = std::mem::take(&mut batches[r]);
+                    flush(r, &mut b)?;
+                    batches[r] = b;
+                }
+            }
+            offered += 1;
+        }
+        lo = hi;
+    }
+    for (r, b) in batches.iter_mut().enumerate() {
+        flush(r, b)?;
+    }
+    Ok(offered)
+}
+
+/// Raises the soft open-file limit to the hard one: k replicas × T threads of pooled sockets
+/// can exceed the usual soft limit of 1024.
+fn raise_fd_limit() {
+    let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit/setrlimit read and write only the rlimit struct passed by pointer.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 && lim.rlim_cur < lim.rlim_max {
+            lim.rlim_cur = lim.rlim_max.min(65_536);
+            libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
+        }
+    }
+}

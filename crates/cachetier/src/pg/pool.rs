@@ -1,0 +1,228 @@
+//! A bounded pool of PostgreSQL connections with prepared statements on each, and bounded
+//! retries with exponential backoff when the database is unreachable or restarting. A pool of
+//! n connections is "n PostgreSQL client threads" of the paper: at most n queries run at once;
+//! further callers wait for a free connection.
+
+use super::conn::{PgConn, Row};
+use super::dsn::Dsn;
+use crate::error::{Error, Result};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+/// How often and how patiently to retry a query whose server is unreachable.
+#[derive(Clone, Copy, Debug)]
+pub struct RetryPolicy {
+    /// Attempts in all (≥ 1).
+    pub attempts: u32,
+    /// First pause; doubled after every failed attempt.
+    pub backoff: Duration,
+    /// Longest pause.
+    pub max_backoff: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        Self { attempts: 8, backoff: Duration::from_millis(25), max_backoff: Duration::from_millis(1000) }
+    }
+}
+
+struct Slots {
+    idle: Vec<PgConn>,
+    open: usize,
+}
+
+/// A pool of at most `size` connections.
+pub struct PgPool {
+    dsn: Dsn,
+    size: usize,
+    timeout: Duration,
+    retry: RetryPolicy,
+    statements: Vec<(String, String)>,
+    slots: Mutex<Slots>,
+    freed: Condvar,
+    retries: AtomicU64,
+    queries: AtomicU64,
+}
+
+impl PgPool {
+    /// A pool for `dsn` of up to `size` connections, each preparing `statements` (name, SQL)
+    /// when it opens. Opens one connection right away so that a bad DSN fails here.
+    pub fn new(
+        dsn: Dsn,
+        size: usize,
+        timeout: Duration,
+        retry: RetryPolicy,
+        statements: &[(&str, &str)],
+    ) -> Result<Self> {
+        if size == 0 {
+            return Err(Error::config("a PostgreSQL pool needs at least one connection"));
+        }
+        let pool = Self {
+            dsn,
+            size,
+            timeout,
+            retry: RetryPolicy { attempts: retry.attempts.max(1), ..retry },
+            statements: statements.iter().map(|(n, s)| (n.to_string(), s.to_string())).collect(),
+            slots: Mutex::new(Slots { idle: Vec::new(), open: 0 }),
+            freed: Condvar::new(),
+            retries: AtomicU64::new(0),
+            queries: AtomicU64::new(0),
+        };
+        let first = pool.open()?;
+        let mut s = pool.slots.lock().unwrap_or_else(|p| p.into_inner());
+        s.idle.push(first);
+        s.open = 1;
+        drop(s);
+        Ok(pool)
+    }
+
+    /// The DSN (for messages).
+    pub fn dsn(&self) -> &Dsn {
+        &self.dsn
+    }
+
+    /// Connections at most.
+    pub fn size(&self) -> usize {
+        self.size
+    }
+
+    /// Queries retried after a transient failure so far.
+    pub fn retries(&self) -> u64 {
+        self.retries.load(Ordering::Relaxed)
+    }
+
+    /// Queries run so far.
+    pub fn queries(&self) -> u64 {
+        self.queries.load(Ordering::Relaxed)
+    }
+
+    fn open_once(&self) -> Result<PgConn> {
+        let mut c = PgConn::connect(&self.dsn, self.timeout)?;
+        for (name, sql) in &self.statements {
+            c.prepare(name, sql)?;
+        }
+        Ok(c)
+    }
+
+    /// Opens a connection, retrying transient failures (a busy or restarting server) with the
+    /// pool's backoff.
+    fn open(&self) -> Result<PgConn> {
+        let mut pause = self.retry.backoff;
+        let mut attempt = 1;
+        loop {
+            match self.open_once() {
+                Err(e) if e.is_transient() && attempt < self.retry.attempts => {
+                    self.retries.fetch_add(1, Ordering::Relaxed);
+                    std::thread::sleep(pause);
+                    pause = (pause * 2).min(self.retry.max_backoff);
+                    attempt += 1;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// Opens connections until the pool holds `n` (≤ size), so that timed runs do not pay for
+    /// connection setup.
+    pub fn warm(&self, n: usize) -> Result<()> {
+        let mut opened = Vec::new();
+        loop {
+            {
+                let s = self.slots.lock().unwrap_or_else(|p| p.into_inner());
+                if s.open + opened.len() >= n.min(self.size) {
+                    break;
+                }
+            }
+            opened.push(self.open()?);
+        }
+        let mut s = self.slots.lock().unwrap_or_else(|p| p.into_inner());
+        s.open += opened.len();
+        s.idle.extend(opened);
+        Ok(())
+    }
+
+    /// Backend process ids of the idle connections (all of them when nobody is querying).
+    pub fn backend_pids(&self) -> Vec<i32> {
+        self.slots.lock().unwrap_or_else(|p| p.into_inner()).idle.iter().map(PgConn::backend_pid).collect()
+    }
+
+    fn checkout(&self) -> Result<PgConn> {
+        let mut s = self.slots.lock().unwrap_or_else(|p| p.into_inner());
+        loop {
+            if let Some(c) = s.idle.pop() {
+                return Ok(c);
+            }
+            if s.open < self.size {
+                s.open += 1;
+                drop(s);
+                // `with` retries a failed attempt as a whole: no retries of its own here.
+                return self.open_once().inspect_err(|_| self.release(None));
+            }
+            s = self.freed.wait(s).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+
+    fn release(&self, conn: Option<PgConn>) {
+        let mut s = self.slots.lock().unwrap_or_else(|p| p.into_inner());
+        match conn {
+            Some(c) if !c.is_broken() => s.idle.push(c),
+            _ => s.open -= 1,
+        }
+        drop(s);
+        self.freed.notify_one();
+    }
+
+    /// Runs `f` on a connection, retrying transient failures (unreachable server, restart,
+    /// shutdown in progress) on fresh connections with exponential backoff, at most
+    /// `retry.attempts` times in all; then fails with the last error and the attempt count.
+    pub fn with<T>(&self, mut f: impl FnMut(&mut PgConn) -> Result<T>) -> Result<T> {
+        let mut pause = self.retry.backoff;
+        let started = Instant::now();
+        let mut attempt = 1;
+        loop {
+            let result = match self.checkout() {
+                Ok(mut c) => {
+                    // After an error the server reported, the connection is back in sync and
+                    // goes back to the pool; after a transport error it is broken and dropped.
+                    let r = f(&mut c);
+                    self.release(Some(c));
+                    r
+                }
+                Err(e) => Err(e),
+            };
+            self.queries.fetch_add(1, Ordering::Relaxed);
+            match result {
+                Err(e) if e.is_transient() && attempt < self.retry.attempts => {
+                    self.retries.fetch_add(1, Ordering::Relaxed);
+                    self.drop_idle();
+                    std::thread::sleep(pause);
+                    pause = (pause * 2).min(self.retry.max_backoff);
+                    attempt += 1;
+                }
+                Err(e) if e.is_transient() => {
+                    return Err(Error::unavailable(
+                        self.dsn.redacted(),
+                        format!("gave up after {attempt} attempts in {:.1} s: {e}", started.elapsed().as_secs_f64()),
+                    ))
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// Drops every idle connection (after a failure they may all point at a dead server).
+    fn drop_idle(&self) {
+        let mut s = self.slots.lock().unwrap_or_else(|p| p.into_inner());
+        let n = s.idle.len();
+        s.idle.clear();
+        s.open -= n;
+        drop(s);
+        self.freed.notify_all();
+    }
+
+    /// Executes a prepared statement (see [`PgConn::execute`]) with retries.
+    pub fn execute(&self, name: &str, params: &[Option<&[u8]>]) -> Result<Vec<Row>> {
+        self.with(|c| c.execute(name, params))
+    }
+}

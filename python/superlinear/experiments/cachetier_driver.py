@@ -1,0 +1,362 @@
+"""The driver of service-backed experiments (Fig. 11, the DistCache skew study).
+
+The shared driver runs the in-process engine; these experiments need real servers. This driver
+starts them (:mod:`superlinear.services`) in a private directory, loads the table, runs every
+panel's grid with the Rust benchmark client, writes ``result.json``/``result.csv`` in the shared
+schema and the plots, and stops the servers, whatever happens.
+
+Speedups carry their kind (DESIGN.md):
+
+* ``speedup_measured``: throughput (requests / wall clock) against k = 1 of the same series, on
+  this machine. Every participant (4k client threads, k replicas, up to 4k PostgreSQL backends)
+  shares its few cores, so the measured curve bends as soon as the machine is saturated
+  (``machine_utilisation`` near 1); it is reported for every k, labelled, because that bend is
+  what this experiment must show.
+* ``speedup_projected``: the busiest participant's CPU time (one ideal core each, no contention).
+* ``speedup_work``: exact operation counts of each run (gets and fills per replica, database
+  queries, requests) × unit CPU costs calibrated on the k = 1 run, for the busiest participant.
+  The counts are what the routing and the hit rate decide; the unit costs are fixed, so this kind
+  is free of the noise that other processes on a shared machine add to CPU times.
+* ``speedup_eq3``: the paper's Eq. 3 (with s = 0) evaluated with the measured single-replica hit
+  rate δ and the miss penalty ρ from the unit costs: a model, not a measurement.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from superlinear import _native
+from superlinear.cache_cli import bench_row, client_config
+from superlinear.engine import SuperlinearError
+from superlinear.experiments.fig11 import CachePanel, CacheStudy, cache_skew, fig11
+from superlinear.results import write_results
+from superlinear.services import Services
+
+Row = dict[str, Any]
+
+#: name → builder(quick) of the studies this driver runs.
+SERVICE_EXPERIMENTS: dict[str, Callable[[bool], CacheStudy]] = {"fig11": fig11, "cache-skew": cache_skew}
+
+TABLE = "superlinear_kv"
+
+
+def _threads(panel: CachePanel, k: int) -> int:
+    return panel.threads if panel.threads else panel.threads_per_replica * k
+
+
+def _db_connections(panel: CachePanel, k: int) -> int:
+    return panel.db_per_replica * k if panel.backend == "joint" else panel.db_per_replica
+
+
+def run_points(study: CacheStudy, panels: list[CachePanel], router: str, k: int, replicas: list[str], dsn: str,
+               seed: int = 1) -> list[Row]:
+    """The runs of every panel at (router, k): the caches are flushed and warmed once, then each
+    panel's benchmark runs on them (a run leaves an LRU cache in the same statistical state)."""
+    rows: list[Row] = []
+    warmed = False
+    for i, panel in enumerate(panels):
+        # Each panel draws its own keys: re-reading the previous panel's keys would hit on them.
+        seed_i = seed + 7919 * (i + 1)
+        threads = _threads(panel, k)
+        db = _db_connections(panel, k)
+        client = _native.CacheClient(client_config(replicas[:k], dsn, router, db, TABLE, seed=seed))
+        bench = {"threads": threads, "rows": study.rows, "dist": panel.dist, "seed": seed_i,
+                 "max_seconds": study.max_seconds_per_run, "write_fraction": 0.0}
+        if panel.warm == "prefill":
+            if not warmed:
+                client.flush_all()
+                client.prefill(study.rows, seed)
+                warmed = True
+        else:
+            client.flush_all()
+            if panel.warmup_requests:
+                client.bench({**bench, "requests": panel.warmup_requests, "seed": seed_i + 1})
+        report = client.bench({**bench, "requests": panel.requests})
+        row = bench_row(report, k, _native.available_cores())
+        row.update(panel=panel.name, algo="memcached+postgresql", dispatch=router,
+                   workload=panel.dist.replace(":", ""), m=study.rows, threads=threads, db_connections=db,
+                   backend=panel.backend, memory_mb=study.memory_mb, cores=_native.available_cores(),
+                   warm=panel.warm)
+        rows.append(row)
+    return rows
+
+
+def unit_costs(base: Row) -> dict[str, float]:
+    """CPU nanoseconds per operation, calibrated on a k = 1 run: a memcached operation (get or
+    fill), a PostgreSQL query, and the client's own work per request."""
+    ops = sum(base["replica_requests"]) + sum(base["replica_fills"])
+    return {"memcached": base["replica_cpu_sum_ns"] / max(ops, 1),
+            "postgresql": base["db_backend_cpu_sum_ns"] / max(base["db_reads"], 1),
+            "client": base["client_cpu_ns"] / max(base["requests"], 1)}
+
+
+def work_span(row: Row, unit: dict[str, float]) -> tuple[float, str]:
+    """The work kind: exact operation counts of the run × the calibrated unit costs, for the
+    busiest participant (a replica's gets + fills, a database connection's share of the queries,
+    a client thread's share of the requests). Returns (ns, which participant)."""
+    per_replica = [g + f for g, f in zip(row["replica_requests"], row["replica_fills"], strict=True)]
+    spans = {
+        "memcached": max(per_replica or [0]) * unit["memcached"],
+        "postgresql": row["db_reads"] * unit["postgresql"] / max(row["db_connections"], 1),
+        "client": row["requests"] * unit["client"] / max(row["threads"], 1),
+    }
+    who = max(spans, key=lambda w: spans[w])
+    return spans[who], who
+
+
+def add_speedups(rows: list[Row]) -> None:
+    """Speedups against k = 1 of the same panel and router, with their kinds; Eq. 3 as a model."""
+    base: dict[tuple[str, str], Row] = {}
+    for r in rows:
+        if r["k"] == 1:
+            base[(r["panel"], r["dispatch"])] = r
+    for r in rows:
+        b = base.get((r["panel"], r["dispatch"]))
+
+        def ratio(key: str, b: Row | None = b, r: Row = r) -> float | None:
+            if b is None or not b.get(key) or not r.get(key):
+                return None
+            return float(r[key]) / float(b[key])
+
+        r["speedup_measured"] = ratio("throughput_rps_measured")
+        r["speedup_projected"] = ratio("throughput_rps_projected")
+        r["speedup_linear"] = float(r["k"])
+        r["speedup_work"] = r["speedup_eq3"] = r["throughput_rps_work"] = r["work_bottleneck"] = None
+        # Without a k = 1 run (the skew study) the row calibrates its own unit costs: the work
+        # throughput then shows what the busiest participant's exact load allows.
+        unit = unit_costs(b if b is not None else r)
+        if b is None:
+            span, who = work_span(r, unit)
+            r["throughput_rps_work"] = r["requests"] * 1e9 / span if span else None
+            r["work_bottleneck"] = who
+            continue
+        span, who = work_span(r, unit)
+        span1, _ = work_span(b, unit)
+        r["throughput_rps_work"] = r["requests"] * 1e9 / span if span else None
+        r["work_bottleneck"] = who
+        if span and span1:
+            r["speedup_work"] = (r["requests"] / span) / (b["requests"] / span1)
+        if r["dispatch"] == "hash" and r["workload"] == "uniform":
+            r["speedup_eq3"] = eq3_speedup(r["k"], b["hit_rate"], miss_penalty(unit), r["backend"])
+
+
+def miss_penalty(unit: dict[str, float]) -> float:
+    """ρ of Eq. 3: the CPU a miss costs (get, query, fill, client) over what a hit costs (get, client)."""
+    hit = unit["memcached"] + unit["client"]
+    return (2 * unit["memcached"] + unit["postgresql"] + unit["client"]) / max(hit, 1.0)
+
+
+def eq3_speedup(k: int, delta: float, rho: float, backend: str, s: float = 0.0) -> float:
+    """Paper Eq. 3 (joint scaling) or the constant-backend profile of App. B, as a speedup."""
+
+    def t_joint(kk: int) -> float:
+        kd = min(kk * delta, 1.0)
+        return s + (1 - s) / kk * (kd + (1 - kd) * rho)
+
+    def t_constant(kk: int) -> float:
+        kd = min(kk * delta, 1.0)
+        # App. B: T_c(k) = s + (1-s)(δ + (1-kδ)ρ) when only the cache scales (hits get faster
+        # with k only through the hit rate; the backend's share does not shrink).
+        return s + (1 - s) * (kd / kk + (1 - kd) * rho)
+
+    t = t_joint if backend == "joint" else t_constant
+    return t(1) / t(k)
+
+
+def _plot(out: Path, study: CacheStudy, rows: list[Row]) -> list[Path]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    paths: list[Path] = []
+    colours = {"hash": "tab:red", "random": "tab:blue", "distcache": "tab:green"}
+    for panel in study.panels:
+        prow = [r for r in rows if r["panel"] == panel.name]
+        if not prow:
+            continue
+        if len(panel.ks) == 1:
+            fig, ax = plt.subplots(figsize=(6, 4))
+            routers = [r["dispatch"] for r in prow]
+            heights = [r["max_over_mean_load"] or 0 for r in prow]
+            ax.bar(routers, heights, color=[colours.get(x, "gray") for x in routers])
+            ax.axhline(1.2, ls="--", color="black", lw=1, label="1.2")
+            ax.set_ylabel("max / mean replica load (count)")
+            ax.set_title(f"{study.name} {panel.name}: {panel.title}", fontsize=9)
+            ax.legend()
+        else:
+            fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
+            ks = sorted({r["k"] for r in prow})
+            ax.plot(ks, ks, "k--", lw=1, label="linear")
+            for router in panel.routers:
+                rr = sorted((r for r in prow if r["dispatch"] == router), key=lambda r: r["k"])
+                c = colours.get(router, "gray")
+                ax.plot([r["k"] for r in rr], [r["speedup_projected"] for r in rr], "-o", color=c, ms=4,
+                        label=f"{router}: projected (CPU time, ideal cores)")
+                ax.plot([r["k"] for r in rr], [r["speedup_work"] for r in rr], "-", color=c, lw=0.8, alpha=0.5,
+                        label=f"{router}: work (counts × unit CPU costs)")
+                ax.plot([r["k"] for r in rr], [r["speedup_measured"] for r in rr], "s", mfc="none", color=c, ms=7,
+                        label=f"{router}: measured ({rr[0]['cores']} cores)")
+                eq = [(r["k"], r["speedup_eq3"]) for r in rr if r.get("speedup_eq3")]
+                if eq:
+                    ax.plot([x for x, _ in eq], [y for _, y in eq], ":", color=c, label=f"{router}: Eq. 3 model")
+                ax2.plot([r["k"] for r in rr], [r["hit_rate"] for r in rr], "-o", color=c, ms=4, label=router)
+            ax.set_xlabel("memcached replicas k")
+            ax.set_ylabel("speedup vs k = 1")
+            ax.set_title(f"{study.name} {panel.name}: {panel.title}", fontsize=9)
+            ax.legend(fontsize=7)
+            ax2.set_xlabel("memcached replicas k")
+            ax2.set_ylabel("cache hit rate")
+            ax2.set_ylim(0, 1)
+            ax2.legend(fontsize=8)
+        fig.tight_layout()
+        for ext in ("png", "svg"):
+            path = out / f"{study.name}-{panel.name}.{ext}"  # not with_suffix: panel names hold dots
+            fig.savefig(path, dpi=130)
+            paths.append(path)
+        plt.close(fig)
+    return paths
+
+
+def _summary(study: CacheStudy, rows: list[Row]) -> Table:
+    t = Table(title=study.description, caption="measured: wall clock on this machine; projected: busiest "
+              "participant's CPU time (ideal cores); eq3: the paper's model with measured δ and ρ; util: CPU used / "
+              "(wall × cores).", caption_justify="left")
+    for col in ("panel", "router", "k", "hit rate", "measured ×", "projected ×", "work ×", "eq3 ×", "req/s measured",
+                "req/s projected", "max/mean load", "util", "wrong"):
+        t.add_column(col, justify="left" if col in ("panel", "router") else "right")
+
+    def f(v: Any, d: int = 2) -> str:
+        return "—" if v is None else f"{v:,.{d}f}"
+
+    for r in rows:
+        t.add_row(r["panel"], r["dispatch"], str(r["k"]), f(r["hit_rate"], 3), f(r.get("speedup_measured")),
+                  f(r.get("speedup_projected")), f(r.get("speedup_work")), f(r.get("speedup_eq3")),
+                  f(r["throughput_rps_measured"], 0),
+                  f(r["throughput_rps_projected"], 0), f(r["max_over_mean_load"]), f(r["machine_utilisation"]),
+                  str(r["wrong_values"]))
+    return t
+
+
+def findings(study: CacheStudy, rows: list[Row]) -> list[str]:
+    """The sentences the issue asks for, computed from the rows (each number with its kind)."""
+    out: list[str] = []
+    for panel in study.panels:
+        pr = [r for r in rows if r["panel"] == panel.name]
+        if len(panel.ks) > 1:
+            for router in panel.routers:
+                rr = sorted((r for r in pr if r["dispatch"] == router), key=lambda r: r["k"])
+                if not rr:
+                    continue
+                last = rr[-1]
+
+                def above(kind: str, rr: list[Row] = rr) -> str:
+                    sup = [r for r in rr if (r.get(kind) or 0) > r["k"] * 1.05]
+                    if not sup:
+                        return f"{kind.split('_')[1]} never above linear"
+                    best = max(sup, key=lambda r: (r.get(kind) or 0) / r["k"])
+                    return (f"{kind.split('_')[1]} above linear at k ∈ {[r['k'] for r in sup]}, best "
+                            f"{best[kind]:.1f}× at k={best['k']} ({best[kind] / best['k']:.2f}× linear)")
+
+                out.append(
+                    f"{panel.name}/{router}: hit rate {rr[0]['hit_rate']:.3f} → {last['hit_rate']:.3f} (count) "
+                    f"from k=1 to k={last['k']}; at k={last['k']}: work {last.get('speedup_work') or 0:.1f}×, "
+                    f"projected {last.get('speedup_projected') or 0:.1f}×, measured "
+                    f"{last.get('speedup_measured') or 0:.2f}× on {last['cores']} cores (bottleneck by work: "
+                    f"{last.get('work_bottleneck')}); {above('speedup_work')}; {above('speedup_projected')}")
+            first = min(pr, key=lambda r: r["k"]) if pr else None
+            if first is not None:
+                out.append(f"{panel.name}: at k={first['k']} the run already has {first['threads']} client "
+                           f"threads, "
+                           f"{first['k']} replica(s) and {first['db_connections']} database backends on "
+                           f"{first['cores']} cores: the measured curve is bent from the start, and measured speedup "
+                           f"mostly follows CPU per request ({first['cpu_per_request_ns'] / 1e3:.0f} µs at "
+                           f"k={first['k']})")
+        else:
+            for r in pr:
+                out.append(f"{panel.name}/{r['dispatch']}: max/mean replica load "
+                           f"{r['max_over_mean_load']:.2f} (count), hit rate {r['hit_rate']:.3f} (count), "
+                           f"{r['throughput_rps_measured']:,.0f} req/s measured, "
+                           f"{(r['throughput_rps_projected'] or 0):,.0f} req/s projected, "
+                           f"{(r['throughput_rps_work'] or 0):,.0f} req/s work (bottleneck {r['work_bottleneck']})")
+        wrong = sum(r["wrong_values"] for r in pr)
+        out.append(f"{panel.name}: {wrong} wrong values in {sum(r['requests'] for r in pr):,} reads (count)")
+    return out
+
+
+def run_study(study: CacheStudy, panels: list[str] | None, out: Path, show_progress: bool,
+              services_dir: str | None = None) -> list[Row]:
+    """Starts the servers, runs the study, stops the servers; returns the rows."""
+    chosen = [p for p in study.panels if not panels or p.name in panels]
+    own_dir = services_dir is None
+    # /tmp: reachable by the unprivileged user PostgreSQL runs as when started by root.
+    sdir = services_dir or tempfile.mkdtemp(prefix=f"superlinear-{study.name}-", dir="/tmp")
+    os.chmod(sdir, 0o755)
+    services = Services(sdir)
+    rows: list[Row] = []
+    try:
+        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                      disable=not show_progress, transient=True) as progress:
+            total = sum(len(p.routers) * len(p.ks) for p in chosen)
+            task = progress.add_task(f"{study.name}: starting {study.replicas} memcached + PostgreSQL", total=total)
+            state = services.up(study.replicas, study.memory_mb, pg=True)
+            assert state.postgres is not None
+            dsn = state.postgres.dsn()
+            progress.update(task, description=f"{study.name}: loading {study.rows:,} rows (COPY)")
+            _native.cache_load(dsn, study.rows, TABLE, False)
+            routers = list(dict.fromkeys(r for p in chosen for r in p.routers))
+            ks = sorted({k for p in chosen for k in p.ks})
+            for router in routers:
+                for k in ks:
+                    at = [p for p in chosen if router in p.routers and k in p.ks]
+                    if not at:
+                        continue
+                    progress.update(task, description=f"{study.name}: {router} routing, k={k}")
+                    rows.extend(run_points(study, at, router, k, state.addresses(), dsn))
+                    progress.advance(task, len(at))
+    finally:
+        if own_dir:
+            services.down(purge=True)
+    order = [p.name for p in study.panels]
+    rows.sort(key=lambda r: (order.index(r["panel"]), r["dispatch"], r["k"]))
+    add_speedups(rows)
+    return rows
+
+
+def reproduce_service_experiment(name: str, out: Path, panels: list[str] | None, quick: bool, as_json: bool) -> int:
+    """``superlinear reproduce fig11|cache-skew``."""
+    study = SERVICE_EXPERIMENTS[name](quick)
+    known = [p.name for p in study.panels]
+    bad = [p for p in panels or [] if p not in known]
+    if bad:
+        raise SuperlinearError(f"unknown panel(s) {', '.join(bad)} for {name} (known: {', '.join(known)})")
+    started = time.monotonic()
+    rows = run_study(study, panels, out, show_progress=not as_json and sys.stderr.isatty())
+    config = {"quick": quick, "description": study.description, "rows": study.rows, "memory_mb": study.memory_mb,
+              "replicas": study.replicas, "notes": list(study.notes),
+              "panels": [p.__dict__ for p in study.panels if not panels or p.name in panels],
+              "findings": findings(study, rows), "seconds": round(time.monotonic() - started, 1)}
+    path = write_results(out, name, config, rows)
+    plots = _plot(out, study, rows)
+    if as_json:
+        print(path.read_text(encoding="utf-8"))
+    else:
+        console = Console(width=160)
+        console.print(_summary(study, rows))
+        for line in findings(study, rows):
+            console.print("• " + line)
+        console.print(f"results: {path} and {out / 'result.csv'}")
+        console.print("plots:   " + ", ".join(str(p) for p in plots if p.suffix == ".png"))
+    wrong = sum(r["wrong_values"] for r in rows)
+    return 0 if wrong == 0 and not any(math.isnan(r["hit_rate"]) for r in rows) else 1

@@ -1,0 +1,118 @@
+"""Paper Fig. 11 (App. B): Memcached + PostgreSQL scaled together, key hash versus random routing;
+and the variant the paper describes where only the cache scales (constant backend). Plus the
+DistCache skew study (``cache-skew``): Zipf 0.9 / 0.99, key hash versus two-choice routing.
+
+These run on real servers, so they are declared here as :class:`CacheStudy` data and run by
+:mod:`superlinear.experiments.cachetier_driver`; :func:`experiment` gives the same declaration in
+the shared :class:`~superlinear.experiments.spec.Experiment` form for the registry.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from superlinear.engine import Workload
+from superlinear.experiments.spec import Experiment, Panel, Series
+
+
+@dataclass(frozen=True)
+class CachePanel:
+    """A grid of benchmark runs on one tier setup.
+
+    ``backend`` is ``joint`` (``db_per_replica`` PostgreSQL connections per replica: the backend
+    scales with the cache, Eq. 3) or ``constant`` (``db_per_replica`` connections in all: only the
+    cache scales). ``warm`` is ``prefill`` (replicas pre-filled to the LRU steady state of uniform
+    reads) or a number of warm-up requests.
+    """
+
+    name: str
+    title: str
+    routers: tuple[str, ...]
+    ks: tuple[int, ...]
+    dist: str = "uniform"
+    requests: int = 40_000
+    threads_per_replica: int = 4
+    db_per_replica: int = 4
+    backend: str = "joint"
+    warm: str = "prefill"
+    warmup_requests: int = 0
+    threads: int | None = None  # fixed thread count instead of threads_per_replica × k
+
+
+@dataclass(frozen=True)
+class CacheStudy:
+    """A service-backed study: servers to start and panels to run."""
+
+    name: str
+    description: str
+    rows: int
+    memory_mb: int
+    replicas: int
+    panels: tuple[CachePanel, ...]
+    max_seconds_per_run: float = 60.0
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+
+def fig11(quick: bool = False) -> CacheStudy:
+    ks = (1, 2, 3, 4, 6, 8, 10, 12, 15) if quick else tuple(range(1, 16))
+    requests = 12_000 if quick else 40_000
+    return CacheStudy(
+        name="fig11",
+        description="Fig. 11: Memcached + PostgreSQL, key hash vs random routing (paper App. B)",
+        rows=1_000_000,
+        memory_mb=4,
+        replicas=max(ks),
+        panels=(
+            CachePanel("joint", "cache and backend scaled together (4 PostgreSQL threads per replica)",
+                       ("hash", "random"), ks, requests=requests),
+            CachePanel("cache-only", "only the cache scales (4 PostgreSQL threads in all)",
+                       ("hash", "random"), ks, requests=requests, backend="constant"),
+        ),
+        notes=("1,000,000 rows of 16-byte keys and 48-byte values; 4 MB per memcached replica (1 worker thread); "
+               "4 client threads per replica; replicas pre-filled from the table to the LRU steady state.",),
+    )
+
+
+def cache_skew(quick: bool = False) -> CacheStudy:
+    k = 8 if quick else 16
+    requests = 30_000 if quick else 100_000
+    panels = tuple(
+        CachePanel(f"zipf{a}", f"Zipf {a} over 1,000,000 keys, {k} replicas", ("hash", "distcache"), (k,),
+                   dist=f"zipf:{a}", requests=requests, threads=2 * k, db_per_replica=1, backend="constant")
+        for a in (0.9, 0.99)
+    )
+    return CacheStudy(
+        name="cache-skew",
+        description="DistCache (§3): key hash vs two-layer power-of-two-choices under skew",
+        rows=1_000_000,
+        memory_mb=64,
+        replicas=k,
+        panels=panels,
+        notes=(f"{k} memcached replicas of 64 MB (each layer has room for every row, so both routers reach the "
+               f"same hit rate); DistCache splits them into two layers of {k // 2}; replicas pre-filled from "
+               "the table.",),
+    )
+
+
+def _as_experiment(study: CacheStudy) -> Experiment:
+    return Experiment(
+        name=study.name,
+        description=study.description,
+        panels=tuple(
+            Panel(name=p.name, title=p.title, workload=Workload(p.dist.split(":")[0], study.rows,
+                                                                float(p.dist.split(":")[1]) if ":" in p.dist else 1.0),
+                  series=tuple(Series("memcached+postgresql", r) for r in p.routers), ks=p.ks, requests=p.requests,
+                  notes=study.notes)
+            for p in study.panels
+        ),
+    )
+
+
+def experiment(quick: bool = False) -> Experiment:
+    """Fig. 11 in the registry's form (run by the service-backed driver, not the engine driver)."""
+    return _as_experiment(fig11(quick))
+
+
+def skew_experiment(quick: bool = False) -> Experiment:
+    """The DistCache skew study in the registry's form."""
+    return _as_experiment(cache_skew(quick))

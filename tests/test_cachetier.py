@@ -1,0 +1,277 @@
+"""The cache tier on real servers: memcached replicas and PostgreSQL started by the project's own
+services code, stopped at the end. Skipped only where the binaries are not installed (CI installs
+them with apt)."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from superlinear import _native
+from superlinear.engine import SuperlinearError
+from superlinear.services import Services, binaries_available
+
+HAVE, WHY = binaries_available()
+pytestmark = pytest.mark.skipif(not HAVE, reason=f"cache tier tests need real servers: {WHY}")
+
+ROWS = 5_000
+REPLICAS = 3
+
+
+def _key(i: int) -> str:
+    return f"k{i:015d}"
+
+
+@pytest.fixture(scope="module")
+def tier() -> Iterator[dict[str, Any]]:
+    # Under /tmp and world-searchable: as root, PostgreSQL runs as 'nobody' and must reach it.
+    d = tempfile.mkdtemp(prefix="sl-cachetier-", dir="/tmp")
+    os.chmod(d, 0o755)
+    services = Services(d)
+    try:
+        state = services.up(REPLICAS, memory_mb=16, pg=True)
+        assert state.postgres is not None
+        dsn = state.postgres.dsn()
+        _native.cache_load(dsn, ROWS, "superlinear_kv", False)
+        yield {"services": services, "dir": d, "dsn": dsn, "replicas": state.addresses()}
+    finally:
+        services.down(purge=True)
+
+
+def _client(tier: dict[str, Any], router: str = "hash", **extra: Any) -> Any:
+    cfg = {"replicas": tier["services"].state().addresses(), "dsn": tier["dsn"], "router": router,
+           "db_connections": 4, "timeout_s": 0.5, **extra}
+    return _native.CacheClient(cfg)
+
+
+def test_services_status_and_idempotent_up(tier: dict[str, Any], cli: Any) -> None:
+    st = tier["services"].status()
+    assert st["healthy"] and len(st["memcached"]) == REPLICAS and st["postgres"]["reachable"]
+    # Same request again: nothing new starts.
+    again = tier["services"].up(REPLICAS, memory_mb=16, pg=True)
+    assert again.addresses() == tier["replicas"]
+    r = cli("cache", "status", "--dir", tier["dir"], "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["healthy"] is True
+    r = cli("cache", "up", "--replicas", "5", "--dir", tier["dir"])
+    assert r.returncode == 2 and "cache down" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_loader_is_idempotent(tier: dict[str, Any], cli: Any) -> None:
+    again = _native.cache_load(tier["dsn"], ROWS, "superlinear_kv", False)
+    assert again == {"rows": ROWS, "loaded": False, "table": "superlinear_kv"}
+    rows = _native.cache_sql(tier["dsn"], "SELECT count(*), min(length(k)), min(length(v)) FROM superlinear_kv")
+    assert rows == [[str(ROWS), "16", "48"]]
+    r = cli("cache", "load", "--rows", "300", "--table", "small_kv", "--dir", tier["dir"], "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["loaded"] is True
+    r = cli("cache", "load", "--rows", "300", "--table", "small_kv", "--dir", tier["dir"], "--json")
+    assert json.loads(r.stdout)["loaded"] is False
+
+
+@pytest.mark.parametrize("router", ["hash", "random", "distcache"])
+def test_cache_aside_reads(tier: dict[str, Any], router: str) -> None:
+    c = _client(tier, router)
+    c.flush_all()
+    c.reset_stats()
+    key = _key(123)
+    value, version, outcome = c.get(key)
+    assert outcome == "miss" and value.startswith("v0000000001.000000000000123.") and version == 1
+    if router == "hash":
+        assert c.get(key)[2] == "hit"
+    if router == "distcache":
+        # Two-choice: the next read goes to the other (less-loaded) layer's candidate, which
+        # misses and fills it; after that both layers hold a copy.
+        assert c.get(key)[2] == "miss"
+        assert c.get(key)[2] == "hit"
+    assert c.get("k999999999999999") is None  # no such row: nothing cached, no error
+    s = c.stats()
+    assert s["reads"] == s["hits"] + s["misses"] + s["delayed_hits"] + s["bypass"]
+    assert s["db_reads"] == s["misses"] + s["bypass"]
+    assert len(c.copies(key)) == {"hash": 1, "random": REPLICAS, "distcache": 2}[router]
+
+
+def test_bench_hit_rate_and_no_wrong_values(tier: dict[str, Any]) -> None:
+    c = _client(tier, "hash", db_connections=8)
+    c.flush_all()
+    assert c.prefill(ROWS, 1) == ROWS
+    report = c.bench({"threads": 8, "requests": 4000, "rows": ROWS, "max_seconds": 60})
+    assert report["wrong_values"] == 0 and report["errors"] == 0 and report["missing"] == 0
+    assert report["requests"] == 4000
+    # 16 MB per replica holds all 5,000 rows: every read hits after the pre-fill.
+    assert report["hit_rate"] > 0.99
+    assert sum(report["replica_requests"]) == 4000
+    assert len(report["thread_cpu_ns"]) == 8 and report["projected_ns"] > 0
+
+
+def _hammer(c: Any, router: str, hot: list[str], seconds: float) -> list[str]:
+    """3 writers and 5 readers on the hot keys; returns the violations seen."""
+    acked: dict[str, int] = dict.fromkeys(hot, 0)
+    written: dict[tuple[str, int], str] = {}
+    lock = threading.Lock()
+    problems: list[str] = []
+    for key in hot:  # every hot row exists before the readers start
+        version = c.put(key, "init")
+        written[(key, version)] = "init"
+        acked[key] = version
+    stop = time.monotonic() + seconds
+
+    def writer(w: int) -> None:
+        n = 0
+        while time.monotonic() < stop and n < 400:
+            key = hot[(w + n) % len(hot)]
+            value = f"w{w}-{n}"
+            version = c.put(key, value)
+            # The write is acknowledged: from now on no read may return an older version.
+            with lock:
+                written[(key, version)] = value
+                acked[key] = max(acked[key], version)
+            n += 1
+
+    def reader(r: int) -> None:
+        n = 0
+        while time.monotonic() < stop and n < 3000:
+            key = hot[(r * 7 + n) % len(hot)]
+            with lock:
+                floor = acked[key]
+            got = c.get(key, r * 100_000 + n)
+            if got is None:
+                problems.append(f"{router}: {key} vanished")
+                return
+            value, version, _ = got
+            if version < floor:
+                problems.append(f"{router}: stale {key} v{version} < acked v{floor}")
+            with lock:
+                expect = written.get((key, version))
+            if expect is not None and expect != value:
+                problems.append(f"{router}: {key} v{version} is {value!r}, written {expect!r}")
+            n += 1
+
+    threads = [threading.Thread(target=writer, args=(w,)) for w in range(3)]
+    threads += [threading.Thread(target=reader, args=(r,)) for r in range(5)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return problems
+
+
+@pytest.mark.parametrize("router", ["distcache", "random", "hash"])
+def test_concurrent_writes_never_leave_stale_reads(tier: dict[str, Any], router: str) -> None:
+    """Writers and readers on a few hot keys: a read that starts after a write returned never
+    sees an older version, and every value read is the one written with its version."""
+    # Rows beyond the loaded ones (inserted by the first write): the benchmarks never read them.
+    hot = [_key(ROWS + 100 + i) for i in range(6)]
+    c = _client(tier, router, db_connections=6)
+    problems = _hammer(c, router, hot, 1.5)
+    assert not problems, problems[:5]
+    s = c.stats()
+    assert s["writes"] > 0 and s["reads"] > 0 and s["invalidations"] > 0
+
+
+def test_replica_killed_mid_run_then_rejoins(tier: dict[str, Any]) -> None:
+    services = tier["services"]
+    c = _client(tier, "hash", db_connections=4)
+    c.flush_all()
+    c.prefill(ROWS, 1)
+    result: dict[str, Any] = {}
+
+    def run() -> None:
+        result["r"] = c.bench({"threads": 4, "requests": 60_000, "rows": ROWS, "max_seconds": 20})
+
+    t = threading.Thread(target=run)
+    t.start()
+    time.sleep(0.4)
+    services.kill_replica(1)
+    t.join()
+    r = result["r"]
+    assert r["errors"] == 0, r["first_error"]
+    assert r["wrong_values"] == 0 and r["missing"] == 0
+    assert r["stats"]["bypass"] > 0, "keys of the dead replica were served by the database"
+    assert not c.replicas()[1]["up"]
+    services.restart_replica(1)
+    deadline = time.monotonic() + 10
+    while not c.replicas()[1]["up"] and time.monotonic() < deadline:
+        c.bench({"threads": 2, "requests": 500, "rows": ROWS, "max_seconds": 5})
+        time.sleep(0.05)
+    rep = c.replicas()[1]
+    assert rep["up"] and rep["epoch"] >= 1, rep
+    after = c.bench({"threads": 4, "requests": 3000, "rows": ROWS, "max_seconds": 20})
+    assert after["wrong_values"] == 0 and after["errors"] == 0
+    assert after["replica_requests"][1] > 0, "the replica serves its keys again"
+
+
+def test_postgres_restart_bounded_retries(tier: dict[str, Any]) -> None:
+    services = tier["services"]
+    impatient = _client(tier, "hash", db_attempts=3, db_backoff_s=0.01, db_max_backoff_s=0.02)
+    patient = _client(tier, "hash", db_attempts=40, db_backoff_s=0.05, db_max_backoff_s=0.25)
+    impatient.flush_all()
+    services.stop_postgres()
+    try:
+        with pytest.raises(SuperlinearError, match="gave up after 3 attempts"):
+            impatient.get(_key(77))
+        restarter = threading.Timer(0.5, services.start_postgres)
+        restarter.start()
+        got = patient.get(_key(78))  # waits through the restart with backoff
+        restarter.join()
+        assert got is not None and got[0].startswith("v0000000001.000000000000078.")
+        assert patient.stats()["db_retries"] > 0
+    finally:
+        if not services.status()["postgres"]["alive"]:
+            services.start_postgres()
+    assert impatient.get(_key(79)) is not None  # reconnects after the restart
+
+
+def test_cli_bench_json_and_errors(tier: dict[str, Any], cli: Any, tmp_path: Path) -> None:
+    r = cli("cache", "bench", "--dir", tier["dir"], "--replicas", "2", "--requests", "2000", "--rows", str(ROWS),
+            "--router", "distcache", "--dist", "zipf:0.99", "--json")
+    assert r.returncode == 0, r.stderr
+    row = json.loads(r.stdout)["row"]
+    assert row["requests"] == 2000 and row["wrong_values"] == 0 and row["k"] == 2
+    r = cli("cache", "bench", "--dir", str(tmp_path / "none"))
+    assert r.returncode == 2 and "cache up" in r.stderr and "Traceback" not in r.stderr
+    r = cli("cache", "bench", "--memcached", tier["replicas"][0], "--postgres", "host=x bogus")
+    assert r.returncode == 2 and "bogus" in r.stderr
+    r = cli("cache", "bench", "--dir", tier["dir"], "--router", "nope", "--requests", "10")
+    assert r.returncode == 2 and "unknown router" in r.stderr
+
+
+def test_distcache_balances_skew_in_simulation() -> None:
+    """Deterministic routing of Zipf keys (no servers): two-choice keeps max/mean ≤ 1.2."""
+    for dist in ("zipf:0.9", "zipf:0.99"):
+        hash_loads = _native.cache_route_sim("hash", 16, dist, 1_000_000, 200_000, 3)
+        dc_loads = _native.cache_route_sim("distcache", 16, dist, 1_000_000, 200_000, 3)
+        ratio = [max(x) * len(x) / sum(x) for x in (hash_loads, dc_loads)]
+        assert ratio[1] <= 1.2 < 1.3 <= ratio[0], (dist, ratio)
+
+
+def test_service_backed_study_end_to_end(tmp_path: Path) -> None:
+    """A miniature Fig. 11 through the same driver as `reproduce fig11`: servers up, COPY,
+    pre-fill, both routers, results in the shared schema, plots, servers down."""
+    from superlinear.experiments.cachetier_driver import _plot, findings, run_study
+    from superlinear.experiments.fig11 import CachePanel, CacheStudy
+    from superlinear.results import write_results
+
+    study = CacheStudy(name="fig11", description="mini", rows=3000, memory_mb=2, replicas=2,
+                       panels=(CachePanel("joint", "mini", ("hash", "random"), (1, 2), requests=1500,
+                                          threads_per_replica=2, db_per_replica=2),),
+                       max_seconds_per_run=30)
+    rows = run_study(study, None, tmp_path, show_progress=False)
+    assert [(r["dispatch"], r["k"]) for r in rows] == [("hash", 1), ("hash", 2), ("random", 1), ("random", 2)]
+    for r in rows:
+        assert r["wrong_values"] == 0 and r["errors"] == 0 and r["requests"] == 1500
+        assert r["speedup_work"] is not None and r["speedup_projected"] is not None
+        assert sum(r["replica_requests"]) == 1500 and len(r["replica_requests"]) == r["k"]
+    assert rows[0]["speedup_work"] == pytest.approx(1.0) and rows[0]["speedup_eq3"] == pytest.approx(1.0)
+    write_results(tmp_path, "fig11", {"mini": True}, rows)
+    assert (tmp_path / "result.csv").exists() and json.loads((tmp_path / "result.json").read_text())["rows"]
+    assert {p.name for p in _plot(tmp_path, study, rows)} == {"fig11-joint.png", "fig11-joint.svg"}
+    assert any("wrong values" in line for line in findings(study, rows))
