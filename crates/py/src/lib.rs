@@ -13,8 +13,8 @@ use superlinear_core::workers::{AlgoSpec, REGISTRY as WORKERS};
 use superlinear_core::workload::{read_trace as core_read_trace, write_binary_trace, write_text_trace, WorkloadSpec};
 use superlinear_core::{bench, busy, dispatch, Error};
 
-mod sched;
 mod cachetier;
+mod sched;
 
 create_exception!(_native, SuperlinearError, PyException, "A user-facing error: a bad parameter or input file.");
 
