@@ -62,7 +62,7 @@ def experiment(quick: bool = False) -> Experiment:
     m_single = 10_000
     panel_c = Panel(
         name="c",
-        title=f"Goodput, k worker threads on one core (dispatcher on another), uniform (m = {m_single:,})",
+        title=f"Goodput, k threads on one core, uniform (m = {m_single:,})",
         workload=Workload("uniform", m_single),
         series=_both(lists),
         ks=KS_SINGLE_CORE_QUICK if quick else KS_SINGLE_CORE_FULL,
