@@ -79,7 +79,11 @@ impl<'a> FlowBalance<'a> {
     /// The flow of `object` cached during step `t` (time only moves forward).
     fn cached_flow(&mut self, object: u32, t: u64) -> f64 {
         let nodes = &self.net.objects[object as usize];
-        if nodes.times.first().map_or(true, |&p| t < p) || t >= nodes.end {
+        let before_first = match nodes.times.first() {
+            Some(&p) => t < p,
+            None => true,
+        };
+        if before_first || t >= nodes.end {
             return 0.0;
         }
         let mut k = self.cursor[object as usize];
