@@ -5,11 +5,13 @@
 //! out, or being fetched (and when the fill arrives); equal states keep the cheaper history.
 //! Two decision spaces:
 //!
-//! * [`Model::AtFills`], the simulator's: at each fill, evict any cached objects and admit the
-//!   arriving object or not (exactly what an [`crate::EvictionPolicy`] can answer);
+//! * [`Model::AtFills`]: evictions only when a fill arrives (any cached objects), the arriving
+//!   object admitted or not: everything an online policy of the simulator can do;
 //! * [`Model::AnyTime`], the thesis' §2.3.2: at every step any cached objects may be evicted
-//!   (Eq. 2.6), arriving objects admitted or not (Eq. 2.5). Belatedly's flow network is this
-//!   model (Theorem 1), so its integral optimum equals this one.
+//!   (Eq. 2.6), arriving objects admitted or not (Eq. 2.5); the simulator plays it for policies
+//!   that [evict any time](crate::EvictionPolicy::evicts_any_time). Belatedly's flow network
+//!   is this model (Theorem 1): its integral optimum equals this one (tested against HiGHS's
+//!   MIP solver in `tests/test_latency.py`).
 
 use crate::trace::MissLatency;
 use std::collections::HashMap;

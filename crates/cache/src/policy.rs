@@ -1,10 +1,13 @@
 //! The one eviction-policy interface of the delayed-hits simulator.
 //!
 //! The simulator classifies every request (true hit, delayed hit, miss) and tells the policy;
-//! when a fill arrives it asks the policy what to do, because in this model (thesis §2.3.2)
-//! admission and eviction happen only when a fill arrives: evict any cached objects (usually
-//! none, or one to make room) and admit the arriving object or not. A policy keeps whatever
-//! order it needs; the simulator checks its answers against the cache contents and capacity.
+//! when a fill arrives it asks the policy what to do: an object enters the cache only when its
+//! fill arrives (thesis Eq. 2.5), and then the policy may evict cached objects (usually one, to
+//! make room) and admit or bypass the arriving one. The thesis' model also allows evictions at
+//! any step (Eq. 2.6); online policies never need them, but a latency-optimal schedule does
+//! (it may forgo a hit so that a miss starts a fetch early, §2.3.1), so a policy may ask for a
+//! call at every step. A policy keeps whatever order it needs; the simulator checks its answers
+//! against the cache contents and the capacity.
 
 use crate::trace::MissLatency;
 
@@ -43,4 +46,13 @@ pub trait EvictionPolicy {
     /// entry) and return whether to admit the arriving one; admitting into a full cache needs an
     /// eviction.
     fn on_fill(&mut self, object: u32, now: u64, full: bool, evict: &mut Vec<u32>) -> bool;
+
+    /// Whether the policy evicts between fills too; asked once, before the first step.
+    fn evicts_any_time(&self) -> bool {
+        false
+    }
+
+    /// At the start of step `now`, before its fills and its request (only for policies that
+    /// [evict any time](Self::evicts_any_time)): push cached objects to evict onto `evict`.
+    fn on_step(&mut self, _now: u64, _evict: &mut Vec<u32>) {}
 }

@@ -1,8 +1,8 @@
 //! The delayed-hits simulator (thesis §2.3.2): discrete time, one request per step. A miss
 //! costs Z and starts a fetch that fills Z steps later; a request t steps after an outstanding
 //! miss on the same object costs Z − t (a delayed hit); a true hit costs 0. Fills arrive at the
-//! start of their step, before that step's request, and are the only moments at which the
-//! policy admits or evicts.
+//! start of their step, before that step's request; an object is admitted only when its fill
+//! arrives, and evicted then or, for policies that ask, at the start of any step (Eq. 2.6).
 //!
 //! [`Timing::Classical`] is the textbook model the thesis contrasts it with: a fill completes
 //! before the next request, so there are no delayed hits and latency is Z per miss. Its miss rate
@@ -125,9 +125,19 @@ pub fn simulate<P: EvictionPolicy + ?Sized>(
     };
     let mut len = 0usize;
     let mut evict = Vec::new();
+    let any_time = policy.evicts_any_time();
     let mut r = SimReport { requests: requests.len() as u64, ..SimReport::default() };
     for (t, &object) in requests.iter().enumerate() {
         let now = t as u64;
+        if any_time {
+            evict.clear();
+            policy.on_step(now, &mut evict);
+            for &v in &evict {
+                assert!(cached[v as usize], "policy evicted object {v}, which is not cached");
+                cached[v as usize] = false;
+                len -= 1;
+            }
+        }
         while let Some(f) = fills.pop_due(now) {
             fill_at[f as usize] = NO_FILL;
             evict.clear();

@@ -295,6 +295,7 @@ impl LatencyLp {
                 "rounding",
                 match o.rounding {
                     Rounding::Threshold => "threshold".to_string(),
+                    Rounding::Classes => "classes".to_string(),
                     Rounding::Random(s) => format!("random:{s}"),
                 },
             )?;

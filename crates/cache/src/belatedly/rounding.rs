@@ -3,15 +3,16 @@
 //!
 //! At a fill the policy admits the object with the probability that the flow arriving at that
 //! node stays cached (randomised rounding), or when that probability is at least ½ (threshold
-//! rounding). Cached objects that the fractional schedule no longer caches at all leave. When
-//! the cache is still full, of the cached objects and the arriving one the object with the least
-//! cached flow at this moment (the most unbalanced against the fractional schedule) does not
-//! stay; ties go to the later next request. Every decision happens at a fill, so the schedule is
-//! feasible in the simulator's model by construction, and an integral flow that a simulated
-//! schedule induces is replayed with that schedule's latency.
+//! rounding). A cached object leaves as soon as the fractional schedule no longer caches any of
+//! it (at its own nodes, at any step, as Eq. 2.6 allows: this is how the optimum forgoes a hit
+//! to start a fetch early). When a fill finds the cache full, of the cached objects and the
+//! arriving one the object with the least cached flow at this moment (the most unbalanced
+//! against the fractional schedule) does not stay; ties go to Bélády-AD's lowest rank. The
+//! schedule is feasible by construction, and an integral flow is replayed exactly: its latency
+//! is the flow's.
 
 use super::network::FlowNetwork;
-use crate::future::{Future, NextRequests};
+use crate::future::{Future, NextRequests, NEVER};
 use crate::policies::members::Members;
 use crate::policy::{EvictionPolicy, Outcome};
 use crate::sim::{simulate, SimReport, Timing};
@@ -19,15 +20,25 @@ use crate::trace::MissLatency;
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use superlinear_core::mad::Rank;
 
-/// Cached flow below this is none (solver tolerance).
-const FLOW_EPSILON: f64 = 1e-9;
+/// Flows are compared in units of this (solver tolerance): closer flows are equal.
+const FLOW_QUANTUM: f64 = 1e-6;
+
+/// Eviction order, lowest first: cached flow in quanta, then Bélády-AD's rank (Eq. 2.45), the
+/// later next request, the object.
+type Balance = (u64, Rank, Reverse<u64>, u32);
 
 /// How admission probabilities become decisions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Rounding {
-    /// Admit when the probability is at least ½.
+    /// Admit when the probability is at least ½; evict by the flow, then Bélády-AD's rank.
     Threshold,
+    /// Admit whatever the flow admits in part; evict objects with no flow, then those with part
+    /// of it by Bélády-AD's rank, then whole ones: the fractional part decided by the offline
+    /// proxy of §2.5.1 instead of by flow sizes.
+    Classes,
     /// Admit with the probability, drawn from a generator with this seed.
     Random(u64),
 }
@@ -50,6 +61,8 @@ pub struct FlowBalance<'a> {
     /// Per object, the node interval holding the current time.
     cursor: Vec<usize>,
     cached: Members,
+    /// Cached objects' next node times, earliest first (stale once the object left).
+    nodes_ahead: BinaryHeap<Reverse<(u64, u32)>>,
     future: Future,
     next: NextRequests,
 }
@@ -61,7 +74,7 @@ impl<'a> FlowBalance<'a> {
         let future = Future::new(requests, objects, z);
         let next = NextRequests::new(&future, objects);
         let seed = match rounding {
-            Rounding::Threshold => 0,
+            Rounding::Threshold | Rounding::Classes => 0,
             Rounding::Random(s) => s,
         };
         Self {
@@ -71,6 +84,7 @@ impl<'a> FlowBalance<'a> {
             rng: Pcg64Mcg::seed_from_u64(seed),
             cursor: vec![0; objects],
             cached: Members::new(objects),
+            nodes_ahead: BinaryHeap::new(),
             future,
             next,
         }
@@ -92,6 +106,32 @@ impl<'a> FlowBalance<'a> {
         }
         self.cursor[object as usize] = k;
         self.x[nodes.first_var + 2 * k]
+    }
+
+    /// Watches `object`'s next node after `t`, where its cached flow may drop.
+    fn watch(&mut self, object: u32, t: u64) {
+        let times = &self.net.objects[object as usize].times;
+        if let Some(&p) = times.get(times.partition_point(|&p| p <= t)) {
+            self.nodes_ahead.push(Reverse((p, object)));
+        }
+    }
+
+    /// The eviction order of `object` at `t`.
+    fn balance(&mut self, object: u32, t: u64) -> Balance {
+        let mut flow = (self.cached_flow(object, t) / FLOW_QUANTUM).round().max(0.0) as u64;
+        if self.rounding == Rounding::Classes {
+            let whole = (1.0 / FLOW_QUANTUM) as u64;
+            flow = if flow == 0 {
+                0
+            } else if flow >= whole {
+                2
+            } else {
+                1
+            };
+        }
+        let next = self.next.of(object);
+        let rank = if next == NEVER { Rank::ZERO } else { Rank::new(self.future.aggregate_delay(next), next - t) };
+        (flow, rank, Reverse(next), object)
     }
 
     /// Of the flow at `object`'s node at `t`, the share that stays cached (0 without a node).
@@ -120,20 +160,21 @@ impl EvictionPolicy for FlowBalance<'_> {
         let p = self.admit_probability(object, now);
         let admit = match self.rounding {
             Rounding::Threshold => p >= 0.5,
+            Rounding::Classes => p > 0.0,
             Rounding::Random(_) => self.rng.gen::<f64>() < p,
         };
         // Flow balance: the cached flow of every cached object now, and the arriving one's.
-        let mut keyed: Vec<(f64, Reverse<u64>, u32)> = Vec::with_capacity(self.cached.as_slice().len() + 1);
+        let mut keyed: Vec<Balance> = Vec::with_capacity(self.cached.as_slice().len() + 1);
         for i in 0..self.cached.as_slice().len() {
             let o = self.cached.as_slice()[i];
-            keyed.push((self.cached_flow(o, now), Reverse(self.next.of(o)), o));
+            keyed.push(self.balance(o, now));
         }
-        for &(flow, _, o) in &keyed {
-            if flow <= FLOW_EPSILON {
-                evict.push(o);
+        for b in &keyed {
+            if b.0 == 0 {
+                evict.push(b.3);
             }
         }
-        keyed.retain(|k| k.0 > FLOW_EPSILON);
+        keyed.retain(|b| b.0 > 0);
         if !admit {
             for &o in evict.iter() {
                 self.cached.remove(o);
@@ -142,12 +183,8 @@ impl EvictionPolicy for FlowBalance<'_> {
         }
         let mut stays = true;
         if full && evict.is_empty() {
-            keyed.push((self.cached_flow(object, now), Reverse(self.next.of(object)), object));
-            let victim = keyed
-                .iter()
-                .min_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)))
-                .expect("candidates include the arriving object")
-                .2;
+            keyed.push(self.balance(object, now));
+            let victim = keyed.iter().min().expect("candidates include the arriving object").3;
             if victim == object {
                 stays = false;
             } else {
@@ -159,12 +196,35 @@ impl EvictionPolicy for FlowBalance<'_> {
         }
         if stays {
             self.cached.insert(object);
+            self.watch(object, now);
         }
         stays
     }
+
+    fn evicts_any_time(&self) -> bool {
+        true
+    }
+
+    fn on_step(&mut self, now: u64, evict: &mut Vec<u32>) {
+        while let Some(&Reverse((at, o))) = self.nodes_ahead.peek() {
+            if at > now {
+                break;
+            }
+            self.nodes_ahead.pop();
+            if !self.cached.contains(o) {
+                continue;
+            }
+            if self.balance(o, now).0 == 0 {
+                self.cached.remove(o);
+                evict.push(o);
+            } else {
+                self.watch(o, now);
+            }
+        }
+    }
 }
 
-/// Rounds `x` once by threshold and `random` times at random (seeds `seed`, `seed + 1`, ...),
+/// Rounds `x` by threshold, by classes and `random` times at random (seeds `seed`, `seed + 1`, ...),
 /// replaying each schedule in the simulator.
 pub fn round_schedules(
     net: &FlowNetwork,
@@ -175,7 +235,8 @@ pub fn round_schedules(
     seed: u64,
 ) -> Vec<RoundingOutcome> {
     let objects = net.objects.len();
-    std::iter::once(Rounding::Threshold)
+    [Rounding::Threshold, Rounding::Classes]
+        .into_iter()
         .chain((0..random as u64).map(|i| Rounding::Random(seed + i)))
         .map(|rounding| {
             let mut policy = FlowBalance::new(net, x, requests, z, rounding);
