@@ -288,13 +288,16 @@ def belatedly(trace: Trace, z: int | None, capacity: int, rounds: int = 4, seed:
     options: dict[str, Any] = {}
     if time_limit is not None:
         options["time_limit"] = time_limit
-    res = linprog(np.asarray(a["cost"]), A_eq=matrix, b_eq=np.asarray(a["rhs"]),
-                  bounds=np.column_stack([a["lower"], a["upper"]]), method="highs-ipm", options=options)
+    if a["cost"]:
+        res = linprog(np.asarray(a["cost"]), A_eq=matrix, b_eq=np.asarray(a["rhs"]),
+                      bounds=np.column_stack([a["lower"], a["upper"]]), method="highs-ipm", options=options)
+        if res.status != 0 or res.x is None:
+            raise SuperlinearError(f"HiGHS did not solve Belatedly's LP: {res.message}")
+        x, objective = [float(v) for v in res.x], float(res.fun)
+    else:
+        x, objective = [], 0.0  # no caching decision: every object is fetched once
     t2 = time.perf_counter()
-    if res.status != 0 or res.x is None:
-        raise SuperlinearError(f"HiGHS did not solve Belatedly's LP: {res.message}")
-    x = [float(v) for v in res.x]
-    bound = float(res.fun) + a["constant"]
+    bound = objective + a["constant"]
     roundings = list(lp.round(x, rounds, seed))
     best = min(roundings, key=lambda r: r["latency"])
     intervals = 2 * size["intervals"]
