@@ -135,7 +135,7 @@ def test_run_writes_results_and_plots(cli: Cli, tmp_path: Path) -> None:
             at = {row["policy"]: row for row in rows if row["z"] == z and row["capacity"] == c}
             assert at["belatedly-lp"]["mean_latency"] <= at["belatedly"]["mean_latency"] + 1e-9
             assert at["belatedly-lp"]["mean_latency"] <= at["belady-ad"]["mean_latency"] + 1e-9
-            if z == 300:  # many delayed hits: the classical model's estimate is far too low
+            if (z, c) == (300, 20):  # many delayed hits: the classical estimate is far too low
                 assert at["lru"]["amat_latency"] < 0.9 * at["lru"]["mean_latency"]
     assert (out / "result.csv").stat().st_size > 0
     for name in ("latency-vs-z", "latency-vs-size", "amat-vs-true"):
