@@ -160,12 +160,60 @@ impl MadRecord {
         self.delay.rank(now.saturating_sub(self.last_access))
     }
 
-    /// The eviction order of recency-based MAD, lowest first: the rank, then the older last
-    /// access (distinct for distinct objects), so the victim never depends on scan order.
+    /// The reciprocal of the estimate, `NumWindows / CumulativeDelay` (infinite before the
+    /// first request): what [`recency_victim`] scans.
     #[inline]
-    pub fn eviction_order(&self, now: u64) -> (Rank, u64) {
-        (self.recency_rank(now), self.last_access)
+    pub fn inverse_delay(&self) -> f64 {
+        if self.delay.cumulative == 0 {
+            f64::INFINITY
+        } else {
+            self.delay.windows as f64 / self.delay.cumulative as f64
+        }
     }
+}
+
+/// Recency-based MAD's victim (LRU-MAD, ARC-MAD): of candidates given as parallel arrays of
+/// last access times and [inverse delays](MadRecord::inverse_delay), the one with the lowest
+/// rank, i.e. the largest `(now - last) * inverse_delay`; ties go to the older last access
+/// (distinct for distinct objects), so the victim never depends on the order of the arrays.
+///
+/// Eviction scans the whole cache, as the thesis' prototype scans a cache set (§2.6.2); the scan
+/// runs in eight independent lanes over plain `f64` arrays so the compiler vectorises it.
+pub fn recency_victim(now: u64, last: &[f64], inverse_delay: &[f64]) -> Option<usize> {
+    const LANES: usize = 8;
+    let n = last.len().min(inverse_delay.len());
+    let now = now as f64;
+    let mut key = [f64::NEG_INFINITY; LANES];
+    let mut oldest = [f64::INFINITY; LANES];
+    let mut at = [usize::MAX; LANES];
+    let better = |k: f64, l: f64, bk: f64, bl: f64| k > bk || (k == bk && l < bl);
+    let full = n - n % LANES;
+    for base in (0..full).step_by(LANES) {
+        for j in 0..LANES {
+            let i = base + j;
+            let k = (now - last[i]) * inverse_delay[i];
+            if better(k, last[i], key[j], oldest[j]) {
+                key[j] = k;
+                oldest[j] = last[i];
+                at[j] = i;
+            }
+        }
+    }
+    for i in full..n {
+        let k = (now - last[i]) * inverse_delay[i];
+        if better(k, last[i], key[0], oldest[0]) {
+            key[0] = k;
+            oldest[0] = last[i];
+            at[0] = i;
+        }
+    }
+    let mut best = 0;
+    for j in 1..LANES {
+        if at[j] != usize::MAX && (at[best] == usize::MAX || better(key[j], oldest[j], key[best], oldest[best])) {
+            best = j;
+        }
+    }
+    (at[best] != usize::MAX).then_some(at[best])
 }
 
 #[cfg(test)]
@@ -229,17 +277,38 @@ mod tests {
         r.on_access(10, 4);
         r.on_access(11, 4); // same window: 4 + 3
         assert_eq!(r.recency_rank(21), Rank::new(7, 10));
-        // Equal ranks: the older object goes first.
-        let mut old = MadRecord::default();
-        old.on_access(1, 4);
-        let mut young = MadRecord::default();
-        young.on_access(3, 4);
-        young.on_access(4, 4); // 4 + 3 = 7 over one window, rank 7 / (now - 4)
-        let now = 25; // old: 4 / 24 = 1/6; young: 7 / 21 = 1/3
-        assert!(old.eviction_order(now) < young.eviction_order(now));
-        let mut twin = MadRecord::default();
-        twin.on_access(13, 4); // 4 / 12 = 1/3 as well, but accessed after young
+        assert!((r.inverse_delay() - 1.0 / 7.0).abs() < 1e-15);
+        assert_eq!(MadRecord::default().inverse_delay(), f64::INFINITY);
+    }
+
+    #[test]
+    fn victim_scan_lowest_rank_then_oldest() {
+        let record = |accesses: &[u64]| {
+            let mut r = MadRecord::default();
+            for &t in accesses {
+                r.on_access(t, 4);
+            }
+            r
+        };
+        let now = 25;
+        // old: 4 / 24 = 1/6 (lowest); young: 7 / 21 = 1/3; twin: 4 / 12 = 1/3 but younger.
+        let (old, young, twin) = (record(&[1]), record(&[3, 4]), record(&[13]));
         assert_eq!(twin.recency_rank(now), young.recency_rank(now));
-        assert!(young.eviction_order(now) < twin.eviction_order(now));
+        let scan = |rs: &[MadRecord]| {
+            let last: Vec<f64> = rs.iter().map(|r| r.last_access as f64).collect();
+            let inv: Vec<f64> = rs.iter().map(MadRecord::inverse_delay).collect();
+            recency_victim(now, &last, &inv)
+        };
+        assert_eq!(scan(&[young, old, twin]), Some(1));
+        assert_eq!(scan(&[twin, young]), Some(1)); // equal ranks: the older one
+        assert_eq!(scan(&[young, twin]), Some(0));
+        assert_eq!(scan(&[]), None);
+        // More than one lane's worth, the victim in the tail and in the middle.
+        let mut many: Vec<MadRecord> = (0..19).map(|i| record(&[i + 5, i + 6])).collect();
+        assert_eq!(scan(&many), Some(0)); // all 7 / (25 - last): the oldest has the lowest rank
+        many.push(old);
+        assert_eq!(scan(&many), Some(19));
+        many.swap(7, 19);
+        assert_eq!(scan(&many), Some(7));
     }
 }

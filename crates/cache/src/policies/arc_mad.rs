@@ -6,6 +6,7 @@ use super::arc::{ArcCache, ListVictim};
 use super::lists::Lists;
 use super::mad_table::MadTable;
 use crate::policy::PolicyContext;
+use superlinear_core::mad::recency_victim;
 
 /// The lowest MAD rank of a list.
 pub struct LowestRank {
@@ -18,10 +19,10 @@ impl ListVictim for LowestRank {
     }
 
     fn pick(&self, lists: &Lists<4>, list: usize, now: u64) -> u32 {
-        lists
-            .iter(list)
-            .min_by_key(|&o| self.table.get(o).eviction_order(now))
-            .expect("REPLACE picks from a non-empty list")
+        let members: Vec<u32> = lists.iter(list).collect();
+        let last: Vec<f64> = members.iter().map(|&o| self.table.get(o).last_access as f64).collect();
+        let inverse: Vec<f64> = members.iter().map(|&o| self.table.get(o).inverse_delay()).collect();
+        members[recency_victim(now, &last, &inverse).expect("REPLACE picks from a non-empty list")]
     }
 }
 

@@ -14,7 +14,7 @@
 
 use crate::busy::{iterations_per_cycle, spin_iterations, BusyLoop};
 use crate::hash::Fmix64Build;
-use crate::mad::MadRecord;
+use crate::mad::{recency_victim, MadRecord};
 use crate::worker::Worker;
 use std::collections::hash_map::Entry;
 use std::collections::{HashMap, VecDeque};
@@ -58,6 +58,9 @@ pub struct DelayedHitsCache {
     now: u64,
     keys: HashMap<u64, KeyState, Fmix64Build>,
     slots: Vec<Slot>,
+    /// Per slot, the last access and inverse delay of its record, for [`recency_victim`].
+    last: Vec<f64>,
+    inverse_delay: Vec<f64>,
     /// Most recently used slot.
     head: u32,
     /// Least recently used slot.
@@ -88,6 +91,8 @@ impl DelayedHitsCache {
             now: 0,
             keys: HashMap::with_capacity_and_hasher(4 * capacity, Fmix64Build),
             slots: Vec::with_capacity(capacity),
+            last: Vec::with_capacity(capacity),
+            inverse_delay: Vec::with_capacity(capacity),
             head: NIL,
             tail: NIL,
             fills: VecDeque::new(),
@@ -146,13 +151,7 @@ impl DelayedHitsCache {
         match self.eviction {
             Eviction::Recency => self.tail,
             Eviction::Mad => {
-                let (i, _) = self
-                    .slots
-                    .iter()
-                    .enumerate()
-                    .min_by_key(|(_, s)| s.record.eviction_order(now))
-                    .expect("a full cache has slots");
-                i as u32
+                recency_victim(now, &self.last, &self.inverse_delay).expect("a full cache has slots") as u32
             }
         }
     }
@@ -165,6 +164,8 @@ impl DelayedHitsCache {
         };
         let slot = if self.slots.len() < self.capacity {
             self.slots.push(Slot { key, record, prev: NIL, next: NIL });
+            self.last.push(0.0);
+            self.inverse_delay.push(0.0);
             (self.slots.len() - 1) as u32
         } else {
             let v = self.victim(now);
@@ -175,7 +176,15 @@ impl DelayedHitsCache {
             v
         };
         self.push_front(slot);
+        self.mirror(slot);
         self.keys.insert(key, KeyState::Cached(slot));
+    }
+
+    /// Copies a slot's record into the scan arrays.
+    fn mirror(&mut self, slot: u32) {
+        let r = &self.slots[slot as usize].record;
+        self.last[slot as usize] = r.last_access as f64;
+        self.inverse_delay[slot as usize] = r.inverse_delay();
     }
 
     fn burn_wait(&self, wait: u64) {
@@ -205,6 +214,7 @@ impl Worker for DelayedHitsCache {
             KeyState::Cached(slot) => {
                 let slot = *slot;
                 self.slots[slot as usize].record.on_access(now, z);
+                self.mirror(slot);
                 self.hits += 1;
                 if slot != self.head {
                     self.unlink(slot);
