@@ -182,38 +182,33 @@ impl MadRecord {
 pub fn recency_victim(now: u64, last: &[f64], inverse_delay: &[f64]) -> Option<usize> {
     const LANES: usize = 8;
     let n = last.len().min(inverse_delay.len());
+    if n == 0 {
+        return None;
+    }
     let now = now as f64;
-    let mut key = [f64::NEG_INFINITY; LANES];
-    let mut oldest = [f64::INFINITY; LANES];
-    let mut at = [usize::MAX; LANES];
-    let better = |k: f64, l: f64, bk: f64, bl: f64| k > bk || (k == bk && l < bl);
+    let key = |i: usize| (now - last[i]) * inverse_delay[i];
+    // Pass 1: the largest key, lane by lane (a plain max the compiler turns into vector code).
+    let mut lanes = [f64::NEG_INFINITY; LANES];
     let full = n - n % LANES;
-    for base in (0..full).step_by(LANES) {
+    for (l, v) in last[..full].chunks_exact(LANES).zip(inverse_delay[..full].chunks_exact(LANES)) {
         for j in 0..LANES {
-            let i = base + j;
-            let k = (now - last[i]) * inverse_delay[i];
-            if better(k, last[i], key[j], oldest[j]) {
-                key[j] = k;
-                oldest[j] = last[i];
-                at[j] = i;
-            }
+            let k = (now - l[j]) * v[j];
+            lanes[j] = if k > lanes[j] { k } else { lanes[j] };
         }
     }
+    let mut best = lanes.iter().copied().fold(f64::NEG_INFINITY, |a, b| if b > a { b } else { a });
     for i in full..n {
-        let k = (now - last[i]) * inverse_delay[i];
-        if better(k, last[i], key[0], oldest[0]) {
-            key[0] = k;
-            oldest[0] = last[i];
-            at[0] = i;
+        let k = key(i);
+        best = if k > best { k } else { best };
+    }
+    // Pass 2: of the entries with that key, the oldest.
+    let mut at = usize::MAX;
+    for (i, (&l, &v)) in last[..n].iter().zip(&inverse_delay[..n]).enumerate() {
+        if (now - l) * v == best && (at == usize::MAX || l < last[at]) {
+            at = i;
         }
     }
-    let mut best = 0;
-    for j in 1..LANES {
-        if at[j] != usize::MAX && (at[best] == usize::MAX || better(key[j], oldest[j], key[best], oldest[best])) {
-            best = j;
-        }
-    }
-    (at[best] != usize::MAX).then_some(at[best])
+    (at != usize::MAX).then_some(at)
 }
 
 #[cfg(test)]
