@@ -259,7 +259,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     u = sub.add_parser("run", help="one run: algorithm, dispatcher, workload, k",
                        description="Run one configuration and print its accounting.")
-    u.add_argument("--algo", default="mtf", help="worker: static, mtf, tree, splay, lru:C, nocache, hashmap")
+    u.add_argument("--algo", default="mtf",
+                   help="worker: static, mtf, tree, splay, lru:C, lru-mad:C, lru-dh:C, nocache, hashmap")
     u.add_argument("--dispatch", default="hash", help="dispatcher: rr, random, hash")
     u.add_argument("--k", type=_positive, default=4, help="workers (default 4)")
     u.add_argument("--workload", choices=["uniform", "zipf"], default="uniform")

@@ -41,6 +41,23 @@ def _positive_int(text: str) -> int:
     return v
 
 
+def _non_negative_int(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"must not be negative, got {v}")
+    return v
+
+
+def _positive_number(text: str) -> float:
+    v = _number(text)
+    if not v > 0:
+        raise argparse.ArgumentTypeError(f"must be positive, got {text}")
+    return v
+
+
 def _number(text: str) -> float:
     try:
         v = float(text)
@@ -81,9 +98,14 @@ def _spec(args: argparse.Namespace) -> TraceSpec:
 def _zs(args: argparse.Namespace, trace: Trace) -> list[int | None]:
     """Z values: --z list (or 'trace' for the latency column), or --latency in time units."""
     if args.latency:
-        values = [float(v) for v in args.latency.split(",") if v.strip()]
-        if any(v <= 0 for v in values):
-            raise SuperlinearError("--latency: values must be positive")
+        values = []
+        for part in (p.strip() for p in args.latency.split(",") if p.strip()):
+            try:
+                values.append(float(part))
+            except ValueError:
+                raise SuperlinearError(f"--latency: '{part}' is not a number") from None
+        if not values or any(not v > 0 for v in values):
+            raise SuperlinearError("--latency: give positive numbers")
         return [trace.z_from_latency(v) for v in values]
     if args.z.strip() == "trace":
         if not trace.has_latencies:
@@ -350,7 +372,8 @@ def add_parser(sub: Any) -> None:
     r.add_argument("--belatedly", action="store_true",
                    help="add Belatedly's LP bound and rounded schedule (small traces)")
     r.add_argument("--belatedly-max", type=_positive_int, default=50_000, help="largest trace for --belatedly")
-    r.add_argument("--rounds", type=int, default=4, help="random roundings besides the threshold one (default 4)")
+    r.add_argument("--rounds", type=_non_negative_int, default=4,
+                   help="random roundings besides the threshold ones (default 4)")
     r.add_argument("--out", default="results/latency-run", help="output folder (default results/latency-run)")
     r.add_argument("--json", action="store_true", help="print result.json")
     r.set_defaults(func=cmd_run)
@@ -370,9 +393,10 @@ def add_parser(sub: Any) -> None:
     _trace_options(b, requests=20_000, objects=300)
     _z_options(b, "100")
     b.add_argument("--size", default="5%", help="cache size: objects or %% of objects (default 5%%)")
-    b.add_argument("--rounds", type=int, default=4, help="random roundings besides the threshold one (default 4)")
+    b.add_argument("--rounds", type=_non_negative_int, default=4,
+                   help="random roundings besides the threshold ones (default 4)")
     b.add_argument("--compare", default="lru,lru-mad,belady,belady-ad", help="policies to simulate alongside")
-    b.add_argument("--time-limit", type=_number, help="solver time limit in seconds")
+    b.add_argument("--time-limit", type=_positive_number, help="solver time limit in seconds")
     b.add_argument("--max-requests", type=_positive_int, default=200_000, help="refuse larger traces (default 200000)")
     b.add_argument("--out", default="results/latency-belatedly", help="output folder")
     b.add_argument("--json", action="store_true")
