@@ -302,7 +302,11 @@ def belatedly(trace: Trace, z: int | None, capacity: int, rounds: int = 4, seed:
     best = min(roundings, key=lambda r: r["latency"])
     intervals = 2 * size["intervals"]
     integral = all(v < 1e-6 or v > 1 - 1e-6 for v in x[:intervals])
-    mean_z = sum(trace.miss_latencies(z)[o] for o in trace.requests()) / len(trace) if z is None else float(z)
+    if z is None:
+        zs = trace.miss_latencies(None)
+        mean_z = sum(zs[o] for o in trace.requests()) / len(trace)
+    else:
+        mean_z = float(z)
     return BelatedlyResult(z=z, capacity=capacity, requests=len(trace), lower_bound=bound,
                            rounded_latency=int(best["latency"]), rounding=str(best["rounding"]),
                            roundings=roundings, variables=size["variables"], rows=size["rows"],

@@ -114,7 +114,7 @@ def _zs(args: argparse.Namespace, trace: Trace) -> list[int | None]:
     return list(_ints("--z", args.z))
 
 
-def _source(args: argparse.Namespace, trace: Trace) -> dict[str, Any]:
+def _source(args: argparse.Namespace) -> dict[str, Any]:
     if args.trace:
         return {"trace": args.trace}
     return {"generated": asdict(_spec(args))}
@@ -165,7 +165,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                    None)
         r["vs_lru"] = r["mean_latency"] / lru["mean_latency"] - 1 if lru and lru["mean_latency"] else None
     out = Path(args.out)
-    config = {"source": _source(args, trace), "requests": len(trace), "objects": trace.objects, "policies": names,
+    config = {"source": _source(args), "requests": len(trace), "objects": trace.objects, "policies": names,
               "z": [_fmt_z(z) for z in zs], "sizes": sizes, "belatedly": args.belatedly}
     path = write_results(out, "latency-sim", config, rows)
     from superlinear.latency_plots import plot_all
@@ -264,7 +264,7 @@ def cmd_belatedly(args: argparse.Namespace) -> int:
         r["vs_bound"] = r["mean_latency"] / b.lower_bound_mean - 1
         rows.append(r)
     out = Path(args.out)
-    config = {"source": _source(args, trace), "requests": len(trace), "objects": trace.objects, "z": _fmt_z(z),
+    config = {"source": _source(args), "requests": len(trace), "objects": trace.objects, "z": _fmt_z(z),
               "capacity": c, "rounds": args.rounds, "seed": args.seed}
     path = write_results(out, "latency-belatedly", config, rows)
     if args.json:
@@ -303,7 +303,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         s = latency.speed(trace, n, z, c)
         rows.append({**asdict(s), "z": z, "capacity": c, "objects": trace.objects})
     out = Path(args.out)
-    config = {"source": _source(args, trace), "requests": len(trace), "z": z, "capacity": c,
+    config = {"source": _source(args), "requests": len(trace), "z": z, "capacity": c,
               "trace_seconds_measured": gen_s}
     path = write_results(out, "latency-bench", config, rows)
     if args.json:

@@ -5,8 +5,8 @@
 //! Miss latency model: a miss's fill arrives Z = max(ρ, 1) of this worker's own requests later
 //! (its stream brings one request per hit time and a fetch lasts ρ hit times); requests for the
 //! key in between are delayed hits, admission and eviction happen when the fill arrives, and a
-//! request's work (and busy time) is 1 plus its wait, so work sums latency and with ρ ≤ 1 both
-//! workers make exactly the decisions of `lru:C`.
+//! request's work (and busy time) is 1, plus ρ for a miss and the remaining wait for a delayed
+//! hit, so work sums latency; with ρ ≤ 1 both workers are exactly `lru:C`.
 //!
 //! Cached keys sit in preallocated slots threaded on a recency list (`u32` links); MAD's victim
 //! is the lowest-ranked slot, found by a scan of the C slots per eviction, as in the thesis'
