@@ -259,7 +259,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     u = sub.add_parser("run", help="one run: algorithm, dispatcher, workload, k",
                        description="Run one configuration and print its accounting.")
-    u.add_argument("--algo", default="mtf", help="worker: static, mtf, tree, splay, lru:C, nocache, hashmap")
+    u.add_argument("--algo", default="mtf",
+                   help="worker: static, mtf, tree, splay, lru:C, lru-mad:C, lru-dh:C, nocache, hashmap")
     u.add_argument("--dispatch", default="hash", help="dispatcher: rr, random, hash")
     u.add_argument("--k", type=_positive, default=4, help="workers (default 4)")
     u.add_argument("--workload", choices=["uniform", "zipf"], default="uniform")
@@ -310,6 +311,10 @@ def build_parser() -> argparse.ArgumentParser:
     from superlinear.cache_cli import add_parser as add_cache_parser
 
     add_cache_parser(sub)
+
+    from superlinear.latency_cli import add_parser as add_latency_parser
+
+    add_latency_parser(sub)
 
     a = sub.add_parser("algorithms", help="list workers and dispatchers")
     a.add_argument("--json", action="store_true")

@@ -20,6 +20,7 @@ pub mod cputime;
 pub mod dispatch;
 pub mod hash;
 pub mod law;
+pub mod mad;
 pub mod run_config;
 pub mod runner;
 pub mod workload;

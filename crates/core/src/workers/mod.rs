@@ -3,6 +3,7 @@
 //! Adding a worker means one new file here and one line in [`REGISTRY`].
 
 mod balanced_tree;
+mod delayed_hits_cache;
 mod hash_map;
 mod lru_cache;
 mod move_to_front;
@@ -13,6 +14,7 @@ mod static_list;
 mod tree_arena;
 
 pub use balanced_tree::BalancedSearchTree;
+pub use delayed_hits_cache::{DelayedHitsCache, Eviction};
 pub use hash_map::HashMapWorker;
 pub use lru_cache::LruCache;
 pub use move_to_front::MoveToFrontList;
@@ -76,6 +78,20 @@ pub const REGISTRY: &[WorkerEntry] = &[
         takes_capacity: true,
         summary: "LRU cache of capacity C, rho cycles per miss (lru:C)",
         build: |_, p| Box::new(LruCache::new(p.capacity.unwrap_or(1), p.miss_cycles)),
+    },
+    WorkerEntry {
+        name: "lru-mad",
+        self_adjusting: true,
+        takes_capacity: true,
+        summary: "MAD cache (delayed hits: fills arrive Z = max(rho,1) own requests later)",
+        build: |_, p| Box::new(DelayedHitsCache::new(p.capacity.unwrap_or(1), p.miss_cycles, Eviction::Mad)),
+    },
+    WorkerEntry {
+        name: "lru-dh",
+        self_adjusting: true,
+        takes_capacity: true,
+        summary: "LRU under lru-mad's delayed-hits model (its baseline)",
+        build: |_, p| Box::new(DelayedHitsCache::new(p.capacity.unwrap_or(1), p.miss_cycles, Eviction::Recency)),
     },
     WorkerEntry {
         name: "nocache",

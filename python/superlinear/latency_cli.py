@@ -1,0 +1,420 @@
+"""``superlinear latency-sim run|gen|belatedly|bench|policies``: caching with delayed hits
+(thesis ch. 2).
+
+Every latency printed is *simulated* (the discrete-time delayed-hits model, in request-times);
+the AMAT estimate is Eq. 2.1 with the miss rate of a classical (zero-delay) simulation of the
+same policy; solver and simulator times are *measured* on this machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from contextlib import nullcontext
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import Progress
+from rich.table import Table
+
+from superlinear import latency
+from superlinear.engine import SuperlinearError
+from superlinear.latency import Trace, TraceSpec
+from superlinear.results import write_results
+
+console = Console(width=max(120, Console().width))
+KIND_NOTE = ("latency: simulated, mean per request in request-times (Z = a full miss); AMAT: Eq. 2.1 from the "
+             "miss rate of a classical simulation of the same policy")
+
+
+def _positive_int(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
+    if v <= 0:
+        raise argparse.ArgumentTypeError(f"must be positive, got {v}")
+    return v
+
+
+def _non_negative_int(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"must not be negative, got {v}")
+    return v
+
+
+def _positive_number(text: str) -> float:
+    v = _number(text)
+    if not v > 0:
+        raise argparse.ArgumentTypeError(f"must be positive, got {text}")
+    return v
+
+
+def _number(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
+    if v != v:
+        raise argparse.ArgumentTypeError("NaN is not a number here")
+    return v
+
+
+def _ints(option: str, text: str) -> list[int]:
+    out = []
+    for part in (p.strip() for p in text.split(",") if p.strip()):
+        try:
+            v = int(part)
+        except ValueError:
+            raise SuperlinearError(f"{option}: '{part}' is not a whole number") from None
+        if v < 1:
+            raise SuperlinearError(f"{option}: values must be at least 1, got {v}")
+        out.append(v)
+    if not out:
+        raise SuperlinearError(f"{option}: give at least one value")
+    return out
+
+
+def _trace(args: argparse.Namespace) -> Trace:
+    if args.trace:
+        return Trace.read(args.trace)
+    return Trace.generate(_spec(args))
+
+
+def _spec(args: argparse.Namespace) -> TraceSpec:
+    return TraceSpec(requests=args.requests, objects=args.objects, bursty_fraction=args.bursty,
+                     burst_length=args.burst_length, burst_gap=args.burst_gap, alpha=args.alpha, jitter=args.jitter,
+                     seed=args.seed)
+
+
+def _zs(args: argparse.Namespace, trace: Trace) -> list[int | None]:
+    """Z values: --z list (or 'trace' for the latency column), or --latency in time units."""
+    if args.latency:
+        values = []
+        for part in (p.strip() for p in args.latency.split(",") if p.strip()):
+            try:
+                values.append(float(part))
+            except ValueError:
+                raise SuperlinearError(f"--latency: '{part}' is not a number") from None
+        if not values or any(not v > 0 for v in values):
+            raise SuperlinearError("--latency: give positive numbers")
+        return [trace.z_from_latency(v) for v in values]
+    if args.z.strip() == "trace":
+        if not trace.has_latencies:
+            raise SuperlinearError("--z trace needs a trace with TIMESTAMP and LATENCY columns")
+        return [None]
+    return list(_ints("--z", args.z))
+
+
+def _source(args: argparse.Namespace) -> dict[str, Any]:
+    if args.trace:
+        return {"trace": args.trace}
+    return {"generated": asdict(_spec(args))}
+
+
+def _progress(enabled: bool, total: int, what: str) -> Any:
+    if not enabled:
+        return nullcontext(None)
+    p = Progress(console=Console(stderr=True), transient=True)
+    p.add_task(what, total=total)
+    return p
+
+
+def _advance(p: Any) -> None:
+    if p is not None:
+        p.advance(p.task_ids[0])
+
+
+def _fmt_z(z: Any) -> str:
+    return "trace" if z is None or z == "trace" else f"{z:,}"
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    trace = _trace(args)
+    names = [n.strip() for n in args.policies.split(",") if n.strip()] if args.policies else latency.policy_names()
+    latency.check_policies(names)
+    zs = _zs(args, trace)
+    sizes = latency.parse_sizes(args.sizes, trace.objects)
+    if args.belatedly and len(trace) > args.belatedly_max:
+        raise SuperlinearError(f"--belatedly: the trace has {len(trace):,} requests, more than --belatedly-max "
+                               f"{args.belatedly_max:,} (Belatedly's LP grows with the trace; see the README's limits)")
+    show = not args.json and sys.stderr.isatty()
+    total = len(names) * len(zs) * len(sizes) + (len(zs) * len(sizes) if args.belatedly else 0)
+    rows: list[dict[str, Any]] = []
+    with _progress(show, total, "simulating") as bar:
+        def done(_: latency.SimResult) -> None:
+            _advance(bar)
+        results = latency.grid(trace, names, zs, sizes, on_point=done)
+        rows = [r.row() for r in results]
+        if args.belatedly:
+            for c in sizes:
+                for z in zs:
+                    b = latency.belatedly(trace, z, c, rounds=args.rounds, seed=args.seed)
+                    rows += b.rows_out()
+                    _advance(bar)
+    for r in rows:
+        lru = next((x for x in rows if x["policy"] == "lru" and x["z"] == r["z"] and x["capacity"] == r["capacity"]),
+                   None)
+        r["vs_lru"] = r["mean_latency"] / lru["mean_latency"] - 1 if lru and lru["mean_latency"] else None
+    out = Path(args.out)
+    config = {"source": _source(args), "requests": len(trace), "objects": trace.objects, "policies": names,
+              "z": [_fmt_z(z) for z in zs], "sizes": sizes, "belatedly": args.belatedly}
+    path = write_results(out, "latency-sim", config, rows)
+    from superlinear.latency_plots import plot_all
+
+    plots = plot_all(out, rows)
+    if args.json:
+        print(path.read_text(encoding="utf-8"))
+        return 0
+    console.print(f"{len(trace):,} requests over {trace.objects:,} objects ({trace.source})")
+    for c in sizes:
+        t = Table(title=f"Mean latency (simulated, request-times), cache size {c:,}; in brackets: vs LRU",
+                  caption=KIND_NOTE, caption_justify="left")
+        t.add_column("policy")
+        for z in zs:
+            t.add_column(f"Z = {_fmt_z(z)}", justify="right")
+        policies_here = list(dict.fromkeys(r["policy"] for r in rows if r["capacity"] == c))
+        for p in policies_here:
+            cells = [p]
+            for z in zs:
+                found = next((x for x in rows if x["policy"] == p and x["capacity"] == c and x["z"] == _zkey(z)), None)
+                if found is None:
+                    cells.append("—")
+                    continue
+                rel = f" ({100 * found['vs_lru']:+.1f}%)" if found.get("vs_lru") is not None and p != "lru" else ""
+                cells.append(f"{found['mean_latency']:,.2f}{rel}")
+            t.add_row(*cells)
+        console.print(t)
+    mid = sizes[len(sizes) // 2]
+    t = Table(title=f"Hit rate is not latency: cache size {mid:,} (simulated)", caption_justify="left",
+              caption="true hits, delayed hits and misses per request; AMAT = Eq. 2.1 estimate, error vs true latency")
+    for col in ("policy", "Z", "hit", "delayed hit", "miss", "latency", "AMAT", "AMAT error"):
+        t.add_column(col, justify="left" if col == "policy" else "right")
+    for r in rows:
+        if r["capacity"] != mid or r.get("hit_rate") is None:
+            continue
+        t.add_row(r["policy"], _fmt_z(r["z"]), f"{r['hit_rate']:.3f}", f"{r['delayed_hit_rate']:.3f}",
+                  f"{r['miss_rate']:.3f}", f"{r['mean_latency']:,.2f}", f"{r['amat_latency']:,.2f}",
+                  f"{100 * r['amat_error']:+.1f}%")
+    console.print(t)
+    console.print(f"results: {path} and {out / 'result.csv'}")
+    for p in plots:
+        console.print(f"plot:    {p} (and .svg)")
+    return 0
+
+
+def _zkey(z: int | None) -> Any:
+    return "trace" if z is None else z
+
+
+def cmd_gen(args: argparse.Namespace) -> int:
+    trace = Trace.generate(_spec(args))
+    latencies = None
+    if args.latencies:
+        if args.binary:
+            raise SuperlinearError("--latencies needs a text trace (the binary form holds objects only)")
+        choices = _ints("--latencies", args.latencies)
+        # Each object gets one of the latencies, spread by a multiplicative hash of its id.
+        latencies = [choices[(o * 2654435761 % 2**32) % len(choices)] for o in range(trace.objects)]
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    trace.write(out, binary=args.binary, latencies=latencies)
+    bursty = sum(trace.bursty or [])
+    doc = {"path": str(out), "requests": len(trace), "objects": trace.objects, "bursty_objects": bursty,
+           "format": "binary" if args.binary else "text", "spec": asdict(_spec(args)),
+           "latencies": args.latencies}
+    if args.json:
+        print(json.dumps(doc, indent=1))
+    else:
+        console.print(f"wrote {out}: {len(trace):,} requests, {trace.objects:,} objects ({bursty:,} bursty), "
+                      f"{doc['format']}" + (f", per-object Z from {args.latencies}" if latencies else ""))
+    return 0
+
+
+def cmd_belatedly(args: argparse.Namespace) -> int:
+    trace = _trace(args)
+    zs = _zs(args, trace)
+    if len(zs) != 1:
+        raise SuperlinearError("belatedly: give one Z")
+    z = zs[0]
+    sizes = latency.parse_sizes(args.size, trace.objects)
+    if len(sizes) != 1:
+        raise SuperlinearError("belatedly: give one --size")
+    c = sizes[0]
+    if len(trace) > args.max_requests:
+        raise SuperlinearError(f"the trace has {len(trace):,} requests, more than --max-requests "
+                               f"{args.max_requests:,} (Belatedly's LP grows with the trace)")
+    if not args.json and sys.stderr.isatty():
+        print(f"  … building and solving Belatedly's LP for {len(trace):,} requests", file=sys.stderr, flush=True)
+    b = latency.belatedly(trace, z, c, rounds=args.rounds, seed=args.seed, time_limit=args.time_limit)
+    rows = b.rows_out()
+    names = [n.strip() for n in args.compare.split(",") if n.strip()] if args.compare else []
+    if names:
+        latency.check_policies(names)
+    for n in names:
+        r = latency.simulate(trace, n, z, c, amat=False).row()
+        r["vs_bound"] = r["mean_latency"] / b.lower_bound_mean - 1
+        rows.append(r)
+    out = Path(args.out)
+    config = {"source": _source(args), "requests": len(trace), "objects": trace.objects, "z": _fmt_z(z),
+              "capacity": c, "rounds": args.rounds, "seed": args.seed}
+    path = write_results(out, "latency-belatedly", config, rows)
+    if args.json:
+        print(path.read_text(encoding="utf-8"))
+        return 0
+    t = Table(title=f"Belatedly, {len(trace):,} requests, {trace.objects:,} objects, Z = {_fmt_z(z)}, cache {c:,}",
+              caption="latency: simulated, mean request-times; LP bound: HiGHS optimum of the relaxation (a lower "
+                      "bound on every schedule); times: measured wall clock", caption_justify="left")
+    t.add_column("schedule")
+    t.add_column("mean latency", justify="right")
+    t.add_column("vs LP bound", justify="right")
+    t.add_row("Belatedly LP bound", f"{b.lower_bound_mean:,.4f}", "—")
+    t.add_row(f"Belatedly rounded ({b.rounding})", f"{b.rounded_mean:,.4f}", f"{100 * b.gap:+.2f}%")
+    for r in rows[2:]:
+        t.add_row(r["policy"], f"{r['mean_latency']:,.4f}", f"{100 * r['vs_bound']:+.2f}%")
+    console.print(t)
+    console.print(f"LP: {b.variables:,} variables, {b.rows:,} rows, {b.nonzeros:,} non-zeros, {b.intervals:,} caching "
+                  f"intervals; built in {b.build_s:.2f} s, solved in {b.solve_s:.1f} s (measured, {b.solver})"
+                  + ("; the LP solution is integral" if b.integral else ""))
+    console.print(f"results: {path}")
+    return 0
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    names = [n.strip() for n in args.policies.split(",") if n.strip()]
+    latency.check_policies(names)
+    t0 = time.perf_counter()
+    trace = _trace(args)
+    gen_s = time.perf_counter() - t0
+    c = latency.parse_sizes(args.size, trace.objects)[0]
+    z = _ints("--z", args.z)[0]
+    rows = []
+    for n in names:
+        if not args.json and sys.stderr.isatty():
+            print(f"  … {n} over {len(trace):,} requests", file=sys.stderr, flush=True)
+        s = latency.speed(trace, n, z, c)
+        rows.append({**asdict(s), "z": z, "capacity": c, "objects": trace.objects})
+    out = Path(args.out)
+    config = {"source": _source(args), "requests": len(trace), "z": z, "capacity": c,
+              "trace_seconds_measured": gen_s}
+    path = write_results(out, "latency-bench", config, rows)
+    if args.json:
+        print(path.read_text(encoding="utf-8"))
+        return 0
+    t = Table(title=f"Simulator speed: {len(trace):,} requests, {trace.objects:,} objects, Z = {z:,}, cache {c:,}",
+              caption="measured: one core, thread CPU time of the simulation (policy construction included)",
+              caption_justify="left")
+    for col in ("policy", "M requests/s", "CPU s", "mean latency (simulated)"):
+        t.add_column(col, justify="left" if col == "policy" else "right")
+    for r in rows:
+        t.add_row(r["policy"], f"{r['requests_per_s'] / 1e6:,.2f}", f"{r['cpu_s']:,.2f}", f"{r['mean_latency']:,.2f}")
+    console.print(t)
+    console.print(f"trace generated in {gen_s:.1f} s (measured); results: {path}")
+    return 0
+
+
+def cmd_policies(args: argparse.Namespace) -> int:
+    ps = latency.policies()
+    if args.json:
+        print(json.dumps(ps, indent=1))
+        return 0
+    t = Table(title="eviction policies (--policies)")
+    for col in ("name", "offline", "latency-aware", "what"):
+        t.add_column(col)
+    for p in ps:
+        t.add_row(p["name"], "yes" if p["offline"] else "no", "yes" if p["latency_aware"] else "no", p["summary"])
+    console.print(t)
+    return 0
+
+
+def _trace_options(p: argparse.ArgumentParser, requests: int = 200_000, objects: int = 2_000) -> None:
+    g = p.add_argument_group("trace", "a file (--trace), or a generated mix of bursty and paced objects")
+    g.add_argument("--trace", metavar="FILE", help="text (OBJECT [TIMESTAMP [LATENCY]] per line) or binary SLKT trace")
+    g.add_argument("--requests", type=_positive_int, default=requests, help=f"generated requests (default {requests})")
+    g.add_argument("--objects", type=_positive_int, default=objects, help=f"generated objects (default {objects})")
+    g.add_argument("--bursty", type=_number, default=0.5, help="share of bursty objects (default 0.5)")
+    g.add_argument("--burst-length", type=_number, default=8.0, help="mean requests per burst (default 8)")
+    g.add_argument("--burst-gap", type=_number, default=2.0, help="mean steps between requests of a burst (default 2)")
+    g.add_argument("--alpha", type=_number, default=0.8, help="Zipf exponent of object popularity (default 0.8)")
+    g.add_argument("--jitter", type=_number, default=0.2, help="relative jitter of paced periods (default 0.2)")
+    g.add_argument("--seed", type=int, default=1, help="generator and rounding seed (default 1)")
+
+
+def _z_options(p: argparse.ArgumentParser, default: str) -> None:
+    p.add_argument("--z", default=default,
+                   help=f"miss latency Z in request-times, comma-separated, or 'trace' for the trace's latency "
+                        f"column (default {default})")
+    p.add_argument("--latency", metavar="L,...",
+                   help="miss latency in the trace's timestamp unit instead: Z = L / mean inter-request time")
+
+
+def add_parser(sub: Any) -> None:
+    a = sub.add_parser("latency-sim", help="caching with delayed hits: MAD, Belady-AD, Belatedly (thesis ch. 2)",
+                       description="Latency-aware caching with delayed hits (thesis ch. 2). " + KIND_NOTE + ".")
+    asub = a.add_subparsers(dest="latency_command", metavar="{run,gen,belatedly,bench,policies}")
+    asub.required = True
+
+    r = asub.add_parser("run", help="policies × Z × cache sizes: latency tables, result files and plots",
+                        description="Simulate every policy at every Z and cache size. Writes result.json, result.csv "
+                        "and plots (latency vs Z, vs cache size, AMAT vs true latency).")
+    _trace_options(r)
+    r.add_argument("--policies", help="comma-separated (default: all; see `latency-sim policies`)")
+    _z_options(r, "10,100,1000,10000")
+    r.add_argument("--sizes", default="1%,5%,10%", help="cache sizes: objects or %% of objects (default 1%%,5%%,10%%)")
+    r.add_argument("--belatedly", action="store_true",
+                   help="add Belatedly's LP bound and rounded schedule (small traces)")
+    r.add_argument("--belatedly-max", type=_positive_int, default=50_000, help="largest trace for --belatedly")
+    r.add_argument("--rounds", type=_non_negative_int, default=4,
+                   help="random roundings besides the threshold ones (default 4)")
+    r.add_argument("--out", default="results/latency-run", help="output folder (default results/latency-run)")
+    r.add_argument("--json", action="store_true", help="print result.json")
+    r.set_defaults(func=cmd_run)
+
+    g = asub.add_parser("gen", help="write a trace of bursty and paced objects",
+                        description="Generate a trace: bursty objects arrive in trains, paced ones at a steady period.")
+    _trace_options(g)
+    g.add_argument("--out", required=True, metavar="FILE", help="trace file to write")
+    g.add_argument("--binary", action="store_true", help="compact binary SLKT form (objects only)")
+    g.add_argument("--latencies", metavar="Z,...", help="per-object Z: each object gets one (text: LATENCY column)")
+    g.add_argument("--json", action="store_true")
+    g.set_defaults(func=cmd_gen)
+
+    b = asub.add_parser("belatedly", help="the latency-optimal bound: LP (HiGHS) and rounded schedule",
+                        description="Build Belatedly's pruned flow LP (§2.4), solve it with HiGHS, round it by flow "
+                        "balance and replay the schedule in the simulator.")
+    _trace_options(b, requests=20_000, objects=300)
+    _z_options(b, "100")
+    b.add_argument("--size", default="5%", help="cache size: objects or %% of objects (default 5%%)")
+    b.add_argument("--rounds", type=_non_negative_int, default=4,
+                   help="random roundings besides the threshold ones (default 4)")
+    b.add_argument("--compare", default="lru,lru-mad,belady,belady-ad", help="policies to simulate alongside")
+    b.add_argument("--time-limit", type=_positive_number, help="solver time limit in seconds")
+    b.add_argument("--max-requests", type=_positive_int, default=200_000, help="refuse larger traces (default 200000)")
+    b.add_argument("--out", default="results/latency-belatedly", help="output folder")
+    b.add_argument("--json", action="store_true")
+    b.set_defaults(func=cmd_belatedly)
+
+    s = asub.add_parser("bench", help="simulator speed (requests/s) on a large trace",
+                        description="Requests per second of the simulator per policy, thread CPU time (measured).")
+    _trace_options(s, requests=10_000_000, objects=100_000)
+    s.add_argument("--policies", default="lru,lru-mad", help="comma-separated (default lru,lru-mad)")
+    s.add_argument("--z", default="1000", help="Z (default 1000)")
+    s.add_argument("--size", default="1%", help="cache size (default 1%% of objects)")
+    s.add_argument("--out", default="results/latency-bench", help="output folder")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(func=cmd_bench)
+
+    p = asub.add_parser("policies", help="list the eviction policies")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_policies)
+
+
+__all__ = ["add_parser"]
