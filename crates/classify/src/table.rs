@@ -5,10 +5,11 @@
 //! rule costs five branch-free tests combined with `&` and a single branch.
 
 use crate::deps::DependencyGraph;
-use crate::dispatch::RuleAwarePlan;
+use crate::dispatch::{score_with_law, FieldMask, RuleAwarePlan};
 use crate::packet::Packet;
 use crate::rules::{Action, Rule, RuleSet};
-use std::sync::OnceLock;
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
 
 /// A rule as the matching loop sees it: 28 bytes, ranges as (low, span).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -48,10 +49,10 @@ impl CompactRule {
     #[inline(always)]
     pub fn matches(&self, p: &Packet) -> bool {
         (p.src.wrapping_sub(self.src_lo) <= self.src_span)
-            & (p.dst.wrapping_sub(self.dst_lo) <= self.dst_span)
-            & (p.sport.wrapping_sub(self.sport_lo) <= self.sport_span)
-            & (p.dport.wrapping_sub(self.dport_lo) <= self.dport_span)
-            & ((p.proto ^ self.proto) & self.proto_mask == 0)
+            && (p.dst.wrapping_sub(self.dst_lo) <= self.dst_span)
+            && (p.sport.wrapping_sub(self.sport_lo) <= self.sport_span)
+            && (p.dport.wrapping_sub(self.dport_lo) <= self.dport_span)
+            && ((p.proto ^ self.proto) & self.proto_mask == 0)
     }
 
     /// Whether some packet matches both rules.
@@ -99,6 +100,8 @@ pub struct Snapshot {
     /// Generation number (0 for the first; rule updates count up).
     pub generation: u64,
     rule_aware: OnceLock<RuleAwarePlan>,
+    calibration: OnceLock<Vec<Packet>>,
+    rule_aware_choice: Mutex<HashMap<usize, FieldMask>>,
 }
 
 impl Snapshot {
@@ -112,7 +115,16 @@ impl Snapshot {
         let table: Vec<CompactRule> = rules.rules.iter().map(CompactRule::new).collect();
         let deps = DependencyGraph::build(&table);
         let default_code = rules.default_action.code();
-        Self { rules, table, deps, default_code, generation, rule_aware: OnceLock::new() }
+        Self {
+            rules,
+            table,
+            deps,
+            default_code,
+            generation,
+            rule_aware: OnceLock::new(),
+            calibration: OnceLock::new(),
+            rule_aware_choice: Mutex::new(HashMap::new()),
+        }
     }
 
     /// Number of rules.
@@ -139,6 +151,36 @@ impl Snapshot {
     /// The rule-aware dispatcher's field choices, scored once per rule set.
     pub fn rule_aware_plan(&self) -> &RuleAwarePlan {
         self.rule_aware.get_or_init(|| RuleAwarePlan::new(&self.rules.rules))
+    }
+
+    /// Gives the rule-aware dispatcher a calibration sample of traffic (once; later calls are
+    /// ignored). Without one it generates headers inside the rules.
+    pub fn calibrate(&self, sample: &[Packet]) {
+        let _ = self.calibration.set(sample.to_vec());
+    }
+
+    /// The fields the rule-aware dispatcher hashes at k (scored once per k, then cached).
+    pub fn rule_aware_fields(&self, k: usize) -> FieldMask {
+        if let Some(m) = self.rule_aware_choice.lock().unwrap_or_else(|e| e.into_inner()).get(&k) {
+            return *m;
+        }
+        let generated;
+        let sample: &[Packet] = match self.calibration.get() {
+            Some(s) if !s.is_empty() => s,
+            _ => {
+                generated =
+                    crate::generate::headers_for_rules(&self.rules, crate::dispatch::rule_aware::GENERATED_SAMPLE, 1)
+                        .unwrap_or_default();
+                &generated
+            }
+        };
+        let choice = if sample.is_empty() {
+            FieldMask::FIVE_TUPLE
+        } else {
+            score_with_law(self, sample, k).first().map_or(FieldMask::FIVE_TUPLE, |s| s.mask)
+        };
+        self.rule_aware_choice.lock().unwrap_or_else(|e| e.into_inner()).insert(k, choice);
+        choice
     }
 
     /// Whether `u` depends on `v`: `v` has higher priority, they overlap, their actions differ.

@@ -97,16 +97,27 @@ impl MrfClassifier {
     /// The work `p` would cost now, without reordering: rules compared until the first match
     /// in the current order (plus the same-action check), or the whole list.
     pub fn cost_now(&self, p: &Packet) -> u64 {
-        let (i, _) = self.scan(p);
-        match self.order.get(i) {
-            None => self.order.len() as u64,
-            Some(&u) => {
-                i as u64
-                    + 1
-                    + self.snap.deps.same_action(u).iter().filter(|&&v| self.pos[v as usize] as usize > i).count()
-                        as u64
+        self.find(p).2
+    }
+
+    /// (position where the scan stopped, exact first-match rule, work) without reordering.
+    #[inline(always)]
+    fn find(&self, p: &Packet) -> (usize, Option<u32>, u64) {
+        let (i, mut work) = self.scan(p);
+        let Some(&found) = self.order.get(i) else {
+            return (i, None, work);
+        };
+        let mut best = found;
+        let table = &self.snap.table;
+        for &v in self.snap.deps.same_action(found) {
+            if self.pos[v as usize] as usize > i && v < best {
+                work += 1;
+                if table[v as usize].matches(p) {
+                    best = v;
+                }
             }
         }
+        (i, Some(best), work)
     }
 
     fn maybe_reload(&mut self) {
@@ -143,33 +154,21 @@ impl MrfClassifier {
     #[inline]
     pub fn classify(&mut self, p: &Packet) -> Lookup {
         self.maybe_reload();
-        let (i, mut work) = self.scan(p);
-        let n = self.order.len();
-        if i == n {
+        let (i, best, work) = self.find(p);
+        let Some(best) = best else {
             let lookup = Lookup {
                 rule: None,
                 action: Action::from_code(self.snap.default_code),
                 work,
-                position: n as u32,
+                position: i as u32,
                 chain: 0,
             };
             if let Some(s) = self.stats.as_mut() {
                 s.record(&lookup);
             }
             return lookup;
-        }
-        let found = self.order[i];
-        let mut best = found;
-        let table = &self.snap.table;
-        for &v in self.snap.deps.same_action(found) {
-            if self.pos[v as usize] as usize > i && v < best {
-                work += 1;
-                if table[v as usize].matches(p) {
-                    best = v;
-                }
-            }
-        }
-        let action = table[best as usize].action();
+        };
+        let action = self.snap.table[best as usize].action();
         let chain = match self.variant {
             MrfVariant::Precomputed => self.move_precomputed(best),
             MrfVariant::Swap => self.move_swap(best),

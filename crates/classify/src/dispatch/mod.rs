@@ -10,7 +10,7 @@ pub mod rule_aware;
 pub mod toeplitz;
 
 pub use rss::{FieldMask, RssToeplitzDispatcher};
-pub use rule_aware::{RuleAwareDispatcher, RuleAwarePlan};
+pub use rule_aware::{score_with_law, LawScore, RuleAwareDispatcher, RuleAwarePlan};
 
 use crate::packet::Packet;
 use crate::table::Snapshot;
@@ -57,7 +57,7 @@ pub const REGISTRY: &[PacketDispatcherEntry] = &[
         summary: "rule-aware RSS: hashes the header bits that pin the most rules to one worker",
         build: |arg, k, _, snap| {
             no_argument("rule", arg)?;
-            Ok(Box::new(RuleAwareDispatcher::new(snap.rule_aware_plan(), k)))
+            Ok(Box::new(RuleAwareDispatcher::new(snap, k)))
         },
     },
     PacketDispatcherEntry {
@@ -103,7 +103,7 @@ pub fn describe(spec: &str, k: usize, snap: &Snapshot) -> Result<String, Error> 
     let (entry, arg) = lookup(spec)?;
     Ok(match entry.name {
         "rss" => format!("rss:{}", if arg.is_empty() { FieldMask::FIVE_TUPLE } else { FieldMask::parse(arg)? }.name()),
-        "rule" => format!("rule({})", snap.rule_aware_plan().choose(k.max(1)).mask.name()),
+        "rule" => format!("rule({})", snap.rule_aware_fields(k.max(1)).name()),
         other => other.to_string(),
     })
 }

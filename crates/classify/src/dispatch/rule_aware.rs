@@ -1,32 +1,47 @@
-//! The rule-aware dispatcher: RSS over the header bits the rule set actually discriminates on.
+//! The rule-aware dispatcher: RSS over the header bits that keep each rule's packets on one
+//! worker, chosen for the rule set and k by the working-set law (paper App. A; the locality
+//! advisor, applied at configuration time).
 //!
 //! A 5-tuple hash splits the packets of one wildcard rule over every worker, so every worker
-//! keeps that rule (and its dependencies) active (paper §4.2, Fig. 7); hashing a field the
-//! rules leave open is what destroys locality. This dispatcher looks only at the rules, once
-//! per rule set, and picks per field how many leading bits to hash (addresses: 0, 8, 16, 24
-//! or 32; ports: 0, 8 or 16; protocol: 0 or 8). A rule is *pinned* by a choice when, for every
-//! hashed field, its range lies inside one block of that many leading bits: then all of its
-//! packets carry the same hash input and reach the same worker. Among all choices it takes
-//! the one minimising an estimate of the busiest worker's work: with P pinned rules in D
-//! distinct blocks (the largest holding G rules) and U unpinned rules spread everywhere, a
-//! worker receives about R = max(P / min(k, D), G) + U / k rules' traffic and keeps
-//! A = max(P / min(k, D), G) + U rules active, and a move-to-front list costs it ∝ R · A.
-//! Ties go to fewer hashed bits.
+//! keeps that rule (and its dependencies) active (paper §4.2, Fig. 7); hashing fewer fields
+//! keeps a rule's packets together but may pile many rules, or one heavy flow, onto one worker.
+//! The right trade-off depends on the rules and the traffic, so this dispatcher decides by
+//! prediction rather than by a fixed rule:
 //!
-//! At dispatch time it is plain RSS (Toeplitz, indirection table) over the masked fields: as
-//! cheap as 5-tuple RSS, and implementable by NICs that hash selected fields. It needs no
-//! traffic, no flow table and no classification in the dispatcher (which would be serial
-//! work). On the paper's flow-diversity workload it finds the destination port (Fig. 9d).
+//! 1. *Candidates*: every non-empty subset of {sip, dip, sport, dport, proto}, plus masked
+//!    variants found from the rules alone: per field a number of leading bits (addresses 8, 16,
+//!    24; ports 8) such that many rules' ranges fall in one block of those bits ("pinned"
+//!    rules: all their packets carry the same hash input). The masked candidates kept are the
+//!    best few by an estimate of the busiest worker's work (see [`CandidateScore::cost`]).
+//! 2. *Scoring*: on a calibration sample of packets (a prefix of the traffic, or headers
+//!    generated inside the rules when no traffic is given), the item of a packet is its
+//!    first-match rule and each candidate's assignment is scored with the working-set law:
+//!    q(k)·ℓ(k), the predicted work speedup of move-to-front workers (exact for independent
+//!    rules, where MRF is MTF). The highest wins; scores within 2 % of it count as ties,
+//!    which go to fewer hashed bits.
+//!
+//! At dispatch time it is plain RSS (Toeplitz over the masked fields, indirection table): as
+//! cheap as 5-tuple RSS and implementable by NICs that hash selected fields; no flow table and
+//! no classification in the dispatcher (which would be serial work). Because the plain RSS
+//! field sets are among the candidates, it is at least as good as the best of them on the
+//! calibration sample. On the paper's flow-diversity workload it picks the destination port
+//! (Fig. 9d).
 
 use super::rss::{FieldMask, RssToeplitzDispatcher};
 use crate::packet::Packet;
 use crate::rules::Rule;
+use crate::table::Snapshot;
 use std::collections::HashMap;
 use superlinear_core::dispatch::{Dispatcher, WorkerLoads};
 use superlinear_core::hash::{fmix64, Fmix64Build};
+use superlinear_core::law::{DispatcherCandidate, Evaluator, ItemSequence, MtfCost};
 
 const ADDR_BITS: [u8; 5] = [0, 8, 16, 24, 32];
 const PORT_BITS: [u8; 3] = [0, 8, 16];
+/// Masked candidates (not whole-field subsets) carried to the law per k.
+const MASKED_SHORTLIST: usize = 8;
+/// Packets of a calibration sample generated from the rules when no traffic is given.
+pub const GENERATED_SAMPLE: usize = 20_000;
 const PROTO_BITS: [u8; 2] = [0, 8];
 
 /// What one field choice does to a rule set.
@@ -135,6 +150,70 @@ impl RuleAwarePlan {
     pub fn candidates(&self) -> &[CandidateScore] {
         &self.candidates
     }
+
+    /// The candidates the law scores at k: all whole-field subsets and the best masked ones.
+    pub fn shortlist(&self, k: usize) -> Vec<FieldMask> {
+        let whole = |m: &FieldMask| {
+            [(m.src, 32), (m.dst, 32), (m.sport, 16), (m.dport, 16), (m.proto, 8)]
+                .iter()
+                .all(|&(b, w)| b == 0 || b == w)
+        };
+        let mut out: Vec<FieldMask> = self.candidates.iter().map(|c| c.mask).filter(whole).collect();
+        let mut masked: Vec<&CandidateScore> = self.candidates.iter().filter(|c| !whole(&c.mask)).collect();
+        let k = k.max(1);
+        masked.sort_by(|a, b| {
+            a.cost(self.rules, k).partial_cmp(&b.cost(self.rules, k)).unwrap_or(std::cmp::Ordering::Equal)
+        });
+        out.extend(masked.into_iter().take(MASKED_SHORTLIST).map(|c| c.mask));
+        out
+    }
+}
+
+fn hashed_bits(m: &FieldMask) -> u32 {
+    m.src as u32 + m.dst as u32 + m.sport as u32 + m.dport as u32 + m.proto as u32
+}
+
+/// One candidate's law score.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LawScore {
+    /// The hashed bits.
+    pub mask: FieldMask,
+    /// Predicted work speedup q(k)·ℓ(k) of move-to-front workers on the sample.
+    pub q_ell: f64,
+}
+
+/// Scores the shortlist at k with the working-set law on `sample` (first-match rules as
+/// items) and returns every score, best first.
+pub fn score_with_law(snap: &Snapshot, sample: &[Packet], k: usize) -> Vec<LawScore> {
+    let ids = crate::run::first_match_ids(snap, sample);
+    let items = ItemSequence::new(ids, snap.len() + 1).expect("rule ids fit the law");
+    let mut evaluator = Evaluator::new(items, Box::new(MtfCost));
+    let mut scores: Vec<LawScore> = snap
+        .rule_aware_plan()
+        .shortlist(k)
+        .into_iter()
+        .map(|mask| {
+            let c =
+                DispatcherCandidate::new(mask.name(), sample, move |k| Box::new(RssToeplitzDispatcher::new(mask, k)));
+            let q_ell = evaluator.candidate(&c, k.max(1)).map(|p| p.work_speedup()).unwrap_or(0.0);
+            LawScore { mask, q_ell }
+        })
+        .collect();
+    // Within 2 % of the best counts as a tie (hashing one more constant field only reshuffles
+    // the indirection table); ties go to fewer hashed bits.
+    let best = scores.iter().map(|s| s.q_ell).fold(0.0, f64::max);
+    let tier = |s: &LawScore| u8::from(s.q_ell < 0.98 * best);
+    scores.sort_by(|a, b| {
+        tier(a)
+            .cmp(&tier(b))
+            .then(if tier(a) == 0 {
+                hashed_bits(&a.mask).cmp(&hashed_bits(&b.mask))
+            } else {
+                std::cmp::Ordering::Equal
+            })
+            .then(b.q_ell.partial_cmp(&a.q_ell).unwrap_or(std::cmp::Ordering::Equal))
+    });
+    scores
 }
 
 /// RSS over the fields a [`RuleAwarePlan`] chose for k workers.
@@ -143,9 +222,10 @@ pub struct RuleAwareDispatcher {
 }
 
 impl RuleAwareDispatcher {
-    /// The dispatcher the plan picks for `k` workers.
-    pub fn new(plan: &RuleAwarePlan, k: usize) -> Self {
-        Self { inner: RssToeplitzDispatcher::new(plan.choose(k).mask, k) }
+    /// The dispatcher for `k` workers over the fields the rule set's calibration chose
+    /// (see [`Snapshot::rule_aware_fields`]).
+    pub fn new(snap: &Snapshot, k: usize) -> Self {
+        Self { inner: RssToeplitzDispatcher::new(snap.rule_aware_fields(k), k) }
     }
 
     /// The hashed fields it chose.
@@ -177,6 +257,17 @@ mod tests {
         let c = plan.choose(32);
         assert_eq!(c.mask.name(), "dport");
         assert_eq!((c.pinned, c.blocks, c.largest_block), (997, 997, 1));
+        let spec = generate::SyntheticSpec { rules: 997, depth: 0, flows_per_rule: 50, catch_all_fraction: 0.0 };
+        let snap = Snapshot::new(spec.rule_set().unwrap());
+        let sample = spec.trace(20_000, 9).unwrap();
+        let scores = score_with_law(&snap, &sample, 16);
+        // Hashing the destination port (alone or with constant fields) pins every rule.
+        let pins = |m: FieldMask| m.dport == 16 && m.sport == 0;
+        assert!(pins(scores[0].mask), "{:?}", &scores[..3]);
+        let five = scores.iter().find(|s| s.mask == FieldMask::FIVE_TUPLE).unwrap();
+        assert!(scores[0].q_ell > 3.0 * five.q_ell, "{scores:?}");
+        // Without traffic, headers generated from the rules lead to the same choice.
+        assert!(pins(snap.rule_aware_fields(16)));
     }
 
     #[test]
