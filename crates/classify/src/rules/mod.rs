@@ -606,3 +606,13 @@ mod tests {
         assert!(ActionPolicy::parse("x").is_err());
     }
 }
+
+/// Writes a rule set to `path` in `format` (`Auto` means native; ClassBench loses actions).
+pub fn write_rules(path: &str, set: &RuleSet, format: RuleFormat) -> Result<(), Error> {
+    let text = match format {
+        RuleFormat::Nft => nft_writer::to_nft(set, &nft_writer::NftOptions::default())?,
+        RuleFormat::ClassBench => to_classbench(set)?,
+        RuleFormat::Native | RuleFormat::Auto => to_native(set),
+    };
+    std::fs::write(path, text).map_err(|e| Error::input(path, None, format!("cannot write: {e}")))
+}
