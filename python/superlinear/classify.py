@@ -12,7 +12,7 @@ from typing import Any
 from superlinear import _native
 from superlinear.engine import Accounting, RunResult, SuperlinearError
 
-__all__ = ["PacketWorkloadSpec", "load", "run_point", "CLASSBENCH_SETS"]
+__all__ = ["CLASSBENCH_SETS", "PacketWorkloadSpec", "load", "run_point"]
 
 #: ClassBench files of the shared data folder (``--data DIR``), by set name.
 CLASSBENCH_SETS = ("acl1", "ipc1", "fw1")

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from superlinear.experiments.packets import (KS_FULL, KS_QUICK, RSS5, classbench, find_data, series,
-                                             synthetic)
+from superlinear.experiments.packets import KS_FULL, KS_QUICK, RSS5, classbench, find_data, series, synthetic
 from superlinear.experiments.spec import Experiment, Panel
 
 __all__ = ["experiment"]
@@ -25,9 +24,9 @@ def experiment(quick: bool = False, data: Path | None = None) -> Experiment:
     if root is not None:
         algos = [("static", RSS5), ("mrf", RSS5), ("mrf", "rule")] + ([] if quick else [("mrf-swap", RSS5)])
         for name, letter in (("acl1", "a"), ("ipc1", "b"), ("fw1", "c")):
-            panels.append(Panel(name=letter, title=f"ClassBench {name} 5k, RSS", workload=classbench(root, name, "5k", quick),
-                                series=series(*algos), ks=ks, requests=0, metric="packets", static_baseline="static",
-                                repeats=repeats))
+            panels.append(Panel(name=letter, title=f"ClassBench {name} 5k, RSS",
+                                workload=classbench(root, name, "5k", quick), series=series(*algos), ks=ks,
+                                requests=0, metric="packets", static_baseline="static", repeats=repeats))
     for label, n in zip(("d2k", "d5k", "d10k"), RULE_SIZES, strict=True):
         panels.append(Panel(name=label, title=f"synthetic, {n:,} independent rules, 1 flow/rule",
                             workload=synthetic(n, quick), series=series(("static", RSS5), ("mrf", RSS5)), ks=ks,
