@@ -30,15 +30,21 @@ fn main() {
         packets.extend_from_slice(&base);
     }
     if std::env::var("HASH").is_ok() {
-        let d = superlinear_classify::dispatch::RssToeplitzDispatcher::new(superlinear_classify::dispatch::FieldMask::FIVE_TUPLE, 32);
+        let d = superlinear_classify::dispatch::RssToeplitzDispatcher::new(
+            superlinear_classify::dispatch::FieldMask::FIVE_TUPLE,
+            32,
+        );
         for _ in 0..3 {
             let t0 = superlinear_core::cputime::thread_cpu_ns();
             let mut x = 0u32;
-            for p in &packets { x ^= d.hash(p); }
+            for p in &packets {
+                x ^= d.hash(p);
+            }
             let dt = superlinear_core::cputime::thread_cpu_ns() - t0;
             println!("hash only: {:.2} ns/pkt ({x})", dt as f64 / packets.len() as f64);
         }
-        let mut dd = superlinear_classify::dispatch::build_descriptors("rss", 32, 1, &snap, packets.clone().into()).unwrap();
+        let mut dd =
+            superlinear_classify::dispatch::build_descriptors("rss", 32, 1, &snap, packets.clone().into()).unwrap();
         let desc: Vec<u32> = (0..packets.len() as u32).collect();
         for _ in 0..3 {
             let mut dispatched = vec![0u64; 32];
