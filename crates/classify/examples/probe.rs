@@ -1,5 +1,7 @@
-//! Quick probe: dependency stats and k-scaling of static vs MRF on a rule file and trace.
-//! `cargo run --release -p superlinear-classify --example probe -- RULES TRACE [DISPATCH...]`
+//! A developer's probe: dependency statistics of a rule file and the k-scaling (projected and
+//! work) of static, MRF and MRF-swap behind the given dispatchers, without Python.
+//! `REPS=N cargo run --release -p superlinear-classify --example probe -- RULES TRACE [DISPATCH...]`
+//! (`REPS` replays the trace N times).
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -28,62 +30,6 @@ fn main() {
     let base = packets.clone();
     for _ in 1..reps {
         packets.extend_from_slice(&base);
-    }
-    if std::env::var("HASH").is_ok() {
-        let d = superlinear_classify::dispatch::RssToeplitzDispatcher::new(
-            superlinear_classify::dispatch::FieldMask::FIVE_TUPLE,
-            32,
-        );
-        for _ in 0..3 {
-            let t0 = superlinear_core::cputime::thread_cpu_ns();
-            let mut x = 0u32;
-            for p in &packets {
-                x ^= d.hash(p);
-            }
-            let dt = superlinear_core::cputime::thread_cpu_ns() - t0;
-            println!("hash only: {:.2} ns/pkt ({x})", dt as f64 / packets.len() as f64);
-        }
-        let mut dd =
-            superlinear_classify::dispatch::build_descriptors("rss", 32, 1, &snap, packets.clone().into()).unwrap();
-        let desc: Vec<u32> = (0..packets.len() as u32).collect();
-        for _ in 0..3 {
-            let mut dispatched = vec![0u64; 32];
-            let mut qs: Vec<Vec<u32>> = (0..32).map(|_| Vec::with_capacity(packets.len())).collect();
-            let t0 = superlinear_core::cputime::thread_cpu_ns();
-            dd.split_into(&desc, &mut dispatched, &mut qs);
-            let dt = superlinear_core::cputime::thread_cpu_ns() - t0;
-            println!("descriptor split_into: {:.2} ns/pkt", dt as f64 / packets.len() as f64);
-        }
-        return;
-    }
-    if std::env::var("DISP").is_ok() {
-        for d in ["rr", "rss", "rss:dport"] {
-            for k in [1usize, 32] {
-                let mut disp = superlinear_classify::dispatch::build(d, k, 1, &snap).unwrap();
-                let mut dispatched = vec![0u64; k];
-                let mut qs: Vec<Vec<superlinear_classify::Packet>> =
-                    (0..k).map(|_| Vec::with_capacity(packets.len())).collect();
-                disp.split_into(&packets, &mut dispatched, &mut qs);
-                for q in qs.iter_mut() {
-                    q.clear();
-                }
-                let t0 = superlinear_core::cputime::thread_cpu_ns();
-                disp.split_into(&packets, &mut dispatched, &mut qs);
-                let dt = superlinear_core::cputime::thread_cpu_ns() - t0;
-                let mut ws = vec![0u32; 1024];
-                let t1 = superlinear_core::cputime::thread_cpu_ns();
-                for c in packets.chunks(1024) {
-                    disp.route_chunk(c, &mut dispatched, &mut ws[..c.len()]);
-                }
-                let dt2 = superlinear_core::cputime::thread_cpu_ns() - t1;
-                println!(
-                    "{d} k={k}: split_into {:.2} ns/pkt, route_chunk {:.2} ns/pkt",
-                    dt as f64 / packets.len() as f64,
-                    dt2 as f64 / packets.len() as f64
-                );
-            }
-        }
-        return;
     }
     let dispatches: Vec<String> = if args.len() > 3 { args[3..].to_vec() } else { vec!["rss".into()] };
     for algo in ["static", "mrf", "mrf-swap"] {
@@ -117,6 +63,3 @@ fn main() {
         }
     }
 }
-
-#[allow(dead_code)]
-fn dispatch_cost() {}
