@@ -174,3 +174,13 @@ def test_advise_on_packets_prefers_the_destination_port(cli: Cli, fixtures: Path
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
     assert doc["config"]["recommended"] == "rss:dport"
+
+
+def test_classify_bench_on_own_rules(cli: Cli, fixtures: Path, tmp_path: Path) -> None:
+    r = cli("classify", "bench", "--rules", str(fixtures / "r.txt"), "--trace", str(fixtures / "t.bin"), "--quick",
+            "--algos", "static,mrf", "--out", str(tmp_path / "b"), "--json")
+    assert r.returncode == 0, r.stderr
+    rows = json.loads(r.stdout)
+    assert [row["algo"] for row in rows] == ["static", "mrf"]
+    assert all(row["mpps_single_core"] > 0 for row in rows)
+    assert (tmp_path / "b" / "result.json").exists()

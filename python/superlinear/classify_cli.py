@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from superlinear import _native
@@ -153,13 +154,20 @@ def cmd_bench(args: argparse.Namespace) -> int:
                                           packets=args.packets or (200_000 if args.quick else 1_000_000),
                                           actions=args.actions)
                 targets.append((f"{name}_{size.strip()}", load(spec)))
-    for label, w in targets:
-        info = w.info()
-        for algo in args.algos.split(","):
-            pps, work = w.bench(algo.strip(), 1 if args.quick else 3)
-            rows.append({"bench": "classify", "rules_set": label, "rules": info["rules"], "packets": info["packets"],
-                         "algo": algo.strip(), "mpps_single_core": pps / 1e6, "work_per_packet": work,
-                         "ns_per_rule_compared": 1e9 / pps / max(work, 1e-9)})
+    algos = [a.strip() for a in args.algos.split(",") if a.strip()]
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=Console(stderr=True), transient=True,
+                  disable=args.json or not sys.stderr.isatty()) as bar:
+        task = bar.add_task("classify bench", total=len(targets) * len(algos))
+        for label, w in targets:
+            info = w.info()
+            for algo in algos:
+                bar.update(task, description=f"{label} {algo}")
+                pps, work = w.bench(algo, 1 if args.quick else 3)
+                rows.append({"bench": "classify", "rules_set": label, "rules": info["rules"],
+                             "packets": info["packets"], "algo": algo, "mpps_single_core": pps / 1e6,
+                             "work_per_packet": work, "ns_per_rule_compared": 1e9 / pps / max(work, 1e-9)})
+                bar.advance(task)
     out = Path(args.out)
     write_results(out, "classify-bench", {"quick": args.quick, "kind": "measured: thread CPU time, one core, "
                                           "best of 3 (1 with --quick)"}, rows)
