@@ -15,6 +15,7 @@ use superlinear_core::{bench, busy, dispatch, Error};
 
 mod cachetier;
 mod latency;
+mod classify;
 mod sched;
 
 create_exception!(_native, SuperlinearError, PyException, "A user-facing error: a bad parameter or input file.");
@@ -83,7 +84,7 @@ fn config_from(d: &Bound<'_, PyDict>) -> PyResult<RunConfig> {
     })
 }
 
-fn accounting_dict<'py>(py: Python<'py>, a: &Accounting) -> PyResult<Bound<'py, PyDict>> {
+pub(crate) fn accounting_dict<'py>(py: Python<'py>, a: &Accounting) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     d.set_item("k", a.k)?;
     d.set_item("requests", a.requests)?;
@@ -229,5 +230,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     sched::register(m)?;
     cachetier::register(m)?;
     latency::register(m)?;
+    classify::register(m)?;
     Ok(())
 }

@@ -1,0 +1,329 @@
+//! Move-Recursively-Forward (paper §4.1, Alg. 1): after a hit, the rule moves forward until
+//! just behind its nearest dependency ahead of it; that dependency then moves the same way,
+//! recursively, up to the head of the list. Without dependencies MRF is move-to-front; a
+//! single dependency chain never moves.
+//!
+//! Two variants produce the same order after every lookup (tested) at different costs:
+//!
+//! * [`MrfVariant::Precomputed`], the optimisation the paper leaves for further study: the
+//!   nearest dependency ahead is the one at the largest position among the rule's precomputed
+//!   dependencies (a position array per worker); when a rule has more dependencies than rules
+//!   ahead of it, a backward scan with the exact dependency test is cheaper and used instead.
+//!   The moved block shifts by one with a `memmove`.
+//! * [`MrfVariant::Swap`], the paper's iterative kernel variant: swap the rule with its
+//!   predecessor unless it depends on it, in which case continue with the predecessor; one
+//!   overlap test per position down to the head.
+//!
+//! The order invariant (every rule behind all of its dependencies) keeps every verdict equal
+//! to the static list's. The dependency definition ignores overlaps with equal actions, so the
+//! first rule found in the current order may be a lower-priority rule with the right verdict;
+//! the exact first-match rule is then the highest-priority rule among those same-action
+//! overlaps that sit *behind* the found one and match the packet (the others were already
+//! compared). Those extra comparisons count as work. That rule is the one moved forward.
+
+use super::stats::WorkerStats;
+use super::updates::RuleUpdates;
+use super::{ClassifierOptions, Lookup};
+use crate::packet::Packet;
+use crate::rules::Action;
+use crate::table::Snapshot;
+use std::sync::Arc;
+use superlinear_core::Worker;
+
+/// How MRF finds the dependency a rule stops behind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MrfVariant {
+    /// Precomputed dependency lists (with a backward-scan fallback).
+    Precomputed,
+    /// The paper's iterative swap with an overlap test per step.
+    Swap,
+}
+
+/// A self-adjusting MRF classifier: one per worker, its order private, the rules shared.
+pub struct MrfClassifier {
+    snap: Arc<Snapshot>,
+    order: Vec<u32>,
+    pos: Vec<u32>,
+    variant: MrfVariant,
+    /// Whether positions are read at all (some rule has dependencies or same-action
+    /// overlaps); without, the position array is not maintained.
+    track: bool,
+    updates: Option<Arc<RuleUpdates>>,
+    stats: Option<WorkerStats>,
+    sink: Option<(super::StatsSink, usize)>,
+    window: usize,
+}
+
+fn tracks_positions(snap: &Snapshot) -> bool {
+    snap.deps.edges() > 0 || snap.deps.same_action_pairs() > 0
+}
+
+fn fresh_order(n: usize) -> (Vec<u32>, Vec<u32>) {
+    let order: Vec<u32> = (0..n as u32).collect();
+    (order.clone(), order)
+}
+
+impl MrfClassifier {
+    /// An MRF list over `snap`, starting in priority order.
+    pub fn new(snap: Arc<Snapshot>, variant: MrfVariant) -> Self {
+        Self::with_options(snap, variant, ClassifierOptions::default())
+    }
+
+    /// With statistics delivered to a sink on drop.
+    pub fn with_options(snap: Arc<Snapshot>, variant: MrfVariant, opts: ClassifierOptions) -> Self {
+        let (order, pos) = fresh_order(snap.len());
+        let stats = opts.stats.as_ref().map(|_| WorkerStats::new(snap.len(), opts.window));
+        let track = tracks_positions(&snap);
+        Self { snap, order, pos, variant, track, updates: None, stats, sink: opts.stats, window: opts.window }
+    }
+
+    /// A classifier following a [`RuleUpdates`] handle: before each lookup it checks (one
+    /// atomic load) whether a new rule set was published and, if so, switches to it with a
+    /// fresh order in priority order. A packet is always classified against one whole
+    /// generation.
+    pub fn following(updates: Arc<RuleUpdates>, variant: MrfVariant) -> Self {
+        let mut c = Self::new(updates.current(), variant);
+        c.updates = Some(updates);
+        c
+    }
+
+    /// The rule set in force.
+    pub fn snapshot(&self) -> &Arc<Snapshot> {
+        &self.snap
+    }
+
+    /// The current order: rule ids, front first.
+    pub fn order(&self) -> &[u32] {
+        &self.order
+    }
+
+    /// Where rule `rule` stands in this worker's order now (0 = front).
+    pub fn position_of(&self, rule: u32) -> usize {
+        if self.track {
+            self.pos[rule as usize] as usize
+        } else {
+            self.order.iter().position(|&r| r == rule).unwrap_or(self.order.len())
+        }
+    }
+
+    /// The work `p` would cost now, without reordering: rules compared until the first match
+    /// in the current order (plus the same-action check), or the whole list.
+    pub fn cost_now(&self, p: &Packet) -> u64 {
+        self.find(p).2
+    }
+
+    /// (position where the scan stopped, exact first-match rule, work) without reordering.
+    #[inline(always)]
+    fn find(&self, p: &Packet) -> (usize, Option<u32>, u64) {
+        let (i, mut work) = self.scan(p);
+        let Some(&found) = self.order.get(i) else {
+            return (i, None, work);
+        };
+        let mut best = found;
+        let table = &self.snap.table;
+        for &v in self.snap.deps.same_action(found) {
+            if self.pos[v as usize] as usize > i && v < best {
+                work += 1;
+                if table[v as usize].matches(p) {
+                    best = v;
+                }
+            }
+        }
+        (i, Some(best), work)
+    }
+
+    fn maybe_reload(&mut self) {
+        if let Some(u) = &self.updates {
+            if u.version() != self.snap.generation {
+                let snap = u.current();
+                let (order, pos) = fresh_order(snap.len());
+                if let Some(s) = self.stats.as_mut() {
+                    s.resize(snap.len(), self.window);
+                }
+                self.track = tracks_positions(&snap);
+                self.snap = snap;
+                self.order = order;
+                self.pos = pos;
+            }
+        }
+    }
+
+    /// Scans the current order: (position of the first match or n, work).
+    #[inline(always)]
+    fn scan(&self, p: &Packet) -> (usize, u64) {
+        let table = &self.snap.table[..];
+        let mut i = 0;
+        for &r in &self.order {
+            // SAFETY-free fast path: ids in `order` are < table.len() by construction.
+            if table[r as usize].matches(p) {
+                return (i, i as u64 + 1);
+            }
+            i += 1;
+        }
+        (i, i as u64)
+    }
+
+    /// Classifies one packet and self-adjusts.
+    #[inline]
+    pub fn classify(&mut self, p: &Packet) -> Lookup {
+        self.maybe_reload();
+        let (i, best, work) = self.find(p);
+        let Some(best) = best else {
+            let lookup = Lookup {
+                rule: None,
+                action: Action::from_code(self.snap.default_code),
+                work,
+                position: i as u32,
+                chain: 0,
+            };
+            if let Some(s) = self.stats.as_mut() {
+                s.record(&lookup);
+            }
+            return lookup;
+        };
+        let action = self.snap.table[best as usize].action();
+        let chain = match self.variant {
+            MrfVariant::Precomputed => {
+                self.move_precomputed(best, if best == self.order[i] { i } else { self.pos[best as usize] as usize })
+            }
+            MrfVariant::Swap => {
+                self.move_swap(if best == self.order[i] { i } else { self.pos[best as usize] as usize })
+            }
+        };
+        let lookup = Lookup { rule: Some(best), action, work, position: i as u32, chain };
+        if let Some(s) = self.stats.as_mut() {
+            s.record(&lookup);
+        }
+        lookup
+    }
+
+    /// Moves `rule` from `p` to `target` (≤ p), shifting the block in between back by one.
+    #[inline]
+    fn shift(&mut self, target: usize, p: usize) {
+        if target < p {
+            self.order[target..=p].rotate_right(1);
+            if self.track {
+                for j in target..=p {
+                    self.pos[self.order[j] as usize] = j as u32;
+                }
+            }
+        }
+    }
+
+    /// MRF with precomputed dependencies; returns the chain levels touched.
+    fn move_precomputed(&mut self, rule: u32, at: usize) -> u32 {
+        let mut y = rule;
+        let mut p = at;
+        let mut levels = 0;
+        loop {
+            levels += 1;
+            let deps = self.snap.deps.deps(y);
+            let next = if deps.is_empty() {
+                None
+            } else if deps.len() <= p {
+                deps.iter().copied().max_by_key(|&v| self.pos[v as usize])
+            } else {
+                // More dependencies than rules ahead: scan back with the exact test.
+                (0..p).rev().map(|j| self.order[j]).find(|&v| self.snap.depends(y, v))
+            };
+            let target = next.map_or(0, |z| self.pos[z as usize] as usize + 1);
+            self.shift(target, p);
+            match next {
+                None => return levels,
+                Some(z) => {
+                    y = z;
+                    p = self.pos[z as usize] as usize;
+                }
+            }
+        }
+    }
+
+    /// The paper's iterative swap variant; returns the chain levels touched.
+    fn move_swap(&mut self, at: usize) -> u32 {
+        let mut cur = at;
+        let mut levels = 1;
+        while cur > 0 {
+            let (a, b) = (self.order[cur - 1], self.order[cur]);
+            if self.snap.depends(b, a) {
+                levels += 1;
+            } else {
+                self.order.swap(cur - 1, cur);
+                if self.track {
+                    self.pos[a as usize] = cur as u32;
+                    self.pos[b as usize] = cur as u32 - 1;
+                }
+            }
+            cur -= 1;
+        }
+        levels
+    }
+}
+
+impl Worker<Packet> for MrfClassifier {
+    #[inline]
+    fn serve(&mut self, p: &Packet) -> u64 {
+        self.classify(p).work
+    }
+}
+
+impl Drop for MrfClassifier {
+    fn drop(&mut self) {
+        if let (Some((sink, i)), Some(stats)) = (self.sink.take(), self.stats.take()) {
+            sink.deliver(i, stats);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::{native, ReadOptions};
+
+    fn fig6() -> Arc<Snapshot> {
+        let text = "accept src 192.168.178.33 dst 23.0.0.45 dport 53 proto udp\n\
+            drop src 10.10.10.0/24 dst 23.0.0.45/32 dport 443 proto tcp\n\
+            drop src 192.168.178.0/24 dst 23.0.0.45/32 dport 53 proto udp\n\
+            accept src 10.10.10.10/32 dst 23.0.0.45/32 proto tcp\n\
+            accept src 192.168.0.0/16 dst 23.0.0.0/8\n";
+        Arc::new(Snapshot::new(native::parse(text, "fig6", &ReadOptions::default()).unwrap()))
+    }
+
+    #[test]
+    fn reproduces_the_papers_example() {
+        for variant in [MrfVariant::Precomputed, MrfVariant::Swap] {
+            let mut c = MrfClassifier::new(fig6(), variant);
+            // A packet matching rule 5 only (192.168.0.1 -> 23.0.0.45 UDP 1 -> 3478).
+            let p5 = Packet::new(0xc0a8_0001, 0x1700_002d, 1, 3478, 17);
+            let l = c.classify(&p5);
+            assert_eq!((l.rule, l.action, l.work), (Some(4), Action::Accept, 5));
+            assert_eq!(c.order(), &[0, 2, 1, 4, 3], "{variant:?}");
+            assert_eq!(c.classify(&p5).work, 4);
+            assert_eq!(c.order(), &[0, 2, 4, 1, 3]);
+            assert_eq!(c.classify(&p5).work, 3);
+            // Rule 4 moves independently: <2,1,4,3,5> then <2,4,1,3,5> from the initial order.
+            let mut c = MrfClassifier::new(fig6(), variant);
+            let p4 = Packet::new(0x0a0a_0a0a, 0x1700_002d, 1, 22, 6);
+            assert_eq!(c.classify(&p4).rule, Some(3));
+            assert_eq!(c.order(), &[1, 0, 3, 2, 4]);
+            c.classify(&p4);
+            assert_eq!(c.order(), &[1, 3, 0, 2, 4]);
+            assert_eq!(c.position_of(3), 1);
+        }
+    }
+
+    #[test]
+    fn reports_the_exact_rule_past_same_action_overlaps() {
+        // Rule 1 (accept, narrow) sits behind rule 2 (accept, wide) after 2 moves forward;
+        // a packet matching both must still report rule 1... after 2 moved ahead of it.
+        let text = "drop dport 9\naccept src 10.0.0.1 dport 80\naccept dport 80-90\n";
+        let snap = Arc::new(Snapshot::new(native::parse(text, "t", &ReadOptions::default()).unwrap()));
+        let mut c = MrfClassifier::new(snap, MrfVariant::Precomputed);
+        let wide = Packet::new(0x0a00_0002, 1, 1, 85, 6);
+        assert_eq!(c.classify(&wide).rule, Some(2));
+        assert_eq!(c.order()[0], 2);
+        let narrow = Packet::new(0x0a00_0001, 1, 1, 80, 6);
+        let l = c.classify(&narrow);
+        assert_eq!(l.rule, Some(1));
+        assert_eq!(l.work, 2, "one scan step plus one same-action check");
+    }
+}

@@ -1,0 +1,68 @@
+//! The static first-match list: scan the rule table in priority order (nftables' linked list,
+//! here a contiguous array, which only flatters the baseline).
+
+use super::stats::WorkerStats;
+use super::{ClassifierOptions, Lookup};
+use crate::packet::Packet;
+use crate::table::Snapshot;
+use std::sync::Arc;
+use superlinear_core::Worker;
+
+/// A static classifier; the reference every other one must agree with.
+pub struct StaticClassifier {
+    snap: Arc<Snapshot>,
+    stats: Option<WorkerStats>,
+    sink: Option<(super::StatsSink, usize)>,
+}
+
+impl StaticClassifier {
+    /// A static list over `snap`.
+    pub fn new(snap: Arc<Snapshot>) -> Self {
+        Self::with_options(snap, ClassifierOptions::default())
+    }
+
+    /// With statistics delivered to a sink on drop.
+    pub fn with_options(snap: Arc<Snapshot>, opts: ClassifierOptions) -> Self {
+        let stats = opts.stats.as_ref().map(|_| WorkerStats::new(snap.len(), opts.window));
+        Self { snap, stats, sink: opts.stats }
+    }
+
+    /// Classifies one packet.
+    #[inline]
+    pub fn classify(&mut self, p: &Packet) -> Lookup {
+        let n = self.snap.table.len();
+        let rule = self.snap.first_match(p);
+        let position = rule.unwrap_or(n as u32);
+        let lookup = Lookup {
+            rule,
+            action: self.snap.action_of(rule),
+            work: if rule.is_some() { position as u64 + 1 } else { n as u64 },
+            position,
+            chain: 0,
+        };
+        if let Some(s) = self.stats.as_mut() {
+            s.record(&lookup);
+        }
+        lookup
+    }
+
+    /// The shared snapshot.
+    pub fn snapshot(&self) -> &Arc<Snapshot> {
+        &self.snap
+    }
+}
+
+impl Worker<Packet> for StaticClassifier {
+    #[inline]
+    fn serve(&mut self, p: &Packet) -> u64 {
+        self.classify(p).work
+    }
+}
+
+impl Drop for StaticClassifier {
+    fn drop(&mut self) {
+        if let (Some((sink, i)), Some(stats)) = (self.sink.take(), self.stats.take()) {
+            sink.deliver(i, stats);
+        }
+    }
+}

@@ -1,0 +1,145 @@
+//! Packet dispatchers (`superlinear_core::dispatch::Dispatcher<Packet>`): RSS with the
+//! Toeplitz hash over configurable fields, the rule-aware dispatcher, and the core's
+//! round-robin and random dispatchers (which are generic over the request type).
+//!
+//! A dispatcher is named by a spec: `rss:FIELDS` (e.g. `rss:sip,dip,sport,dport,proto`,
+//! `rss:dport`), `rule`, `rr`, `random`. Adding one means a new file and a line in [`REGISTRY`].
+
+pub mod descriptor;
+pub mod rss;
+pub mod rule_aware;
+pub mod toeplitz;
+
+pub use rss::{FieldMask, RssToeplitzDispatcher};
+pub use rule_aware::{score_with_law, LawScore, RuleAwareDispatcher, RuleAwarePlan};
+
+use crate::packet::Packet;
+use crate::table::Snapshot;
+use descriptor::Descriptor;
+use std::sync::Arc;
+use superlinear_core::dispatch::{Dispatcher, RandomDispatcher, RoundRobinDispatcher};
+use superlinear_core::Error;
+
+/// Builds a packet dispatcher for k workers: (argument after `:`, k, seed, rules).
+pub type PacketDispatcherConstructor = fn(&str, usize, u64, &Snapshot) -> Result<Box<dyn Dispatcher<Packet>>, Error>;
+
+/// Builds the same dispatcher over descriptors into `packets` (what runs use).
+pub type DescriptorDispatcherConstructor =
+    fn(&str, usize, u64, &Snapshot, Arc<[Packet]>) -> Result<Box<dyn Dispatcher<Descriptor>>, Error>;
+
+/// One registry entry.
+pub struct PacketDispatcherEntry {
+    /// Name (before any `:` argument).
+    pub name: &'static str,
+    /// Whether packets of one flow always reach the same worker.
+    pub flow_affine: bool,
+    /// One line for `--help`.
+    pub summary: &'static str,
+    /// The constructor.
+    pub build: PacketDispatcherConstructor,
+    /// The constructor over descriptors.
+    pub descriptors: DescriptorDispatcherConstructor,
+}
+
+fn rss(arg: &str, k: usize) -> Result<RssToeplitzDispatcher, Error> {
+    let fields = if arg.is_empty() { FieldMask::FIVE_TUPLE } else { FieldMask::parse(arg)? };
+    Ok(RssToeplitzDispatcher::new(fields, k))
+}
+
+fn no_argument(name: &str, arg: &str) -> Result<(), Error> {
+    if arg.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::config(format!("dispatcher '{name}' takes no ':' argument")))
+    }
+}
+
+/// Every packet dispatcher.
+pub const REGISTRY: &[PacketDispatcherEntry] = &[
+    PacketDispatcherEntry {
+        name: "rss",
+        flow_affine: true,
+        summary: "RSS: Toeplitz hash (Microsoft key) over rss:FIELDS (sip,dip,sport,dport,proto; default 5-tuple), indirection table",
+        build: |arg, k, _, _| Ok(Box::new(rss(arg, k)?)),
+        descriptors: |arg, k, _, _, p| Ok(descriptor::boxed(rss(arg, k)?, p)),
+    },
+    PacketDispatcherEntry {
+        name: "rule",
+        flow_affine: true,
+        summary: "rule-aware RSS: hashes the header bits that pin the most rules to one worker",
+        build: |arg, k, _, snap| {
+            no_argument("rule", arg)?;
+            Ok(Box::new(RuleAwareDispatcher::new(snap, k)))
+        },
+        descriptors: |arg, k, _, snap, p| {
+            no_argument("rule", arg)?;
+            Ok(descriptor::boxed(RuleAwareDispatcher::new(snap, k), p))
+        },
+    },
+    PacketDispatcherEntry {
+        name: "rr",
+        flow_affine: false,
+        summary: "round-robin over packets",
+        build: |arg, k, _, _| {
+            no_argument("rr", arg)?;
+            Ok(Box::new(RoundRobinDispatcher::new(k)))
+        },
+        descriptors: |arg, k, _, _, _| {
+            no_argument("rr", arg)?;
+            Ok(Box::new(RoundRobinDispatcher::new(k)))
+        },
+    },
+    PacketDispatcherEntry {
+        name: "random",
+        flow_affine: false,
+        summary: "uniformly random worker per packet",
+        build: |arg, k, seed, _| {
+            no_argument("random", arg)?;
+            Ok(Box::new(RandomDispatcher::new(k, seed)))
+        },
+        descriptors: |arg, k, seed, _, _| {
+            no_argument("random", arg)?;
+            Ok(Box::new(RandomDispatcher::new(k, seed)))
+        },
+    },
+];
+
+/// Splits `name[:arg]` and finds the entry.
+pub fn lookup(spec: &str) -> Result<(&'static PacketDispatcherEntry, &str), Error> {
+    let spec = spec.trim();
+    let (name, arg) = spec.split_once(':').unwrap_or((spec, ""));
+    let entry = REGISTRY.iter().find(|e| e.name == name).ok_or_else(|| {
+        let known: Vec<&str> = REGISTRY.iter().map(|e| e.name).collect();
+        Error::config(format!("unknown packet dispatcher '{name}' (known: {}; e.g. rss:dport)", known.join(", ")))
+    })?;
+    Ok((entry, arg))
+}
+
+/// Builds the dispatcher `spec` for k workers over `snap`.
+pub fn build(spec: &str, k: usize, seed: u64, snap: &Snapshot) -> Result<Box<dyn Dispatcher<Packet>>, Error> {
+    let (entry, arg) = lookup(spec)?;
+    (entry.build)(arg, k.max(1), seed, snap)
+}
+
+/// Builds the dispatcher `spec` over descriptors into `packets` (routes exactly as [`build`]).
+pub fn build_descriptors(
+    spec: &str,
+    k: usize,
+    seed: u64,
+    snap: &Snapshot,
+    packets: Arc<[Packet]>,
+) -> Result<Box<dyn Dispatcher<Descriptor>>, Error> {
+    let (entry, arg) = lookup(spec)?;
+    (entry.descriptors)(arg, k.max(1), seed, snap, packets)
+}
+
+/// The canonical name of a spec (`rss` → `rss:sip,dip,sport,dport,proto`; `rule` →
+/// `rule(dport)` with the fields it picks for k).
+pub fn describe(spec: &str, k: usize, snap: &Snapshot) -> Result<String, Error> {
+    let (entry, arg) = lookup(spec)?;
+    Ok(match entry.name {
+        "rss" => format!("rss:{}", if arg.is_empty() { FieldMask::FIVE_TUPLE } else { FieldMask::parse(arg)? }.name()),
+        "rule" => format!("rule({})", snap.rule_aware_fields(k.max(1)).name()),
+        other => other.to_string(),
+    })
+}

@@ -1,0 +1,231 @@
+//! Running classifiers behind dispatchers: through the core runner (projected and measured
+//! speedups, exact work counts), the brute-force check, the item sequence and assignments the
+//! working-set law needs, and the single-core benchmark.
+
+use crate::classifier::{
+    self, ClassifierOptions, Lookup, MrfClassifier, MrfVariant, StaticClassifier, StatsSink, WorkerStats,
+};
+use crate::dispatch;
+use crate::dispatch::descriptor::{Descriptor, DescriptorWorker};
+use crate::packet::Packet;
+use crate::table::Snapshot;
+use std::sync::Arc;
+use superlinear_core::accounting::Accounting;
+use superlinear_core::cputime::{available_cores, thread_cpu_ns};
+use superlinear_core::law::{Candidate, DispatcherCandidate};
+use superlinear_core::run_config::ENGINE_DISPATCH_SALT;
+use superlinear_core::runner::{run_projected, run_threaded, Placement, Streams};
+use superlinear_core::{Error, Worker};
+
+/// One run: classifier × dispatcher × k.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunSpec {
+    /// Classifier name (`static`, `mrf`, `mrf-swap`).
+    pub algo: String,
+    /// Dispatcher spec (`rss:FIELDS`, `rule`, `rr`, `random`).
+    pub dispatch: String,
+    /// Workers.
+    pub k: usize,
+    /// Run the projected mode (serial dispatch, then each worker on its own stream).
+    pub projected: bool,
+    /// Run with real threads, one core per worker (only when k ≤ cores).
+    pub measured: bool,
+    /// Projected mode: best of this many runs.
+    pub repeats: usize,
+    /// Workers at once in projected mode (0: every core).
+    pub parallel: usize,
+    /// Seed of seeded dispatchers.
+    pub seed: u64,
+    /// Collect per-worker statistics.
+    pub stats: bool,
+    /// Active-set window in packets (0: default).
+    pub window: usize,
+}
+
+impl Default for RunSpec {
+    fn default() -> Self {
+        Self {
+            algo: "mrf".into(),
+            dispatch: "rss".into(),
+            k: 1,
+            projected: true,
+            measured: false,
+            repeats: 1,
+            parallel: 0,
+            seed: 1,
+            stats: false,
+            window: 0,
+        }
+    }
+}
+
+/// What a run produced.
+#[derive(Clone, Debug)]
+pub struct RunReport {
+    /// The dispatcher's canonical name.
+    pub dispatch: String,
+    /// Cores available.
+    pub cores: usize,
+    /// Projected run (with exact work counts).
+    pub projected: Option<Accounting>,
+    /// Measured run, when k ≤ cores.
+    pub measured: Option<Accounting>,
+    /// Per-worker statistics, when asked for.
+    pub stats: Vec<Option<WorkerStats>>,
+}
+
+/// Runs `packets` through k classifiers behind a dispatcher.
+pub fn execute(snap: &Arc<Snapshot>, packets: &[Packet], spec: &RunSpec) -> Result<RunReport, Error> {
+    let entry = classifier::lookup(&spec.algo)?;
+    if spec.k == 0 {
+        return Err(Error::config("k must be at least 1"));
+    }
+    if packets.is_empty() {
+        return Err(Error::config("the trace holds no packets"));
+    }
+    let dispatch_name = dispatch::describe(&spec.dispatch, spec.k, snap)?;
+    let seed = spec.seed ^ ENGINE_DISPATCH_SALT;
+    dispatch::build(&spec.dispatch, spec.k, seed, snap)?;
+    if packets.len() >= u32::MAX as usize {
+        return Err(Error::config(format!("{} packets exceed the 2^32 - 1 a run holds", packets.len())));
+    }
+    // The dispatcher hands out descriptors (indices into the shared trace), as NIC RSS does.
+    let shared: Arc<[Packet]> = packets.into();
+    let descriptors: Vec<Descriptor> = (0..packets.len() as Descriptor).collect();
+    let sink = spec.stats.then(|| StatsSink::new(spec.k));
+    let factory = |i: usize| -> Box<dyn Worker<Descriptor>> {
+        let opts = ClassifierOptions { stats: sink.clone().map(|s| (s, i)), window: spec.window };
+        Box::new(DescriptorWorker::new((entry.build)(snap.clone(), opts), shared.clone()))
+    };
+    let make =
+        || dispatch::build_descriptors(&spec.dispatch, spec.k, seed, snap, shared.clone()).expect("checked above");
+    let streams = Streams { warmup: &[], counted: &descriptors[..] };
+    let cores = available_cores();
+    let parallel = if spec.parallel == 0 { cores } else { spec.parallel };
+    let projected = spec.projected.then(|| run_projected(streams, &make, spec.k, &factory, parallel, spec.repeats));
+    let measured = (spec.measured && spec.k <= cores)
+        .then(|| run_threaded(streams, make().as_mut(), spec.k, &factory, Placement::OneCorePerWorker));
+    let stats = sink.map(|s| s.take()).unwrap_or_default();
+    Ok(RunReport { dispatch: dispatch_name, cores, projected, measured, stats })
+}
+
+/// A classifier whose lookups can be inspected (the check needs the rule, not just the work).
+pub enum Inspectable {
+    /// Static list.
+    Static(Box<StaticClassifier>),
+    /// MRF.
+    Mrf(Box<MrfClassifier>),
+}
+
+impl Inspectable {
+    /// Builds the named classifier.
+    pub fn new(algo: &str, snap: Arc<Snapshot>) -> Result<Self, Error> {
+        Ok(match classifier::lookup(algo)?.name {
+            "static" => Inspectable::Static(Box::new(StaticClassifier::new(snap))),
+            "mrf-swap" => Inspectable::Mrf(Box::new(MrfClassifier::new(snap, MrfVariant::Swap))),
+            _ => Inspectable::Mrf(Box::new(MrfClassifier::new(snap, MrfVariant::Precomputed))),
+        })
+    }
+
+    /// Classifies one packet.
+    pub fn classify(&mut self, p: &Packet) -> Lookup {
+        match self {
+            Inspectable::Static(c) => c.classify(p),
+            Inspectable::Mrf(c) => c.classify(p),
+        }
+    }
+}
+
+/// The outcome of a brute-force check.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CheckReport {
+    /// Packets checked.
+    pub checked: u64,
+    /// Packets whose rule or verdict differed from the brute-force first match.
+    pub mismatches: u64,
+    /// The first mismatch, described.
+    pub first_mismatch: Option<String>,
+    /// Packets per first-match rule.
+    pub matches: Vec<u64>,
+    /// Packets no rule matched.
+    pub default_hits: u64,
+}
+
+/// Classifies every packet with k classifiers behind the dispatcher (each worker seeing
+/// exactly its stream of a real run) and compares rule and verdict with a brute-force
+/// first-match over the rules as read (not the compact table).
+pub fn check(
+    snap: &Arc<Snapshot>,
+    packets: &[Packet],
+    algo: &str,
+    dispatch_spec: &str,
+    k: usize,
+    seed: u64,
+) -> Result<CheckReport, Error> {
+    let mut workers: Vec<Inspectable> =
+        (0..k.max(1)).map(|_| Inspectable::new(algo, snap.clone())).collect::<Result<_, _>>()?;
+    let assignment = assign(snap, packets, dispatch_spec, k, seed)?;
+    let mut report = CheckReport { matches: vec![0; snap.len()], ..Default::default() };
+    for (p, &w) in packets.iter().zip(&assignment) {
+        let got = workers[w as usize].classify(p);
+        let want = snap.rules.first_match(p).map(|i| i as u32);
+        let verdict = snap.rules.verdict(p);
+        report.checked += 1;
+        match want {
+            Some(r) => report.matches[r as usize] += 1,
+            None => report.default_hits += 1,
+        }
+        if got.rule != want || got.action != verdict {
+            report.mismatches += 1;
+            if report.first_mismatch.is_none() {
+                report.first_mismatch = Some(format!(
+                    "packet {} ({p}) on worker {w}: got rule {:?} {}, brute force rule {want:?} {verdict}",
+                    report.checked - 1,
+                    got.rule,
+                    got.action
+                ));
+            }
+        }
+    }
+    Ok(report)
+}
+
+/// The first-match rule of every packet (the law's item sequence); `snap.len()` when no rule
+/// matches (the default policy, a full scan).
+pub fn first_match_ids(snap: &Snapshot, packets: &[Packet]) -> Vec<u32> {
+    packets.iter().map(|p| snap.first_match(p).unwrap_or(snap.len() as u32)).collect()
+}
+
+/// The worker of every packet under a dispatcher, exactly as a run routes them.
+pub fn assign(
+    snap: &Snapshot,
+    packets: &[Packet],
+    dispatch_spec: &str,
+    k: usize,
+    seed: u64,
+) -> Result<Vec<u32>, Error> {
+    dispatch::build(dispatch_spec, k, seed ^ ENGINE_DISPATCH_SALT, snap)?;
+    let spec = dispatch_spec.to_string();
+    let salted = seed ^ ENGINE_DISPATCH_SALT;
+    let candidate = DispatcherCandidate::new(spec.clone(), packets, move |k| {
+        dispatch::build(&spec, k, salted, snap).expect("checked above")
+    });
+    let mut out = Vec::new();
+    candidate.assign(k.max(1), &mut out);
+    Ok(out)
+}
+
+/// Single-core throughput: (packets per second of thread CPU time, mean work per packet),
+/// best of `repeats` runs from a fresh classifier.
+pub fn single_core(snap: &Arc<Snapshot>, packets: &[Packet], algo: &str, repeats: usize) -> Result<(f64, f64), Error> {
+    let entry = classifier::lookup(algo)?;
+    let mut best = u64::MAX;
+    let mut work = 0;
+    for _ in 0..repeats.max(1) {
+        let mut w = (entry.build)(snap.clone(), ClassifierOptions::default());
+        let t0 = thread_cpu_ns();
+        work = w.serve_batch(packets);
+        best = best.min(thread_cpu_ns() - t0);
+    }
+    Ok((packets.len() as f64 * 1e9 / best.max(1) as f64, work as f64 / packets.len().max(1) as f64))
+}

@@ -1,0 +1,128 @@
+//! Packet traces: ClassBench header traces, pcap and pcapng captures (Ethernet or raw IPv4,
+//! TCP and UDP; every other frame is counted and skipped), and a compact binary form.
+//!
+//! Readers never panic on bad input: a malformed file is one error line naming the file and
+//! the line (text) or the record and byte offset (binary).
+
+pub mod binary;
+pub mod classbench;
+pub mod frame;
+pub mod pcap;
+pub mod pcapng;
+
+use crate::packet::Packet;
+use superlinear_core::Error;
+
+/// Frames a capture reader skipped, by reason.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Skipped {
+    /// Not IPv4 (ARP, IPv6, other EtherTypes, other link types).
+    pub not_ipv4: u64,
+    /// IPv4 but neither TCP nor UDP, or a non-first fragment (no ports).
+    pub not_tcp_udp: u64,
+    /// Cut short (capture length below the headers).
+    pub truncated: u64,
+}
+
+impl Skipped {
+    /// All skipped frames.
+    pub fn total(&self) -> u64 {
+        self.not_ipv4 + self.not_tcp_udp + self.truncated
+    }
+}
+
+/// A trace read from a file.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PacketTrace {
+    /// The packets in order.
+    pub packets: Vec<Packet>,
+    /// ClassBench traces only: the filter each header was generated from (not necessarily its
+    /// first match).
+    pub generating_rule: Option<Vec<u32>>,
+    /// Frames skipped by capture readers.
+    pub skipped: Skipped,
+}
+
+/// Trace file formats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TraceFormat {
+    /// Decide from the first bytes.
+    Auto,
+    /// ClassBench header trace (text).
+    ClassBench,
+    /// pcap (libpcap), microsecond or nanosecond, either byte order.
+    Pcap,
+    /// pcapng.
+    PcapNg,
+    /// This project's compact binary form.
+    Binary,
+}
+
+impl TraceFormat {
+    /// Parses `auto`, `classbench`, `pcap`, `pcapng`, `binary`.
+    pub fn parse(s: &str) -> Result<TraceFormat, Error> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "auto" | "" => Ok(TraceFormat::Auto),
+            "classbench" | "cb" | "text" => Ok(TraceFormat::ClassBench),
+            "pcap" => Ok(TraceFormat::Pcap),
+            "pcapng" => Ok(TraceFormat::PcapNg),
+            "binary" | "bin" | "slpt" => Ok(TraceFormat::Binary),
+            other => Err(Error::config(format!(
+                "unknown trace format '{other}' (known: auto, classbench, pcap, pcapng, binary)"
+            ))),
+        }
+    }
+
+    /// Recognises a format by its magic number; text otherwise.
+    pub fn detect(bytes: &[u8]) -> TraceFormat {
+        match bytes.get(..4) {
+            Some(m) if m == binary::MAGIC => TraceFormat::Binary,
+            Some([0x0a, 0x0d, 0x0d, 0x0a]) => TraceFormat::PcapNg,
+            Some(m) if pcap::is_magic(m) => TraceFormat::Pcap,
+            _ => TraceFormat::ClassBench,
+        }
+    }
+}
+
+/// Parses trace bytes; `source` names the file in errors.
+pub fn parse_trace(bytes: &[u8], source: &str, format: TraceFormat) -> Result<PacketTrace, Error> {
+    let format = if format == TraceFormat::Auto { TraceFormat::detect(bytes) } else { format };
+    match format {
+        TraceFormat::Binary => binary::parse(bytes, source),
+        TraceFormat::Pcap => pcap::parse(bytes, source),
+        TraceFormat::PcapNg => pcapng::parse(bytes, source),
+        TraceFormat::ClassBench | TraceFormat::Auto => {
+            let text = std::str::from_utf8(bytes).map_err(|e| {
+                let line = 1 + bytes[..e.valid_up_to()].iter().filter(|&&b| b == b'\n').count();
+                Error::input(
+                    source,
+                    Some(line),
+                    "not a ClassBench trace (not UTF-8 text) nor a pcap, pcapng or binary trace",
+                )
+            })?;
+            classbench::parse(text, source)
+        }
+    }
+}
+
+/// Reads a trace file.
+pub fn read_trace(path: &str, format: TraceFormat) -> Result<PacketTrace, Error> {
+    let bytes = std::fs::read(path).map_err(|e| Error::input(path, None, format!("cannot read: {e}")))?;
+    parse_trace(&bytes, path, format)
+}
+
+/// Encodes packets in `format` (`Auto` means binary).
+pub fn encode_trace(packets: &[Packet], format: TraceFormat) -> Vec<u8> {
+    match format {
+        TraceFormat::Pcap => pcap::write(packets),
+        TraceFormat::PcapNg => pcapng::write(packets),
+        TraceFormat::ClassBench => classbench::to_text(packets, None).into_bytes(),
+        TraceFormat::Binary | TraceFormat::Auto => binary::write(packets),
+    }
+}
+
+/// Writes packets to `path` in `format`.
+pub fn write_trace(path: &str, packets: &[Packet], format: TraceFormat) -> Result<(), Error> {
+    std::fs::write(path, encode_trace(packets, format))
+        .map_err(|e| Error::input(path, None, format!("cannot write: {e}")))
+}

@@ -1,0 +1,103 @@
+//! Classic libpcap files: a 24-byte global header (magic in either byte order, microsecond or
+//! nanosecond timestamps, the link type), then records of a 16-byte header and the captured
+//! bytes. Ethernet and raw IPv4 link types are decoded; other frames are counted and skipped.
+
+use super::frame::{self, LINKTYPE_ETHERNET};
+use super::{PacketTrace, Skipped};
+use crate::packet::Packet;
+use superlinear_core::Error;
+
+const MAGICS: [[u8; 4]; 4] =
+    [[0xd4, 0xc3, 0xb2, 0xa1], [0xa1, 0xb2, 0xc3, 0xd4], [0x4d, 0x3c, 0xb2, 0xa1], [0xa1, 0xb2, 0x3c, 0x4d]];
+
+/// Whether the 4 bytes are a pcap magic number.
+pub fn is_magic(m: &[u8]) -> bool {
+    MAGICS.iter().any(|x| x == m)
+}
+
+/// Largest capture length accepted per record (larger means a corrupt file).
+const MAX_RECORD: usize = 1 << 20;
+
+/// Parses a pcap file.
+pub fn parse(bytes: &[u8], source: &str) -> Result<PacketTrace, Error> {
+    let err = |m: String| Error::input(source, None, m);
+    if bytes.len() < 24 {
+        return Err(err(format!("pcap header needs 24 bytes, file has {}", bytes.len())));
+    }
+    let little = match bytes[..4] {
+        [0xd4, 0xc3, 0xb2, 0xa1] | [0x4d, 0x3c, 0xb2, 0xa1] => true,
+        [0xa1, 0xb2, 0xc3, 0xd4] | [0xa1, 0xb2, 0x3c, 0x4d] => false,
+        _ => return Err(err("not a pcap file (bad magic number)".into())),
+    };
+    let u32_at = |at: usize| -> u32 {
+        let b: [u8; 4] = bytes[at..at + 4].try_into().expect("4 bytes");
+        if little {
+            u32::from_le_bytes(b)
+        } else {
+            u32::from_be_bytes(b)
+        }
+    };
+    let linktype = u32_at(20) & 0x0fff_ffff;
+    let mut packets: Vec<Packet> = Vec::new();
+    let mut skipped = Skipped::default();
+    let mut at = 24;
+    let mut record = 0usize;
+    while at < bytes.len() {
+        record += 1;
+        if bytes.len() - at < 16 {
+            return Err(err(format!("record {record} at byte {at}: truncated record header")));
+        }
+        let caplen = u32_at(at + 8) as usize;
+        if caplen > MAX_RECORD {
+            return Err(err(format!("record {record} at byte {at}: capture length {caplen} is implausible")));
+        }
+        let start = at + 16;
+        let Some(data) = bytes.get(start..start + caplen) else {
+            return Err(err(format!("record {record} at byte {at}: {caplen} bytes announced, file ends first")));
+        };
+        match frame::decode(linktype, data) {
+            Ok(p) => packets.push(p),
+            Err(s) => s.count(&mut skipped),
+        }
+        at = start + caplen;
+    }
+    Ok(PacketTrace { packets, generating_rule: None, skipped })
+}
+
+/// Writes packets as an Ethernet pcap (microsecond timestamps, one packet per microsecond).
+pub fn write(packets: &[Packet]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(24 + packets.len() * 70);
+    out.extend_from_slice(&0xa1b2_c3d4u32.to_le_bytes());
+    out.extend_from_slice(&2u16.to_le_bytes());
+    out.extend_from_slice(&4u16.to_le_bytes());
+    out.extend_from_slice(&0u32.to_le_bytes());
+    out.extend_from_slice(&0u32.to_le_bytes());
+    out.extend_from_slice(&65535u32.to_le_bytes());
+    out.extend_from_slice(&LINKTYPE_ETHERNET.to_le_bytes());
+    for (i, p) in packets.iter().enumerate() {
+        let f = frame::encode_ethernet(p);
+        out.extend_from_slice(&((i / 1_000_000) as u32).to_le_bytes());
+        out.extend_from_slice(&((i % 1_000_000) as u32).to_le_bytes());
+        out.extend_from_slice(&(f.len() as u32).to_le_bytes());
+        out.extend_from_slice(&(f.len() as u32).to_le_bytes());
+        out.extend_from_slice(&f);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip_and_errors() {
+        let ps = vec![Packet::new(1, 2, 3, 4, 6), Packet::new(5, 6, 7, 8, 17), Packet::new(9, 9, 0, 0, 1)];
+        let bytes = write(&ps);
+        let t = parse(&bytes, "c.pcap").unwrap();
+        assert_eq!(t.packets, ps[..2].to_vec());
+        assert_eq!(t.skipped.not_tcp_udp, 1);
+        let e = parse(&bytes[..bytes.len() - 3], "c.pcap").unwrap_err().to_string();
+        assert!(e.starts_with("c.pcap: record 3 at byte"), "{e}");
+        assert!(parse(&bytes[..10], "c.pcap").is_err());
+    }
+}
