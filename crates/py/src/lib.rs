@@ -14,6 +14,7 @@ use superlinear_core::workload::{read_trace as core_read_trace, write_binary_tra
 use superlinear_core::{bench, busy, dispatch, Error};
 
 mod cachetier;
+mod nftbench;
 mod sched;
 
 create_exception!(_native, SuperlinearError, PyException, "A user-facing error: a bad parameter or input file.");
@@ -227,5 +228,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     law::register(m)?;
     sched::register(m)?;
     cachetier::register(m)?;
+    nftbench::register(m)?;
     Ok(())
 }
