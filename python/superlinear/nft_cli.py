@@ -148,11 +148,12 @@ def cmd_nft_bench(args: argparse.Namespace) -> int:
         if not cfg.check_only:
             console.print(side_by_side(results))
             for line in path_lines(results):
-                console.print(line, highlight=False)
+                console.print(line, highlight=False, markup=False)
         for line in check_lines(results):
-            console.print(line, highlight=False)
+            console.print(line, highlight=False, markup=False)
         console.print(f"results: {path}, {out / 'result.csv'}, {out / 'check.json'}"
-                      + ("" if cfg.check_only else f"; plot: {out / 'nft-bench.png'} (and .svg)"), highlight=False)
+                      + ("" if cfg.check_only else f"; plot: {out / 'nft-bench.png'} (and .svg)"), highlight=False,
+                      markup=False)
     return 0 if ok else EXIT_CHECK_FAILED
 
 

@@ -15,10 +15,10 @@ from rich.table import Table
 
 from superlinear.nft_bench import SetResult
 
-KINDS = ("measured = this machine: nftables from its counters over a fixed duration (cost per packet = "
-         "1/rate(rules) − 1/rate(empty chain), both on one sending core, softirq included), ours as single-thread "
-         "CPU time per packet (release build); projected = serial dispatcher CPU time + slowest worker's CPU "
-         "time, i.e. k ideal cores without contention.")
+KINDS = ("measured = this machine: nftables from its counters over a fixed duration, per CPU second of the "
+         "sending core's whole path (sender thread + inline softirq + ksoftirqd); cost per packet = 1/rate(rules) − "
+         "1/rate(empty chain); ours as single-thread CPU time per packet (release build); projected = serial "
+         "dispatcher CPU time + slowest worker's CPU time, i.e. k ideal cores without contention.")
 
 
 def _num(v: Any, fmt: str = ",.0f") -> str:
@@ -52,11 +52,18 @@ def path_lines(results: list[SetResult]) -> list[str]:
         if res.kernel is None:
             continue
         k = res.kernel
-        pr, pe, c = k["pps_rules"], k["pps_empty"], k["cost_ns"]
-        lines.append(f"{res.name}: nftables whole path (measured, one core, median of {len(k['runs']['rules'])}): "
-                     f"rule chain {pr['median']:,.0f} packets/s [{pr['min']:,.0f}–{pr['max']:,.0f}], "
-                     f"empty chain {pe['median']:,.0f} [{pe['min']:,.0f}–{pe['max']:,.0f}]; "
-                     f"cost of the rules {c['median']:,.0f} ns/packet [{c['min']:,.0f}–{c['max']:,.0f}]")
+
+        def span(d: dict[str, Any], fmt: str = ",.0f") -> str:
+            return f"{d['median']:{fmt}} [{d['min']:{fmt}}–{d['max']:{fmt}}]"
+
+        n = len(k["runs"]["rules"])
+        lines.append(f"{res.name}: nftables whole path on one core (measured, median [min–max] of {n}): rule chain "
+                     f"{span(k['pps_rules'])} packets per CPU second, empty chain {span(k['pps_empty'])}; "
+                     f"cost of the rules {span(k['cost_ns'])} ns/packet")
+        lines.append(f"{res.name}: per wall second: rule chain {span(k['pps_rules_wall'])}, empty chain "
+                     f"{span(k['pps_empty_wall'])}, cost {span(k['cost_ns_wall'])} ns/packet; the path had "
+                     f"{k['cpu_share_of_wall']['median']:.0%} of its core, ksoftirqd did "
+                     f"{k['ksoftirqd_share']['median']:.1%} of it")
     return lines
 
 
