@@ -161,19 +161,27 @@ def _our_namespaces(pid: int) -> list[str]:
     return [n for n in netns.list_namespaces() if n.startswith(f"{netns.PREFIX}-{pid}-")]
 
 
-def _run(args: list[str], timeout: float = 240) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "superlinear", "nft-bench", *args], capture_output=True, text=True,
-                          timeout=timeout, check=False)
+def _run(args: list[str], timeout: float = 240) -> tuple[int, str, str, int]:
+    """Runs nft-bench; (exit code, stdout, stderr, its pid: the namespaces it made are named by it)."""
+    proc = subprocess.Popen([sys.executable, "-m", "superlinear", "nft-bench", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return proc.returncode, out, err, proc.pid
 
 
 @needs_netns
 def test_real_namespaces_counters_equal_our_classifier(tmp_path: Path) -> None:
     rules, trace = _generated(tmp_path)
     out = tmp_path / "out"
-    r = _run(["--rules", str(rules), "--trace", str(trace), "--duration", "0.2", "--repeats", "1", "--ks", "2",
-              "--out", str(out), "--json"])
-    assert r.returncode == 0, r.stderr
-    doc = json.loads(r.stdout)
+    code, stdout, stderr, pid = _run(["--rules", str(rules), "--trace", str(trace), "--duration", "0.2", "--repeats",
+                                      "1", "--ks", "2", "--out", str(out), "--json"])
+    assert code == 0, stderr
+    doc = json.loads(stdout)
     check = json.loads((out / "check.json").read_text(encoding="utf-8"))["rules.txt"]
     w = _native.NftWorkload.load(str(rules), str(trace), {})
     n = w.packets()
@@ -191,7 +199,7 @@ def test_real_namespaces_counters_equal_our_classifier(tmp_path: Path) -> None:
                        ("ours: MRF", 1, "measured"), ("ours: MRF", 2, "projected")}
     assert all(row["pps_per_core"] > 0 for row in doc["rows"])
     assert (out / "nft-bench.png").is_file() and (out / "nft-bench.svg").is_file()
-    assert not any(n.startswith(netns.PREFIX + "-") for n in netns.list_namespaces())
+    assert not _our_namespaces(pid), "namespaces left behind"
 
 
 @needs_netns
