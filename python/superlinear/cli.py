@@ -91,7 +91,7 @@ def _run_experiment(experiment: Any, out: Path, panels: list[str] | None, quick:
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
-    from superlinear.experiments import REGISTRY
+    from superlinear.experiments import DATA_REGISTRY, REGISTRY
     from superlinear.experiments.cachetier_driver import SERVICE_EXPERIMENTS, reproduce_service_experiment
 
     if args.figure in SERVICE_EXPERIMENTS:
@@ -101,7 +101,18 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     if args.figure not in REGISTRY:
         known = sorted([*REGISTRY, *SERVICE_EXPERIMENTS])
         raise SuperlinearError(f"unknown figure '{args.figure}' (available: {', '.join(known)})")
-    experiment = REGISTRY[args.figure](args.quick)
+    if args.figure in DATA_REGISTRY:
+        data = Path(args.data) if args.data else None
+        if data is not None and not data.is_dir():
+            raise SuperlinearError(f"{data}: --data must be a folder (the ClassBench rule sets and traces)")
+        experiment = DATA_REGISTRY[args.figure](args.quick, data)
+        from superlinear.experiments.packets import find_data
+
+        if find_data(data) is None:
+            print("superlinear: note: no ClassBench data found (give --data DIR); ClassBench panels skipped",
+                  file=sys.stderr)
+    else:
+        experiment = REGISTRY[args.figure](args.quick)
     if args.exclude_warmup:
         experiment = experiment.steady_state()
     suffix = ("-quick" if args.quick else "") + ("-steady" if args.exclude_warmup else "")
@@ -236,9 +247,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    r = sub.add_parser("reproduce", help="reproduce a figure of the paper (fig5)",
+    r = sub.add_parser("reproduce", help="reproduce a figure of the paper (fig5, fig8, fig9, fig11, ...)",
                        description="Reproduce a figure of the paper; writes result.json, result.csv and plots.")
-    r.add_argument("figure", help="figure to reproduce: fig5")
+    r.add_argument("figure", help="figure to reproduce: fig5, fig8, fig9, fig11, cache-skew")
     r.add_argument("--panel", action="append", metavar="P", help="only this panel (repeatable), e.g. a")
     r.add_argument("--quick", action="store_true", help="reduced sizes: about a minute on two cores, same shape")
     r.add_argument("--out", metavar="DIR", help="output folder (default results/FIGURE[-quick][-steady])")
@@ -246,6 +257,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--exclude-warmup", action="store_true",
                    help="steady state: serve each panel's warm-up first and leave it out of every figure")
     r.add_argument("--json", action="store_true", help="print result.json instead of the table")
+    r.add_argument("--data", metavar="DIR",
+                   help="fig8/fig9: folder with the ClassBench rule sets and traces (acl1_5k, acl1_5k_trace, ...)")
     r.set_defaults(func=cmd_reproduce)
 
     s = sub.add_parser("sweep", help="run a grid declared in a TOML file",
@@ -310,6 +323,10 @@ def build_parser() -> argparse.ArgumentParser:
     from superlinear.cache_cli import add_parser as add_cache_parser
 
     add_cache_parser(sub)
+
+    from superlinear.classify_cli import add_parser as add_classify_parser
+
+    add_classify_parser(sub)
 
     from superlinear.nft_cli import add_parser as add_nft_parser
 

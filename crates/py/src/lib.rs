@@ -14,6 +14,7 @@ use superlinear_core::workload::{read_trace as core_read_trace, write_binary_tra
 use superlinear_core::{bench, busy, dispatch, Error};
 
 mod cachetier;
+mod classify;
 mod nftbench;
 mod sched;
 
@@ -83,7 +84,7 @@ fn config_from(d: &Bound<'_, PyDict>) -> PyResult<RunConfig> {
     })
 }
 
-fn accounting_dict<'py>(py: Python<'py>, a: &Accounting) -> PyResult<Bound<'py, PyDict>> {
+pub(crate) fn accounting_dict<'py>(py: Python<'py>, a: &Accounting) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     d.set_item("k", a.k)?;
     d.set_item("requests", a.requests)?;
@@ -228,6 +229,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     law::register(m)?;
     sched::register(m)?;
     cachetier::register(m)?;
+    classify::register(m)?;
     nftbench::register(m)?;
     Ok(())
 }

@@ -17,7 +17,7 @@ from rich.table import Table
 
 from superlinear.analysis.advisor import Advice, advise, plot_advice
 from superlinear.analysis.predict import Prediction, parse_ks, plot_prediction, predict
-from superlinear.engine import Workload
+from superlinear.engine import SuperlinearError, Workload
 from superlinear.results import write_results
 
 console = Console(width=max(120, Console().width))
@@ -140,13 +140,44 @@ def advice_table(advice: Advice) -> Table:
     return t
 
 
+#: Packet dispatch candidates of ``advise --rules`` (paper Fig. 9d): RSS field sets and the
+#: rule-aware dispatcher.
+PACKET_CANDIDATES = ("rss:sip", "rss:dip", "rss:sip,dip", "rss:dport", "rss:sip,dip,sport,dport,proto", "rule")
+
+
+def _packet_advice(args: argparse.Namespace, ks: list[int], progress: Any) -> Advice:
+    """Packets: the item of a packet is its first-match rule, candidates are packet dispatchers."""
+    from superlinear import _native
+    from superlinear.analysis.advisor import advise_assigned
+
+    if not args.trace:
+        raise SuperlinearError("advise --rules needs --trace (a packet trace: ClassBench, pcap, pcapng, binary)")
+    if args.algo != "mtf":
+        raise SuperlinearError("advise --rules scores MRF workers with the MTF cost (exact for independent rules); "
+                               "--algo must be mtf")
+    w = _native.PacketWorkload.load(args.rules, args.trace, {"actions": args.actions})
+    if args.requests:
+        w.replay(args.requests)
+    w.calibrate(20_000)
+    # RSS field lists hold commas, so packet candidates are separated by ';'.
+    names = [c.strip() for c in args.candidates.split(";") if c.strip()] if args.candidates else list(PACKET_CANDIDATES)
+    for n in names:
+        w.describe_dispatch(n, 2)
+    assign = {n: (lambda k, n=n: w.assign(n, k, args.seed)) for n in names}
+    return advise_assigned(w.items(), w.rules, assign, ks=ks, algo="mtf", workload=f"packets {args.trace}",
+                           progress=progress)
+
+
 def cmd_advise(args: argparse.Namespace) -> int:
     workload, requests = _workload(args)
     ks = parse_ks(args.k)
     candidates = [c.strip() for c in args.candidates.split(",")] if args.candidates else None
     with _progress(not args.json and sys.stderr.isatty()) as progress:
-        advice = advise(workload, ks=ks, algo=args.algo, rho=args.rho, requests=requests, seed=args.seed,
-                        candidates=candidates, progress=progress)
+        if args.rules:
+            advice = _packet_advice(args, ks, progress)
+        else:
+            advice = advise(workload, ks=ks, algo=args.algo, rho=args.rho, requests=requests, seed=args.seed,
+                            candidates=candidates, progress=progress)
     out = Path(args.out)
     config: dict[str, Any] = {"algo": advice.algo, "workload": workload.__dict__, "requests": advice.requests,
                               "m": advice.m, "k": ks, "rho": args.rho, "seed": args.seed,
@@ -207,6 +238,10 @@ def add_parser(sub: Any) -> None:
                        "and recommend the best.")
     _add_workload_args(a, req_help)
     a.add_argument("--k", default="2,4,8,16,32,64", help="comma-separated k (default 2,4,...,64)")
-    a.add_argument("--candidates", metavar="LIST", help="comma-separated dispatchers (default: all of the registry)")
+    a.add_argument("--candidates", metavar="LIST", help="comma-separated dispatchers (default: all of the registry; "
+                   "with --rules, separated by ';': " + ";".join(PACKET_CANDIDATES) + ")")
+    a.add_argument("--rules", metavar="FILE", help="packets: rule file; --trace is then a packet trace, items are "
+                   "first-match rules and candidates are packet dispatchers (paper Fig. 9d)")
+    a.add_argument("--actions", default="random:0.5:1", help="with --rules: actions of ClassBench filters")
     a.add_argument("--out", default="results/advise", help="output folder (default results/advise)")
     a.set_defaults(func=cmd_advise)

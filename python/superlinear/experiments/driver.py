@@ -11,7 +11,8 @@ from typing import Any
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from superlinear.engine import Accounting, RunResult, RunSpec, run
+from superlinear.classify import PacketWorkloadSpec
+from superlinear.engine import Accounting, RunResult, RunSpec, Workload, run
 from superlinear.experiments.spec import Experiment, Panel, Series
 from superlinear.results import write_results
 
@@ -23,6 +24,7 @@ class _NoAcc:
 
 
 def _spec(panel: Panel, series: Series, k: int, modes: tuple[str, ...]) -> RunSpec:
+    assert isinstance(panel.workload, Workload), "packet workloads run through superlinear.classify"
     return RunSpec(
         algo=series.algo if series.algo != "lru" else f"lru:{panel.capacity}",
         dispatch=series.dispatch,
@@ -39,6 +41,25 @@ def _spec(panel: Panel, series: Series, k: int, modes: tuple[str, ...]) -> RunSp
         modes=modes,
         repeats=panel.repeats,
     )
+
+
+def _run(panel: Panel, series: Series, k: int, modes: tuple[str, ...]) -> RunResult:
+    """One grid point: the key engine, or the packet classifier for packet workloads."""
+    if isinstance(panel.workload, PacketWorkloadSpec):
+        from superlinear.classify import run_point
+
+        return run_point(panel.workload, series.algo, series.dispatch, k, modes, panel.repeats, panel.seed)
+    return run(_spec(panel, series, k, modes))
+
+
+def _packet_extras(panel: Panel, series: Series, k: int) -> Row:
+    """Packet panels: the dispatcher as resolved at k (the rule-aware one names its fields)."""
+    if not isinstance(panel.workload, PacketWorkloadSpec):
+        return {}
+    from superlinear.classify import load
+
+    w = load(panel.workload)
+    return {"dispatch_resolved": w.describe_dispatch(series.dispatch, k), "rules": w.rules}
 
 
 def _ratio(a: float | None, b: float | None) -> float | None:
@@ -103,6 +124,8 @@ def speedup_row(panel: Panel, series: Series, k: int, result: RunResult, base: R
         work_span=p.work_span,
         work_total=p.work_total,
         work_per_request=p.work_total / max(p.requests, 1),
+        # Mean worker CPU time per request: the mean per-packet latency of Fig. 9a (projected).
+        mean_service_ns_projected=sum(p.worker_cpu_ns) / max(p.requests, 1),
         hit_rate=p.hit_rate,
         load_imbalance=p.load_imbalance,
     )
@@ -151,7 +174,7 @@ class Driver:
                 base: RunResult | None = None
                 for k in panel.ks:
                     step(f"{series.label()} k={k} (single core)")
-                    result = run(_spec(panel, series, k, ("single_core",)))
+                    result = _run(panel, series, k, ("single_core",))
                     base = base or result
                     rows.append(goodput_row(panel, series, k, result, base))
                     advance()
@@ -164,7 +187,7 @@ class Driver:
             if key not in baselines:
                 step(f"{algo} k=1 baseline")
                 modes = ("projected", "measured") if self.measure else ("projected",)
-                baselines[key] = run(_spec(panel, Series(algo, baseline_dispatch(panel), exclude_warmup), 1, modes))
+                baselines[key] = _run(panel, Series(algo, baseline_dispatch(panel), exclude_warmup), 1, modes)
                 advance()
             return baselines[key]
 
@@ -177,9 +200,9 @@ class Driver:
                     step(f"{series.label()} k={k}")
                     cores = base.cores
                     modes = ("projected", "measured") if self.measure and k <= cores else ("projected",)
-                    result = run(_spec(panel, series, k, modes))
+                    result = _run(panel, series, k, modes)
                     advance()
-                rows.append(speedup_row(panel, series, k, result, base))
+                rows.append(speedup_row(panel, series, k, result, base) | _packet_extras(panel, series, k))
         if panel.static_baseline:
             static = baseline(panel.static_baseline, False)
             assert static.projected is not None

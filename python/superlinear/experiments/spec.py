@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from superlinear.classify import PacketWorkloadSpec
 from superlinear.engine import Workload
 
 
@@ -29,12 +30,14 @@ class Panel:
 
     ``metric`` is ``speedup`` (projected, work and, for k ≤ cores, measured speedup against the
     same algorithm at k = 1) or ``goodput`` (measured million requests/s with every worker on one
-    core, paper Fig. 5c).
+    core, paper Fig. 5c). Packet panels (a :class:`PacketWorkloadSpec` workload) use
+    ``packets`` (the paper's two rows: speedup above, raw Mpps below) or ``latency`` (mean
+    per-packet time above, Mpps below, Fig. 9a); their rows are the same speedup rows.
     """
 
     name: str
     title: str
-    workload: Workload
+    workload: Workload | PacketWorkloadSpec
     series: tuple[Series, ...]
     ks: tuple[int, ...]
     requests: int

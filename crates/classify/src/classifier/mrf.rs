@@ -45,10 +45,17 @@ pub struct MrfClassifier {
     order: Vec<u32>,
     pos: Vec<u32>,
     variant: MrfVariant,
+    /// Whether positions are read at all (some rule has dependencies or same-action
+    /// overlaps); without, the position array is not maintained.
+    track: bool,
     updates: Option<Arc<RuleUpdates>>,
     stats: Option<WorkerStats>,
     sink: Option<(super::StatsSink, usize)>,
     window: usize,
+}
+
+fn tracks_positions(snap: &Snapshot) -> bool {
+    snap.deps.edges() > 0 || snap.deps.same_action_pairs() > 0
 }
 
 fn fresh_order(n: usize) -> (Vec<u32>, Vec<u32>) {
@@ -66,7 +73,8 @@ impl MrfClassifier {
     pub fn with_options(snap: Arc<Snapshot>, variant: MrfVariant, opts: ClassifierOptions) -> Self {
         let (order, pos) = fresh_order(snap.len());
         let stats = opts.stats.as_ref().map(|_| WorkerStats::new(snap.len(), opts.window));
-        Self { snap, order, pos, variant, updates: None, stats, sink: opts.stats, window: opts.window }
+        let track = tracks_positions(&snap);
+        Self { snap, order, pos, variant, track, updates: None, stats, sink: opts.stats, window: opts.window }
     }
 
     /// A classifier following a [`RuleUpdates`] handle: before each lookup it checks (one
@@ -91,7 +99,11 @@ impl MrfClassifier {
 
     /// Where rule `rule` stands in this worker's order now (0 = front).
     pub fn position_of(&self, rule: u32) -> usize {
-        self.pos[rule as usize] as usize
+        if self.track {
+            self.pos[rule as usize] as usize
+        } else {
+            self.order.iter().position(|&r| r == rule).unwrap_or(self.order.len())
+        }
     }
 
     /// The work `p` would cost now, without reordering: rules compared until the first match
@@ -128,6 +140,7 @@ impl MrfClassifier {
                 if let Some(s) = self.stats.as_mut() {
                     s.resize(snap.len(), self.window);
                 }
+                self.track = tracks_positions(&snap);
                 self.snap = snap;
                 self.order = order;
                 self.pos = pos;
@@ -170,8 +183,12 @@ impl MrfClassifier {
         };
         let action = self.snap.table[best as usize].action();
         let chain = match self.variant {
-            MrfVariant::Precomputed => self.move_precomputed(best),
-            MrfVariant::Swap => self.move_swap(best),
+            MrfVariant::Precomputed => {
+                self.move_precomputed(best, if best == self.order[i] { i } else { self.pos[best as usize] as usize })
+            }
+            MrfVariant::Swap => {
+                self.move_swap(if best == self.order[i] { i } else { self.pos[best as usize] as usize })
+            }
         };
         let lookup = Lookup { rule: Some(best), action, work, position: i as u32, chain };
         if let Some(s) = self.stats.as_mut() {
@@ -185,16 +202,18 @@ impl MrfClassifier {
     fn shift(&mut self, target: usize, p: usize) {
         if target < p {
             self.order[target..=p].rotate_right(1);
-            for j in target..=p {
-                self.pos[self.order[j] as usize] = j as u32;
+            if self.track {
+                for j in target..=p {
+                    self.pos[self.order[j] as usize] = j as u32;
+                }
             }
         }
     }
 
     /// MRF with precomputed dependencies; returns the chain levels touched.
-    fn move_precomputed(&mut self, rule: u32) -> u32 {
+    fn move_precomputed(&mut self, rule: u32, at: usize) -> u32 {
         let mut y = rule;
-        let mut p = self.pos[y as usize] as usize;
+        let mut p = at;
         let mut levels = 0;
         loop {
             levels += 1;
@@ -220,8 +239,8 @@ impl MrfClassifier {
     }
 
     /// The paper's iterative swap variant; returns the chain levels touched.
-    fn move_swap(&mut self, rule: u32) -> u32 {
-        let mut cur = self.pos[rule as usize] as usize;
+    fn move_swap(&mut self, at: usize) -> u32 {
+        let mut cur = at;
         let mut levels = 1;
         while cur > 0 {
             let (a, b) = (self.order[cur - 1], self.order[cur]);
@@ -229,8 +248,10 @@ impl MrfClassifier {
                 levels += 1;
             } else {
                 self.order.swap(cur - 1, cur);
-                self.pos[a as usize] = cur as u32;
-                self.pos[b as usize] = cur as u32 - 1;
+                if self.track {
+                    self.pos[a as usize] = cur as u32;
+                    self.pos[b as usize] = cur as u32 - 1;
+                }
             }
             cur -= 1;
         }

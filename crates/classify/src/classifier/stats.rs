@@ -122,6 +122,15 @@ impl WorkerStats {
         }
     }
 
+    /// Largest active set in a window (the partial window counts when no window completed).
+    pub fn max_active(&self) -> u32 {
+        if self.windows > 0 {
+            self.active_max
+        } else {
+            self.active
+        }
+    }
+
     /// Mean lookup position.
     pub fn mean_position(&self) -> f64 {
         self.position_sum as f64 / self.packets.max(1) as f64

@@ -574,6 +574,16 @@ pub fn parse_port_range(s: &str) -> Result<PortRange, String> {
     }
 }
 
+/// Writes a rule set to `path` in `format` (`Auto` means native; ClassBench loses actions).
+pub fn write_rules(path: &str, set: &RuleSet, format: RuleFormat) -> Result<(), Error> {
+    let text = match format {
+        RuleFormat::Nft => nft_writer::to_nft(set, &nft_writer::NftOptions::default())?,
+        RuleFormat::ClassBench => to_classbench(set)?,
+        RuleFormat::Native | RuleFormat::Auto => to_native(set),
+    };
+    std::fs::write(path, text).map_err(|e| Error::input(path, None, format!("cannot write: {e}")))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -110,3 +110,19 @@ pub fn read_trace(path: &str, format: TraceFormat) -> Result<PacketTrace, Error>
     let bytes = std::fs::read(path).map_err(|e| Error::input(path, None, format!("cannot read: {e}")))?;
     parse_trace(&bytes, path, format)
 }
+
+/// Encodes packets in `format` (`Auto` means binary).
+pub fn encode_trace(packets: &[Packet], format: TraceFormat) -> Vec<u8> {
+    match format {
+        TraceFormat::Pcap => pcap::write(packets),
+        TraceFormat::PcapNg => pcapng::write(packets),
+        TraceFormat::ClassBench => classbench::to_text(packets, None).into_bytes(),
+        TraceFormat::Binary | TraceFormat::Auto => binary::write(packets),
+    }
+}
+
+/// Writes packets to `path` in `format`.
+pub fn write_trace(path: &str, packets: &[Packet], format: TraceFormat) -> Result<(), Error> {
+    std::fs::write(path, encode_trace(packets, format))
+        .map_err(|e| Error::input(path, None, format!("cannot write: {e}")))
+}

@@ -1,0 +1,312 @@
+//! Bindings of `superlinear-classify`: a `PacketWorkload` (one rule set and one packet trace,
+//! loaded or generated once) whose methods run, check, benchmark and describe classifiers
+//! behind dispatchers. Config dicts in, dicts out, no logic.
+
+use crate::{accounting_dict, SuperlinearError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+use std::sync::Arc;
+use std::time::Instant;
+use superlinear_classify::classifier::{stats::WorkerStats, REGISTRY as CLASSIFIERS};
+use superlinear_classify::dispatch::{self, REGISTRY as DISPATCHERS};
+use superlinear_classify::generate::{self, SyntheticSpec};
+use superlinear_classify::rules::{self, ActionPolicy, ReadOptions, RuleFormat, RuleSet};
+use superlinear_classify::run::{self, RunSpec};
+use superlinear_classify::trace::{self, TraceFormat};
+use superlinear_classify::{Action, Error, Packet, Snapshot};
+
+fn to_py(e: Error) -> PyErr {
+    SuperlinearError::new_err(e.to_string())
+}
+
+fn get<'py, T: FromPyObject<'py>>(d: &Bound<'py, PyDict>, key: &str, default: T) -> PyResult<T> {
+    match d.get_item(key)? {
+        Some(v) if !v.is_none() => v.extract().map_err(|_| {
+            SuperlinearError::new_err(format!("config field '{key}' has the wrong type ({})", v.get_type()))
+        }),
+        _ => Ok(default),
+    }
+}
+
+fn synthetic_from(d: &Bound<'_, PyDict>) -> PyResult<SyntheticSpec> {
+    Ok(SyntheticSpec {
+        rules: get(d, "rules", 4999usize)?,
+        depth: get(d, "depth", 0usize)?,
+        flows_per_rule: get(d, "flows_per_rule", 1usize)?,
+        catch_all_fraction: get(d, "catch_all", 0.0f64)?,
+    })
+}
+
+fn read_options(d: &Bound<'_, PyDict>) -> PyResult<ReadOptions> {
+    let default: String = get(d, "default_action", "accept".to_string())?;
+    Ok(ReadOptions {
+        format: RuleFormat::parse(&get::<String>(d, "rule_format", "auto".into())?).map_err(to_py)?,
+        actions: ActionPolicy::parse(&get::<String>(d, "actions", "random:0.5:1".into())?).map_err(to_py)?,
+        default_action: Action::parse(&default)
+            .ok_or_else(|| SuperlinearError::new_err(format!("unknown default action '{default}'")))?,
+    })
+}
+
+fn stats_dict<'py>(py: Python<'py>, s: &WorkerStats) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("packets", s.packets)?;
+    d.set_item("work", s.work)?;
+    d.set_item("default_hits", s.default_hits)?;
+    d.set_item("distinct_rules", s.distinct_rules())?;
+    d.set_item("mean_active_rules", s.mean_active())?;
+    d.set_item("max_active_rules", s.max_active())?;
+    d.set_item("window", s.window)?;
+    d.set_item("windows", s.windows)?;
+    d.set_item("mean_position", s.mean_position())?;
+    d.set_item("position_hist_log2", s.position_hist.to_vec())?;
+    d.set_item("mean_chain", s.mean_chain())?;
+    d.set_item("chain_hist", s.chain_hist.to_vec())?;
+    d.set_item("matches", s.matches.clone())?;
+    Ok(d)
+}
+
+/// One rule set (compiled, with its dependency graph) and one packet trace.
+#[pyclass(module = "superlinear._native", name = "PacketWorkload")]
+pub struct PacketWorkload {
+    snap: Arc<Snapshot>,
+    packets: Vec<Packet>,
+    /// The trace before any replay (calibration samples come from it).
+    base_len: usize,
+    info: Vec<(&'static str, PyObject)>,
+}
+
+impl PacketWorkload {
+    fn build(
+        py: Python<'_>,
+        set: RuleSet,
+        packets: Vec<Packet>,
+        extra: Vec<(&'static str, PyObject)>,
+    ) -> PyResult<Self> {
+        let t0 = Instant::now();
+        let snap = py.allow_threads(|| Arc::new(Snapshot::new(set)));
+        let mut info = extra;
+        info.push(("dependency_seconds", t0.elapsed().as_secs_f64().into_pyobject(py)?.into_any().unbind()));
+        let base_len = packets.len();
+        Ok(Self { snap, packets, base_len, info })
+    }
+}
+
+#[pymethods]
+impl PacketWorkload {
+    /// Rules and trace from files (config: rule_format, actions, default_action, trace_format).
+    /// Without a trace, `generate` packets are generated inside the rules (seeded).
+    #[staticmethod]
+    #[pyo3(signature = (rules_path, trace_path, config))]
+    fn load(py: Python<'_>, rules_path: &str, trace_path: Option<&str>, config: &Bound<'_, PyDict>) -> PyResult<Self> {
+        let opts = read_options(config)?;
+        let set = py.allow_threads(|| rules::read_rules(rules_path, &opts)).map_err(to_py)?;
+        let mut extra: Vec<(&'static str, PyObject)> = Vec::new();
+        let packets = match trace_path {
+            Some(t) => {
+                let fmt = TraceFormat::parse(&get::<String>(config, "trace_format", "auto".into())?).map_err(to_py)?;
+                let tr = py.allow_threads(|| trace::read_trace(t, fmt)).map_err(to_py)?;
+                extra.push(("skipped_not_ipv4", tr.skipped.not_ipv4.into_pyobject(py)?.into_any().unbind()));
+                extra.push(("skipped_not_tcp_udp", tr.skipped.not_tcp_udp.into_pyobject(py)?.into_any().unbind()));
+                extra.push(("skipped_truncated", tr.skipped.truncated.into_pyobject(py)?.into_any().unbind()));
+                tr.packets
+            }
+            None => {
+                let n: usize = get(config, "generate", 100_000)?;
+                let seed: u64 = get(config, "seed", 1)?;
+                generate::headers_for_rules(&set, n, seed).map_err(to_py)?
+            }
+        };
+        if packets.is_empty() {
+            return Err(SuperlinearError::new_err(format!(
+                "{}: no TCP/UDP IPv4 packets to classify",
+                trace_path.unwrap_or("trace")
+            )));
+        }
+        Self::build(py, set, packets, extra)
+    }
+
+    /// A synthetic workload (spec: rules, depth, flows_per_rule, catch_all) of `packets`.
+    #[staticmethod]
+    #[pyo3(signature = (spec, packets, seed = 1))]
+    fn synthetic(py: Python<'_>, spec: &Bound<'_, PyDict>, packets: usize, seed: u64) -> PyResult<Self> {
+        let s = synthetic_from(spec)?;
+        let set = s.rule_set().map_err(to_py)?;
+        let packets = py.allow_threads(|| s.trace(packets, seed)).map_err(to_py)?;
+        let flows = s.flows().into_pyobject(py)?.into_any().unbind();
+        Self::build(py, set, packets, vec![("flows", flows)])
+    }
+
+    /// Cycles the trace until it holds `n` packets (a traffic generator looping a capture).
+    fn replay(&mut self, n: usize) {
+        let base = self.packets[..self.base_len].to_vec();
+        self.packets = base.iter().copied().cycle().take(n.max(1)).collect();
+    }
+
+    /// Gives the rule-aware dispatcher its calibration sample: the first `n` packets of the
+    /// trace (before replay).
+    fn calibrate(&self, n: usize) {
+        self.snap.calibrate(&self.packets[..n.min(self.base_len)]);
+    }
+
+    /// Number of rules.
+    #[getter]
+    fn rules(&self) -> usize {
+        self.snap.len()
+    }
+
+    /// Number of packets (after replay).
+    #[getter]
+    fn packets(&self) -> usize {
+        self.packets.len()
+    }
+
+    /// Rule set and trace facts: rules, packets, dependency edges, dependent rules, longest
+    /// chain, same-action overlaps, seconds to build the dependency graph, skipped frames.
+    fn info<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        let g = &self.snap.deps;
+        d.set_item("rules", self.snap.len())?;
+        d.set_item("packets", self.packets.len())?;
+        d.set_item("trace_packets", self.base_len)?;
+        d.set_item("default_action", self.snap.rules.default_action.name())?;
+        d.set_item("dependency_edges", g.edges())?;
+        d.set_item("dependent_rules", g.dependent_rules())?;
+        d.set_item("max_dependency_depth", g.max_depth())?;
+        d.set_item("same_action_overlaps", g.same_action_pairs())?;
+        for (k, v) in &self.info {
+            d.set_item(*k, v.clone_ref(py))?;
+        }
+        Ok(d)
+    }
+
+    /// One run (config: algo, dispatch, k, modes, repeats, parallel, seed, stats, window):
+    /// {dispatch, cores, items, projected, measured, stats}.
+    fn run<'py>(&self, py: Python<'py>, config: &Bound<'py, PyDict>) -> PyResult<Bound<'py, PyDict>> {
+        let modes: Vec<String> = get(config, "modes", vec!["projected".to_string()])?;
+        for m in &modes {
+            if m != "projected" && m != "measured" {
+                return Err(SuperlinearError::new_err(format!("unknown mode '{m}' (known: projected, measured)")));
+            }
+        }
+        let spec = RunSpec {
+            algo: get(config, "algo", "mrf".to_string())?,
+            dispatch: get(config, "dispatch", "rss".to_string())?,
+            k: get(config, "k", 1usize)?,
+            projected: modes.iter().any(|m| m == "projected"),
+            measured: modes.iter().any(|m| m == "measured"),
+            repeats: get(config, "repeats", 1usize)?,
+            parallel: get(config, "parallel", 0usize)?,
+            seed: get(config, "seed", 1u64)?,
+            stats: get(config, "stats", false)?,
+            window: get(config, "window", 0usize)?,
+        };
+        let (snap, packets) = (&self.snap, &self.packets);
+        let report = py.allow_threads(|| run::execute(snap, packets, &spec)).map_err(to_py)?;
+        let out = PyDict::new(py);
+        out.set_item("dispatch", &report.dispatch)?;
+        out.set_item("cores", report.cores)?;
+        out.set_item("items", self.snap.len())?;
+        for (name, acc) in [("projected", &report.projected), ("measured", &report.measured)] {
+            match acc {
+                Some(a) => out.set_item(name, accounting_dict(py, a)?)?,
+                None => out.set_item(name, py.None())?,
+            }
+        }
+        let stats = PyList::empty(py);
+        for s in report.stats.iter().flatten() {
+            stats.append(stats_dict(py, s)?)?;
+        }
+        out.set_item("stats", stats)?;
+        Ok(out)
+    }
+
+    /// Checks every verdict against brute force: {checked, mismatches, first_mismatch,
+    /// matches, default_hits}.
+    #[pyo3(signature = (algo, dispatch, k, seed = 1))]
+    fn check<'py>(
+        &self,
+        py: Python<'py>,
+        algo: &str,
+        dispatch: &str,
+        k: usize,
+        seed: u64,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let (snap, packets) = (&self.snap, &self.packets);
+        let r = py.allow_threads(|| run::check(snap, packets, algo, dispatch, k, seed)).map_err(to_py)?;
+        let d = PyDict::new(py);
+        d.set_item("checked", r.checked)?;
+        d.set_item("mismatches", r.mismatches)?;
+        d.set_item("first_mismatch", r.first_mismatch)?;
+        d.set_item("matches", r.matches)?;
+        d.set_item("default_hits", r.default_hits)?;
+        Ok(d)
+    }
+
+    /// The first-match rule of every packet (rules.len() for the default policy).
+    fn items(&self, py: Python<'_>) -> Vec<u32> {
+        py.allow_threads(|| run::first_match_ids(&self.snap, &self.packets))
+    }
+
+    /// The worker of every packet under a dispatcher, as a run routes them.
+    #[pyo3(signature = (dispatch, k, seed = 1))]
+    fn assign(&self, py: Python<'_>, dispatch: &str, k: usize, seed: u64) -> PyResult<Vec<u32>> {
+        py.allow_threads(|| run::assign(&self.snap, &self.packets, dispatch, k, seed)).map_err(to_py)
+    }
+
+    /// The canonical name of a dispatcher at k (the rule-aware one names its fields).
+    fn describe_dispatch(&self, dispatch: &str, k: usize) -> PyResult<String> {
+        dispatch::describe(dispatch, k, &self.snap).map_err(to_py)
+    }
+
+    /// Single-core throughput: (packets/s of thread CPU time, mean work per packet).
+    #[pyo3(signature = (algo, repeats = 3))]
+    fn bench(&self, py: Python<'_>, algo: &str, repeats: usize) -> PyResult<(f64, f64)> {
+        py.allow_threads(|| run::single_core(&self.snap, &self.packets, algo, repeats)).map_err(to_py)
+    }
+
+    /// Writes the rules (format: native, nft, classbench).
+    fn write_rules(&self, path: &str, format: &str) -> PyResult<()> {
+        rules::write_rules(path, &self.snap.rules, RuleFormat::parse(format).map_err(to_py)?).map_err(to_py)
+    }
+
+    /// Writes the packets (format: binary, pcap, pcapng, classbench).
+    fn write_trace(&self, path: &str, format: &str) -> PyResult<()> {
+        trace::write_trace(path, &self.packets, TraceFormat::parse(format).map_err(to_py)?).map_err(to_py)
+    }
+}
+
+/// The classifier registry: name, self_adjusting, summary.
+#[pyfunction]
+fn classify_algorithms(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
+    let list = PyList::empty(py);
+    for e in CLASSIFIERS {
+        let d = PyDict::new(py);
+        d.set_item("name", e.name)?;
+        d.set_item("self_adjusting", e.self_adjusting)?;
+        d.set_item("summary", e.summary)?;
+        list.append(d)?;
+    }
+    Ok(list)
+}
+
+/// The packet dispatcher registry: name, flow_affine, summary.
+#[pyfunction]
+fn classify_dispatchers(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
+    let list = PyList::empty(py);
+    for e in DISPATCHERS {
+        let d = PyDict::new(py);
+        d.set_item("name", e.name)?;
+        d.set_item("flow_affine", e.flow_affine)?;
+        d.set_item("summary", e.summary)?;
+        list.append(d)?;
+    }
+    Ok(list)
+}
+
+/// Registers the classifier's bindings.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PacketWorkload>()?;
+    m.add_function(wrap_pyfunction!(classify_algorithms, m)?)?;
+    m.add_function(wrap_pyfunction!(classify_dispatchers, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,39 @@
+"""Paper Fig. 8 (§4.3, macrobenchmarks): static list vs MRF behind RSS on ClassBench acl1, ipc1,
+fw1 (5k rules) and on synthetic independent rule sets of about 2k, 5k and 10k rules (prime
+sizes), uniform flows. Two rows per panel: speedup against the same algorithm at k = 1, and raw
+packet rate against the static list."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from superlinear.experiments.packets import KS_FULL, KS_QUICK, RSS5, classbench, find_data, series, synthetic
+from superlinear.experiments.spec import Experiment, Panel
+
+__all__ = ["experiment"]
+
+#: Primes close to 2k, 5k and 10k rules (the paper's "close prime" sizes).
+RULE_SIZES = (1999, 4999, 9973)
+
+
+def experiment(quick: bool = False, data: Path | None = None) -> Experiment:
+    ks = KS_QUICK if quick else KS_FULL
+    repeats = 1 if quick else 2
+    panels = []
+    root = find_data(data)
+    if root is not None:
+        algos = [("static", RSS5), ("mrf", RSS5), ("mrf", "rule")] + ([] if quick else [("mrf-swap", RSS5)])
+        for name, letter in (("acl1", "a"), ("ipc1", "b"), ("fw1", "c")):
+            panels.append(Panel(name=letter, title=f"ClassBench {name} 5k, RSS",
+                                workload=classbench(root, name, "5k", quick), series=series(*algos), ks=ks,
+                                requests=0, metric="packets", static_baseline="static", repeats=repeats))
+    for label, n in zip(("d2k", "d5k", "d10k"), RULE_SIZES, strict=True):
+        panels.append(Panel(name=label, title=f"synthetic, {n:,} independent rules, 1 flow/rule",
+                            workload=synthetic(n, quick), series=series(("static", RSS5), ("mrf", RSS5)), ks=ks,
+                            requests=0, metric="packets", static_baseline="static", repeats=repeats))
+    return Experiment(
+        name="fig8",
+        description="Paper Fig. 8: MRF vs static first-match list, RSS dispatch (speedup above, Mpps below)"
+        + (" (quick: fewer packets and k)" if quick else ""),
+        panels=tuple(panels),
+    )

@@ -1,0 +1,51 @@
+"""Shared pieces of the packet-classifier experiments (Figs. 8 and 9): where the ClassBench data
+is, the grid sizes, and the series."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from superlinear.classify import PacketWorkloadSpec
+from superlinear.experiments.spec import Series
+
+KS_FULL = (1, 2, 4, 8, 16, 32)
+KS_QUICK = (1, 2, 8, 32)
+#: Packets per run: ClassBench traces (about 46,000 headers) are replayed to this length, as
+#: a traffic generator loops a capture; synthetic traces are generated this long.
+PACKETS_FULL = 1_000_000
+PACKETS_QUICK = 200_000
+#: The 5-tuple RSS of the paper's testbed.
+RSS5 = "rss:sip,dip,sport,dport,proto"
+#: Where ``--data`` is looked for when not given.
+DEFAULT_DATA = (Path("../shared/data/classbench"), Path("shared/data/classbench"), Path("data/classbench"))
+
+
+def find_data(data: Path | None) -> Path | None:
+    """The ClassBench folder: ``--data``, ``$SUPERLINEAR_DATA`` or a default location."""
+    if data is not None:
+        return data
+    env = os.environ.get("SUPERLINEAR_DATA")
+    if env:
+        return Path(env)
+    return next((d for d in DEFAULT_DATA if (d / "acl1_5k").exists()), None)
+
+
+def classbench(data: Path, name: str, size: str, quick: bool) -> PacketWorkloadSpec:
+    """ClassBench set ``name`` (acl1, ipc1, fw1) of ``size`` (1k, 5k, 10k), its trace replayed."""
+    rules = data / f"{name}_{size}"
+    return PacketWorkloadSpec(kind="files", name=f"ClassBench {name} {size}", rules=str(rules),
+                              trace=str(rules) + "_trace", packets=PACKETS_QUICK if quick else PACKETS_FULL,
+                              calibration=5_000)
+
+
+def synthetic(rules: int, quick: bool, depth: int = 0, flows: int = 1, catch_all: float = 0.0,
+              packets: int | None = None) -> PacketWorkloadSpec:
+    """A synthetic workload of the paper (uniform flows)."""
+    n = packets or (PACKETS_QUICK if quick else PACKETS_FULL)
+    return PacketWorkloadSpec(kind="synthetic", synthetic_rules=rules, depth=depth, flows_per_rule=flows,
+                              catch_all=catch_all, packets=n)
+
+
+def series(*pairs: tuple[str, str]) -> tuple[Series, ...]:
+    return tuple(Series(algo, dispatch) for algo, dispatch in pairs)

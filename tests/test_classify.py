@@ -1,0 +1,176 @@
+"""The packet classifier end to end: CLI runs on generated rule sets and traces (every format),
+brute-force checks, bad input as one line with a non-zero exit, the generic driver on packet
+panels, and the packet advisor. Fixtures are generated here; nothing reads ../shared."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from subprocess import CompletedProcess
+
+import pytest
+
+from superlinear import _native
+from superlinear.classify import PacketWorkloadSpec, load
+from superlinear.experiments.driver import Driver
+from superlinear.experiments.spec import Experiment, Panel, Series
+
+Cli = Callable[..., CompletedProcess[str]]
+
+FIG6 = """# the paper's Fig. 6
+default drop
+accept src 192.168.178.33 dst 23.0.0.45 dport 53 proto udp
+drop src 10.10.10.0/24 dst 23.0.0.45/32 dport 443 proto tcp
+drop src 192.168.178.0/24 dst 23.0.0.45/32 dport 53 proto udp
+accept src 10.10.10.10/32 dst 23.0.0.45/32 proto tcp
+accept src 192.168.0.0/16 dst 23.0.0.0/8
+"""
+
+
+def assert_clean_error(result: CompletedProcess[str], *fragments: str) -> None:
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    lines = [line for line in result.stderr.strip().splitlines() if line]
+    assert len(lines) == 1, result.stderr
+    for f in fragments:
+        assert f in lines[0], lines[0]
+
+
+@pytest.fixture
+def fixtures(cli: Cli, tmp_path: Path) -> Path:
+    for args in (("gen-rules", "--rules-count", "300", "--depth", "2", "--out", str(tmp_path / "r.txt")),
+                 ("gen-rules", "--rules-count", "300", "--depth", "2", "--format", "nft",
+                  "--out", str(tmp_path / "r.nft")),
+                 ("gen-trace", "--rules-count", "300", "--depth", "2", "--flows-per-rule", "5", "--packets", "4000",
+                  "--out", str(tmp_path / "t.bin")),
+                 ("gen-trace", "--rules-count", "300", "--depth", "2", "--flows-per-rule", "5", "--packets", "4000",
+                  "--format", "pcap", "--out", str(tmp_path / "t.pcap")),
+                 ("gen-trace", "--rules-count", "300", "--depth", "2", "--flows-per-rule", "5", "--packets", "4000",
+                  "--format", "pcapng", "--out", str(tmp_path / "t.pcapng")),
+                 ("gen-trace", "--rules-count", "300", "--depth", "2", "--flows-per-rule", "5", "--packets", "4000",
+                  "--format", "classbench", "--out", str(tmp_path / "t.cb"))):
+        r = cli("classify", *args)
+        assert r.returncode == 0, r.stderr
+    (tmp_path / "fig6.rules").write_text(FIG6)
+    return tmp_path
+
+
+def test_classify_runs_and_checks_every_format(cli: Cli, fixtures: Path) -> None:
+    for rules in ("r.txt", "r.nft"):
+        for trace in ("t.bin", "t.pcap", "t.pcapng", "t.cb"):
+            r = cli("classify", "--rules", str(fixtures / rules), "--trace", str(fixtures / trace), "--workers", "4",
+                    "--dispatch", "rss:dport", "--check", "--json", "--no-measure")
+            assert r.returncode == 0, r.stderr
+            doc = json.loads(r.stdout)
+            assert doc["check"]["checked"] == 4000 and doc["check"]["mismatches"] == 0
+            assert doc["info"]["rules"] == 900 and doc["info"]["max_dependency_depth"] == 2
+            assert sum(doc["rule_matches"]) == 4000
+            assert len(doc["workers"]) == 4
+            assert doc["dispatch"] == "rss:dport"
+            # Traffic goes to the /0 tails of the chains (rule index ≡ 2 mod 3).
+            assert all(c == 0 for i, c in enumerate(doc["rule_matches"]) if i % 3 != 2)
+
+
+def test_classify_table_output_algorithms_and_rule_aware(cli: Cli, fixtures: Path) -> None:
+    for algo in ("static", "mrf", "mrf-swap"):
+        r = cli("classify", "--rules", str(fixtures / "r.txt"), "--trace", str(fixtures / "t.bin"), "-k", "2",
+                "--algo", algo, "--dispatch", "rule", "--check")
+        assert r.returncode == 0, r.stderr
+        assert "0 mismatches [OK]" in r.stdout and "per-worker statistics" in r.stdout
+        assert "rule(" in r.stdout
+    r = cli("classify", "algorithms", "--json")
+    names = {a["name"] for a in json.loads(r.stdout)["classifiers"]}
+    assert names == {"static", "mrf", "mrf-swap"}
+
+
+def test_classify_without_trace_generates_headers(cli: Cli, fixtures: Path) -> None:
+    r = cli("classify", "--rules", str(fixtures / "fig6.rules"), "--packets", "3000", "--check", "--json",
+            "--no-measure")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["check"]["mismatches"] == 0 and doc["info"]["dependency_edges"] == 3
+    assert doc["info"]["default_action"] == "drop"
+
+
+def test_convert_to_nft_round_trips(cli: Cli, fixtures: Path) -> None:
+    out = fixtures / "fig6.nft"
+    r = cli("classify", "convert", "--rules", str(fixtures / "fig6.rules"), "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    text = out.read_text()
+    assert "policy drop;" in text and "udp dport 53 accept" in text
+    a = _native.PacketWorkload.load(str(fixtures / "fig6.rules"), None, {"generate": 2000})
+    b = _native.PacketWorkload.load(str(out), None, {"generate": 2000})
+    assert a.items() == b.items()
+
+
+@pytest.mark.parametrize("content,fragments", [
+    ("accept src 1.2.3.4\nallow dst 5.6.7.8\n", (":2:", "unknown action 'allow'")),
+    ("@1.2.3.4/32\t5.6.7.8/33\t0 : 65535\t1 : 1\t0x06/0xFF\t0x0000/0x0000\n", (":1:", "bad prefix length")),
+    ("table ip t {\n chain c {\n  ip saddr { 1.2.3.4 } accept\n }\n}\n", (":3:", "sets")),
+])
+def test_bad_rule_files_are_one_line(cli: Cli, fixtures: Path, content: str, fragments: tuple[str, ...]) -> None:
+    bad = fixtures / "bad.rules"
+    bad.write_text(content)
+    r = cli("classify", "--rules", str(bad), "--trace", str(fixtures / "t.bin"))
+    assert_clean_error(r, "bad.rules", *fragments)
+
+
+def test_bad_traces_are_one_line(cli: Cli, fixtures: Path) -> None:
+    text = fixtures / "bad.trace"
+    text.write_text("1 2 3 4 17 0 0\n1 2 3 99999 17 0 0\n")
+    r = cli("classify", "--rules", str(fixtures / "r.txt"), "--trace", str(text))
+    assert_clean_error(r, "bad.trace:2:", "destination port")
+    pcap = fixtures / "cut.pcap"
+    pcap.write_bytes((fixtures / "t.pcap").read_bytes()[:-7])
+    r = cli("classify", "--rules", str(fixtures / "r.txt"), "--trace", str(pcap))
+    assert_clean_error(r, "cut.pcap", "record 4000")
+    r = cli("classify", "--rules", str(fixtures / "missing.rules"), "--trace", str(fixtures / "t.bin"))
+    assert_clean_error(r, "missing.rules", "cannot read")
+    r = cli("classify", "--trace", str(fixtures / "t.bin"))
+    assert_clean_error(r, "--rules")
+    r = cli("classify", "--rules", str(fixtures / "r.txt"), "--trace", str(fixtures / "t.bin"), "--dispatch", "rss:mac")
+    assert_clean_error(r, "unknown RSS field 'mac'")
+
+
+def test_driver_runs_packet_panels_with_all_speedup_kinds(tmp_path: Path) -> None:
+    spec = PacketWorkloadSpec(kind="synthetic", synthetic_rules=199, flows_per_rule=20, packets=30_000,
+                              calibration=5_000)
+    panel = Panel(name="t", title="tiny", workload=spec, series=(Series("mrf", "rss:dport"), Series("mrf", "rss")),
+                  ks=(1, 2, 8), requests=0, metric="packets", static_baseline="static")
+    exp = Experiment(name="tinypk", description="tiny packet experiment", panels=(panel,))
+    rows = Driver(measure=True, show_progress=False).run(exp)
+    from superlinear.experiments.driver import experiment_config, save
+
+    save(tmp_path, exp, experiment_config(exp, None, True), rows)
+    assert (tmp_path / "tinypkt.png").exists() and (tmp_path / "result.csv").exists()
+    by = {(r["dispatch"], r["k"]): r for r in rows}
+    assert by[("rss:dport", 2)]["speedup_measured"] is not None
+    assert by[("rss:dport", 8)]["speedup_measured"] is None
+    # Destination-port RSS keeps each rule's flows on one worker: far more work saved than 5-tuple.
+    assert by[("rss:dport", 8)]["speedup_work"] > 2 * by[("rss", 8)]["speedup_work"]
+    assert by[("rss:dport", 8)]["speedup_work"] > 8
+    assert all(r["throughput_vs_static_k1"] is not None for r in rows)
+    assert by[("rss", 8)]["dispatch_resolved"] == "rss:sip,dip,sport,dport,proto"
+
+
+def test_packet_workload_check_and_law_items() -> None:
+    w = load(PacketWorkloadSpec(kind="synthetic", synthetic_rules=97, depth=1, flows_per_rule=3, packets=5_000))
+    c = w.check("mrf-swap", "rule", 3)
+    assert c["checked"] == 5_000 and c["mismatches"] == 0
+    items = w.items()
+    assert len(items) == 5_000 and all(i % 2 == 1 for i in items)
+    assert len(w.assign("rss:dport", 4)) == 5_000
+
+
+def test_advise_on_packets_prefers_the_destination_port(cli: Cli, fixtures: Path, tmp_path: Path) -> None:
+    rules, trace = fixtures / "flows.rules", fixtures / "flows.bin"
+    assert cli("classify", "gen-rules", "--rules-count", "400", "--out", str(rules)).returncode == 0
+    assert cli("classify", "gen-trace", "--rules-count", "400", "--flows-per-rule", "50", "--packets", "20000",
+               "--out", str(trace)).returncode == 0
+    r = cli("advise", "--rules", str(rules), "--trace", str(trace), "--k", "4,16",
+            "--candidates", "rss:sip;rss:sip,dip,sport,dport,proto;rss:dport", "--out", str(tmp_path / "adv"),
+            "--json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["config"]["recommended"] == "rss:dport"
