@@ -223,3 +223,19 @@ def test_real_namespaces_removed_on_ctrl_c_and_sigterm(tmp_path: Path, sig: int,
             proc.wait()
     assert proc.returncode == code, err
     assert not _our_namespaces(proc.pid), "namespaces left behind"
+
+
+@needs_netns
+def test_stale_namespaces_of_dead_runs_are_swept() -> None:
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    stale = f"{netns.PREFIX}-{dead.pid}-rx"
+    subprocess.run(["ip", "netns", "add", stale], check=True)
+    try:
+        assert stale in netns.list_namespaces()
+        with netns.NetnsPair() as pair:
+            assert stale not in netns.list_namespaces()
+            assert {pair.tx_ns, pair.rx_ns} <= set(netns.list_namespaces())
+        assert not _our_namespaces(os.getpid())
+    finally:
+        subprocess.run(["ip", "netns", "del", stale], check=False, capture_output=True)

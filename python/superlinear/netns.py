@@ -82,12 +82,27 @@ def missing_tools() -> list[str]:
 
 
 def availability() -> tuple[bool, str]:
-    """Whether real namespaces can be used here, and why not (one line, for skips and errors)."""
+    """Whether real namespaces can be made here, and why not (one line, for skips): the tools and
+    capabilities, then a namespace actually created and deleted (a container may refuse it even
+    to root)."""
     try:
         require()
-    except NeedsPrivilegesError as e:
+        probe = f"{PREFIX}-{os.getpid()}-probe"
+        _add_namespace(probe)
+        _run([_tool("ip"), "netns", "del", probe], check=False)
+    except SuperlinearError as e:
         return False, str(e)
     return True, ""
+
+
+def _add_namespace(name: str) -> None:
+    out = _run([_tool("ip"), "netns", "add", name], check=False)
+    if out.returncode != 0:
+        why = (out.stderr or out.stdout).strip().splitlines()
+        detail = why[0] if why else f"exit code {out.returncode}"
+        if "permitted" in detail or "denied" in detail:
+            raise NeedsPrivilegesError(f"cannot create a network namespace: {detail}", EXIT_NO_PRIVILEGES)
+        raise SuperlinearError(f"`ip netns add {name}` failed: {detail}")
 
 
 def require() -> None:
@@ -207,7 +222,7 @@ class NetnsPair:
         ip = _tool("ip")
         self._up = True
         for ns in (self.tx_ns, self.rx_ns):
-            _run([ip, "netns", "add", ns])
+            _add_namespace(ns)
             # Off before any device exists, so no IPv6 frame (DAD, MLD, RS) is ever sent.
             self.exec(ns, ["sh", "-c", "for f in all default; do echo 1 > /proc/sys/net/ipv6/conf/$f/disable_ipv6; "
                                        "done 2>/dev/null; true"])
