@@ -225,7 +225,8 @@ def kernel_throughput(pair: NetnsPair, w: Any, cfg: BenchConfig, progress: Progr
             classified = _classified(listing)
             received = pair.rx_counters().rx_packets - rx0
             run = {"sent": r["sent"], "classified": classified, "received": received, "wall_s": wall, "cpu_s": cpu,
-                   "pps": classified / cpu, "pps_wall": classified / wall, "received_pps_wall": received / wall,
+                   "pps": classified / cpu, "pps_wall": classified / wall, "received_pps": received / cpu,
+                   "received_pps_wall": received / wall,
                    "cpu_share_of_wall": cpu / wall, "ksoftirqd_share": ksoft / max(cpu * 1e9, 1),
                    "refused": r["refused"]}
             runs[mode].append(run)
@@ -241,6 +242,7 @@ def kernel_throughput(pair: NetnsPair, w: Any, cfg: BenchConfig, progress: Progr
         "pps_empty": _spread([r["pps"] for r in runs["empty"]]),
         "pps_rules_wall": _spread([r["pps_wall"] for r in runs["rules"]]),
         "pps_empty_wall": _spread([r["pps_wall"] for r in runs["empty"]]),
+        "received_pps_rules": _spread([r["received_pps"] for r in runs["rules"]]),
         "received_pps_rules_wall": _spread([r["received_pps_wall"] for r in runs["rules"]]),
         "cpu_share_of_wall": _spread([r["cpu_share_of_wall"] for m in runs.values() for r in m]),
         "ksoftirqd_share": _spread([r["ksoftirqd_share"] for m in runs.values() for r in m]),
@@ -292,6 +294,7 @@ def make_rows(name: str, w: Any, cfg: BenchConfig, check: dict[str, Any], kern: 
                      **{f"path_{key}{suffix}": kern[key][stat]
                         for key in ("pps_rules", "pps_empty", "pps_rules_wall", "pps_empty_wall")
                         for suffix, stat in (("", "median"), ("_min", "min"), ("_max", "max"))},
+                     "received_pps_rules": kern["received_pps_rules"]["median"],
                      "received_pps_rules_wall": kern["received_pps_rules_wall"]["median"],
                      "cpu_share_of_wall": kern["cpu_share_of_wall"]["median"],
                      "ksoftirqd_share": kern["ksoftirqd_share"]["median"],
