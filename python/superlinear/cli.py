@@ -333,6 +333,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_classify_parser(sub)
 
+    from superlinear.nft_cli import add_parser as add_nft_parser
+
+    add_nft_parser(sub)
+
     a = sub.add_parser("algorithms", help="list workers and dispatchers")
     a.add_argument("--json", action="store_true")
     a.set_defaults(func=cmd_algorithms)

@@ -16,6 +16,7 @@ use superlinear_core::{bench, busy, dispatch, Error};
 mod cachetier;
 mod latency;
 mod classify;
+mod nftbench;
 mod sched;
 
 create_exception!(_native, SuperlinearError, PyException, "A user-facing error: a bad parameter or input file.");
@@ -231,5 +232,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     cachetier::register(m)?;
     latency::register(m)?;
     classify::register(m)?;
+    nftbench::register(m)?;
     Ok(())
 }

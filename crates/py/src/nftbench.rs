@@ -1,0 +1,245 @@
+//! Bindings of `superlinear-nftbench` for `superlinear nft-bench`: one rule set and trace
+//! loaded once (`NftWorkload`), the benchmark table's text, our classifiers' per-rule counts and
+//! timings (single core, projected), and the AF_PACKET sender. Python owns the namespaces, nft
+//! itself and the report (`superlinear.netns`, `superlinear.nft_bench`).
+
+use crate::{accounting_dict, get, to_py, SuperlinearError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+use std::sync::Arc;
+use superlinear_classify::generate::{headers_for_rules, SyntheticSpec};
+use superlinear_classify::packet::Packet;
+use superlinear_classify::rules::{read_rules, to_native, Action, ActionPolicy, ReadOptions, RuleFormat, RuleSet};
+use superlinear_classify::run::{execute, single_core, RunSpec};
+use superlinear_classify::table::Snapshot;
+use superlinear_classify::trace::classbench::to_text;
+use superlinear_classify::trace::{read_trace, TraceFormat};
+use superlinear_nftbench::chain::{bench_table, kernel_action, ChainOptions};
+use superlinear_nftbench::counts::count;
+use superlinear_nftbench::frame::{parse_mac, Frames, Macs};
+use superlinear_nftbench::sender::{send, SendSpec};
+
+/// A rule set and a trace, with the trace's frames once they are built.
+#[pyclass(module = "superlinear._native", name = "NftWorkload")]
+pub struct NftWorkload {
+    snap: Arc<Snapshot>,
+    packets: Vec<Packet>,
+    frames: Option<Frames>,
+}
+
+fn action_of(s: &str) -> PyResult<Action> {
+    Action::parse(s)
+        .ok_or_else(|| SuperlinearError::new_err(format!("unknown action '{s}' (known: accept, drop, reject, queue)")))
+}
+
+fn mac(s: &str) -> PyResult<[u8; 6]> {
+    parse_mac(s).ok_or_else(|| SuperlinearError::new_err(format!("bad MAC address '{s}' (aa:bb:cc:dd:ee:ff)")))
+}
+
+impl NftWorkload {
+    fn new(py: Python<'_>, set: RuleSet, packets: Vec<Packet>) -> Self {
+        let snap = py.allow_threads(|| Arc::new(Snapshot::new(set)));
+        Self { snap, packets, frames: None }
+    }
+}
+
+#[pymethods]
+impl NftWorkload {
+    /// Reads a rule file (ClassBench, native or nft; `options`: `format`, `actions` for
+    /// ClassBench filters, `default` policy) and a trace (ClassBench, pcap, pcapng, binary;
+    /// `trace_format`). Without a trace, `generate` headers are made from the rules
+    /// (`seed`), ClassBench style.
+    #[staticmethod]
+    #[pyo3(signature = (rules_path, trace_path, options))]
+    fn load(py: Python<'_>, rules_path: &str, trace_path: Option<&str>, options: &Bound<'_, PyDict>) -> PyResult<Self> {
+        let opts = ReadOptions {
+            format: RuleFormat::parse(&get::<String>(options, "format", "auto".into())?).map_err(to_py)?,
+            actions: ActionPolicy::parse(&get::<String>(options, "actions", "random".into())?).map_err(to_py)?,
+            default_action: action_of(&get::<String>(options, "default", "accept".into())?)?,
+        };
+        let trace_format =
+            TraceFormat::parse(&get::<String>(options, "trace_format", "auto".into())?).map_err(to_py)?;
+        let generate: usize = get(options, "generate", 0)?;
+        let seed: u64 = get(options, "seed", 1)?;
+        let set = py.allow_threads(|| read_rules(rules_path, &opts)).map_err(to_py)?;
+        let packets = match trace_path {
+            Some(t) => py.allow_threads(|| read_trace(t, trace_format)).map_err(to_py)?.packets,
+            None => headers_for_rules(&set, generate, seed).map_err(to_py)?,
+        };
+        Ok(Self::new(py, set, packets))
+    }
+
+    /// The paper's synthetic rules (`rules`, `depth`, `flows_per_rule`, `catch_all_fraction`)
+    /// with `packets` packets: half the synthetic trace, half ClassBench-style headers drawn
+    /// from the rules.
+    #[staticmethod]
+    #[pyo3(signature = (spec, packets, seed = 1))]
+    fn synthetic(py: Python<'_>, spec: &Bound<'_, PyDict>, packets: usize, seed: u64) -> PyResult<Self> {
+        let spec = SyntheticSpec {
+            rules: get(spec, "rules", 100)?,
+            depth: get(spec, "depth", 0)?,
+            flows_per_rule: get(spec, "flows_per_rule", 1)?,
+            catch_all_fraction: get(spec, "catch_all_fraction", 0.0)?,
+        };
+        let set = spec.rule_set().map_err(to_py)?;
+        let mut trace = spec.trace(packets / 2, seed).map_err(to_py)?;
+        trace.extend(headers_for_rules(&set, packets - packets / 2, seed ^ 0x5eed).map_err(to_py)?);
+        Ok(Self::new(py, set, trace))
+    }
+
+    /// Writes the rules in the native format and, with a path, the trace as a ClassBench trace.
+    #[pyo3(signature = (rules_path, trace_path = None))]
+    fn write(&self, rules_path: &str, trace_path: Option<&str>) -> PyResult<()> {
+        let io = |p: &str, e: std::io::Error| SuperlinearError::new_err(format!("{p}: cannot write: {e}"));
+        std::fs::write(rules_path, to_native(&self.snap.rules)).map_err(|e| io(rules_path, e))?;
+        if let Some(t) = trace_path {
+            std::fs::write(t, to_text(&self.packets, None)).map_err(|e| io(t, e))?;
+        }
+        Ok(())
+    }
+
+    /// Number of rules.
+    fn rules(&self) -> usize {
+        self.snap.len()
+    }
+
+    /// Number of packets in the trace.
+    fn packets(&self) -> usize {
+        self.packets.len()
+    }
+
+    /// The default policy, as read and as the kernel chain runs it.
+    fn default_action(&self) -> (&'static str, &'static str) {
+        let a = self.snap.rules.default_action;
+        (a.name(), kernel_action(a).name())
+    }
+
+    /// Every rule as (src_lo, src_hi, dst_lo, dst_hi, sport_lo, sport_hi, dport_lo, dport_hi,
+    /// proto_value, proto_mask, action, kernel_action), in priority order.
+    #[allow(clippy::type_complexity)]
+    fn rule_rows(&self) -> Vec<(u32, u32, u32, u32, u16, u16, u16, u16, u8, u8, &'static str, &'static str)> {
+        self.snap
+            .rules
+            .rules
+            .iter()
+            .map(|r| {
+                (
+                    r.src.lo,
+                    r.src.hi,
+                    r.dst.lo,
+                    r.dst.hi,
+                    r.sport.lo,
+                    r.sport.hi,
+                    r.dport.lo,
+                    r.dport.hi,
+                    r.proto.value & r.proto.mask,
+                    r.proto.mask,
+                    r.action.name(),
+                    kernel_action(r.action).name(),
+                )
+            })
+            .collect()
+    }
+
+    /// The benchmark table as `nft -f` input (`empty`: the rule-less baseline chain).
+    #[pyo3(signature = (table, device, empty = false))]
+    fn nft_table(&self, table: &str, device: &str, empty: bool) -> PyResult<String> {
+        bench_table(&self.snap.rules, &ChainOptions { table: table.into(), device: device.into(), empty })
+            .map_err(to_py)
+    }
+
+    /// Our classifier's packets per first-match rule and the default policy's, in trace order.
+    fn counts(&self, py: Python<'_>, algo: &str) -> PyResult<(Vec<u64>, u64)> {
+        let c = py.allow_threads(|| count(&self.snap, &self.packets, algo)).map_err(to_py)?;
+        Ok((c.per_rule, c.default))
+    }
+
+    /// Single-thread classification rate (packets per second of thread CPU time, best of
+    /// `repeats`, each from a fresh classifier) and mean work (rules compared) per packet.
+    fn single_core(&self, py: Python<'_>, algo: &str, repeats: usize) -> PyResult<(f64, f64)> {
+        py.allow_threads(|| single_core(&self.snap, &self.packets, algo, repeats)).map_err(to_py)
+    }
+
+    /// A projected run with k workers behind a dispatcher: its accounting.
+    #[pyo3(signature = (algo, dispatch, k, repeats = 1, seed = 1))]
+    fn projected<'py>(
+        &self,
+        py: Python<'py>,
+        algo: &str,
+        dispatch: &str,
+        k: usize,
+        repeats: usize,
+        seed: u64,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let spec = RunSpec {
+            algo: algo.into(),
+            dispatch: dispatch.into(),
+            k,
+            projected: true,
+            measured: false,
+            repeats: repeats.max(1),
+            seed,
+            ..Default::default()
+        };
+        let report = py.allow_threads(|| execute(&self.snap, &self.packets, &spec)).map_err(to_py)?;
+        let acc = report.projected.expect("projected mode was asked for");
+        let d = accounting_dict(py, &acc)?;
+        d.set_item("dispatch", report.dispatch)?;
+        Ok(d)
+    }
+
+    /// The dispatcher's canonical name for k workers (an error for a bad spec).
+    fn describe_dispatch(&self, dispatch: &str, k: usize) -> PyResult<String> {
+        superlinear_classify::dispatch::describe(dispatch, k, &self.snap).map_err(to_py)
+    }
+
+    /// Builds the trace's frames with these link-layer addresses (before `send`).
+    fn build_frames(&mut self, py: Python<'_>, dst_mac: &str, src_mac: &str) -> PyResult<()> {
+        let macs = Macs { dst: mac(dst_mac)?, src: mac(src_mac)? };
+        let packets = &self.packets;
+        self.frames = Some(py.allow_threads(|| Frames::build(packets, &macs)));
+        Ok(())
+    }
+
+    /// Sends frames (`netns`, `device`, `start`, `count`, `seconds`, `rate_pps`, `batch`,
+    /// `cpu`); returns sent, next, elapsed_ns, cpu_ns, calls, refused.
+    fn send<'py>(&self, py: Python<'py>, config: &Bound<'py, PyDict>) -> PyResult<Bound<'py, PyDict>> {
+        let frames =
+            self.frames.as_ref().ok_or_else(|| SuperlinearError::new_err("build_frames must come before send"))?;
+        let spec = SendSpec {
+            netns: get(config, "netns", None)?,
+            device: get(config, "device", String::new())?,
+            start: get(config, "start", 0)?,
+            count: get(config, "count", None)?,
+            seconds: get(config, "seconds", None)?,
+            rate_pps: get(config, "rate_pps", None)?,
+            batch: get(config, "batch", 256)?,
+            cpu: get(config, "cpu", None)?,
+        };
+        let r = py.allow_threads(|| send(frames, &spec)).map_err(to_py)?;
+        let d = PyDict::new(py);
+        d.set_item("sent", r.sent)?;
+        d.set_item("next", r.next)?;
+        d.set_item("elapsed_ns", r.elapsed_ns)?;
+        d.set_item("cpu_ns", r.cpu_ns)?;
+        d.set_item("calls", r.calls)?;
+        d.set_item("refused", r.refused)?;
+        Ok(d)
+    }
+}
+
+/// The classifiers `counts`, `single_core` and `projected` take.
+#[pyfunction]
+fn nft_classifiers(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
+    let list = PyList::empty(py);
+    for e in superlinear_classify::classifier::REGISTRY {
+        list.append(e.name)?;
+    }
+    Ok(list)
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<NftWorkload>()?;
+    m.add_function(wrap_pyfunction!(nft_classifiers, m)?)?;
+    Ok(())
+}
