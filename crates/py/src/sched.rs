@@ -375,10 +375,15 @@ fn sched_classifier_attack<'py>(py: Python<'py>, config: &Bound<'py, PyDict>) ->
     info.set_item("max_dependency_depth", snap.deps.max_depth())?;
     out.set_item("workload", info)?;
     let results = PyList::empty(py);
+    // One clock for every adversary: the first run calibrates it (unless given), the others reuse it.
+    let (mut us_per_work, mut calibrated) = (spec.us_per_work, false);
     for adversary in adversaries {
-        let spec = ClassifierAttackSpec { adversary: adversary.clone(), ..spec.clone() };
+        let spec = ClassifierAttackSpec { adversary: adversary.clone(), us_per_work, ..spec.clone() };
         let r = py.allow_threads(|| run_classifier_attack(&snap, &trace, &spec)).map_err(to_py)?;
+        calibrated |= r.summary.calibrated;
+        us_per_work = Some(r.summary.us_per_work);
         let d = summary_dict(py, &r.summary)?;
+        d.set_item("calibrated", calibrated)?;
         d.set_item("adversary", adversary)?;
         d.set_item("targets", r.targets.len())?;
         d.set_item("target_rules", r.targets.iter().take(16).map(|t| t.map_or(-1, |x| x as i64)).collect::<Vec<i64>>())?;

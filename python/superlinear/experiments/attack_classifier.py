@@ -140,7 +140,7 @@ def plot_classifier(out: Path, rows: list[Row], algo: str) -> list[Path]:
         ax_d.axhline(1.0, color="k", ls="--", lw=1, label="DF = 1")
         ax_g.set_title(f"{algo} classifier, {attacked[0]['rules']:,} rules, vs '{adv}'", fontsize=9)
         ax_g.set_ylabel("innocent goodput (Gbit/s, work-clocked)")
-        ax_d.set_ylabel("displacement factor (innocent bits lost per attack bit)")
+        ax_d.set_ylabel("displacement factor (innocent bits lost per attack bit; 0 drawn at 1e-3)", fontsize=8)
         ax_d.set_yscale("log")
         for ax in (ax_g, ax_d):
             ax.set_xscale("log")
