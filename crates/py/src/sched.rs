@@ -3,9 +3,9 @@
 
 use crate::classify::read_options;
 use crate::SuperlinearError;
-use superlinear_classify::trace::TraceFormat;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
+use superlinear_classify::trace::TraceFormat;
 use superlinear_core::workload::WorkloadSpec;
 use superlinear_core::Error;
 use superlinear_sched::attack::{bound, optimal_attack, AttackParams};
@@ -324,7 +324,8 @@ fn learn_mode(name: &str) -> PyResult<LearnMode> {
 }
 
 /// The attack experiment on a packet classifier (real classification, work-clocked time), once
-/// per adversary in `adversaries` over one loaded workload.
+/// per adversary in `adversaries` over one loaded workload and one calibrated clock. In
+/// `target_rules` (the first 16 attacked rules) −1 stands for the default policy.
 #[pyfunction]
 fn sched_classifier_attack<'py>(py: Python<'py>, config: &Bound<'py, PyDict>) -> PyResult<Bound<'py, PyDict>> {
     let workload = match get::<Option<String>>(config, "rules", None)? {
@@ -386,7 +387,10 @@ fn sched_classifier_attack<'py>(py: Python<'py>, config: &Bound<'py, PyDict>) ->
         d.set_item("calibrated", calibrated)?;
         d.set_item("adversary", adversary)?;
         d.set_item("targets", r.targets.len())?;
-        d.set_item("target_rules", r.targets.iter().take(16).map(|t| t.map_or(-1, |x| x as i64)).collect::<Vec<i64>>())?;
+        d.set_item(
+            "target_rules",
+            r.targets.iter().take(16).map(|t| t.map_or(-1, |x| x as i64)).collect::<Vec<i64>>(),
+        )?;
         d.set_item("target_depth_mean", {
             let depths: Vec<f64> = r.targets.iter().flatten().map(|&t| snap.deps.depth(t) as f64).collect();
             depths.iter().sum::<f64>() / depths.len().max(1) as f64

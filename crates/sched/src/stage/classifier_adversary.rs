@@ -70,7 +70,7 @@ impl ClassifierAdversary {
             Some((n, a)) => (n.trim(), Some(a.trim())),
             None => (spec.trim(), None),
         };
-        let mut rng = Pcg64Mcg::seed_from_u64(seed ^ 0xad7e_0005_u64.rotate_left(17));
+        let mut rng = Pcg64Mcg::seed_from_u64(seed ^ 0xad7e_5a17);
         let n = snap.len();
         // The last rule is the catch-all when it matches everything; it is its own adversary.
         let catch_all = is_match_all(&snap.rules.rules[n - 1]).then_some(n as u32 - 1);

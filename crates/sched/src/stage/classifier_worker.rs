@@ -175,20 +175,18 @@ impl Worker<Packet> for ClassifierWorker {
 
 impl CostOracle<Packet> for ClassifierWorker {
     fn current_cost(&self, p: &Packet) -> Option<u64> {
-        if self.prediction == Prediction::Oracle {
-            return Some(self.cost_now(p));
-        }
-        let code = self.cache.get(p)?;
-        let n = self.snap.len() as u32;
         match self.prediction {
-            // The default policy is reached by a full scan and never moves.
-            Prediction::Position if code == n => Some(n as u64),
-            Prediction::Position => Some(self.position_of(code) as u64 + 1),
+            Prediction::Oracle => Some(self.cost_now(p)),
+            Prediction::Position => {
+                let code = self.cache.get(p)?;
+                // The default policy is reached by a full scan and never moves.
+                let n = self.snap.len() as u32;
+                Some(if code == n { n as u64 } else { self.position_of(code) as u64 + 1 })
+            }
             Prediction::Learned(_) => {
-                let v = self.learned[code as usize];
+                let v = self.learned[self.cache.get(p)? as usize];
                 (v >= 0.0).then(|| v.round() as u64)
             }
-            Prediction::Oracle => unreachable!("answered above"),
         }
     }
 }
