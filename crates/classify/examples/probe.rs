@@ -29,6 +29,33 @@ fn main() {
     for _ in 1..reps {
         packets.extend_from_slice(&base);
     }
+    if std::env::var("HASH").is_ok() {
+        let d = superlinear_classify::dispatch::RssToeplitzDispatcher::new(
+            superlinear_classify::dispatch::FieldMask::FIVE_TUPLE,
+            32,
+        );
+        for _ in 0..3 {
+            let t0 = superlinear_core::cputime::thread_cpu_ns();
+            let mut x = 0u32;
+            for p in &packets {
+                x ^= d.hash(p);
+            }
+            let dt = superlinear_core::cputime::thread_cpu_ns() - t0;
+            println!("hash only: {:.2} ns/pkt ({x})", dt as f64 / packets.len() as f64);
+        }
+        let mut dd =
+            superlinear_classify::dispatch::build_descriptors("rss", 32, 1, &snap, packets.clone().into()).unwrap();
+        let desc: Vec<u32> = (0..packets.len() as u32).collect();
+        for _ in 0..3 {
+            let mut dispatched = vec![0u64; 32];
+            let mut qs: Vec<Vec<u32>> = (0..32).map(|_| Vec::with_capacity(packets.len())).collect();
+            let t0 = superlinear_core::cputime::thread_cpu_ns();
+            dd.split_into(&desc, &mut dispatched, &mut qs);
+            let dt = superlinear_core::cputime::thread_cpu_ns() - t0;
+            println!("descriptor split_into: {:.2} ns/pkt", dt as f64 / packets.len() as f64);
+        }
+        return;
+    }
     if std::env::var("DISP").is_ok() {
         for d in ["rr", "rss", "rss:dport"] {
             for k in [1usize, 32] {

@@ -6,6 +6,7 @@ use crate::classifier::{
     self, ClassifierOptions, Lookup, MrfClassifier, MrfVariant, StaticClassifier, StatsSink, WorkerStats,
 };
 use crate::dispatch;
+use crate::dispatch::descriptor::{Descriptor, DescriptorWorker};
 use crate::packet::Packet;
 use crate::table::Snapshot;
 use std::sync::Arc;
@@ -85,13 +86,20 @@ pub fn execute(snap: &Arc<Snapshot>, packets: &[Packet], spec: &RunSpec) -> Resu
     let dispatch_name = dispatch::describe(&spec.dispatch, spec.k, snap)?;
     let seed = spec.seed ^ ENGINE_DISPATCH_SALT;
     dispatch::build(&spec.dispatch, spec.k, seed, snap)?;
+    if packets.len() >= u32::MAX as usize {
+        return Err(Error::config(format!("{} packets exceed the 2^32 - 1 a run holds", packets.len())));
+    }
+    // The dispatcher hands out descriptors (indices into the shared trace), as NIC RSS does.
+    let shared: Arc<[Packet]> = packets.into();
+    let descriptors: Vec<Descriptor> = (0..packets.len() as Descriptor).collect();
     let sink = spec.stats.then(|| StatsSink::new(spec.k));
-    let factory = |i: usize| -> Box<dyn Worker<Packet>> {
+    let factory = |i: usize| -> Box<dyn Worker<Descriptor>> {
         let opts = ClassifierOptions { stats: sink.clone().map(|s| (s, i)), window: spec.window };
-        (entry.build)(snap.clone(), opts)
+        Box::new(DescriptorWorker::new((entry.build)(snap.clone(), opts), shared.clone()))
     };
-    let make = || dispatch::build(&spec.dispatch, spec.k, seed, snap).expect("checked above");
-    let streams = Streams { warmup: &[], counted: packets };
+    let make =
+        || dispatch::build_descriptors(&spec.dispatch, spec.k, seed, snap, shared.clone()).expect("checked above");
+    let streams = Streams { warmup: &[], counted: &descriptors[..] };
     let cores = available_cores();
     let parallel = if spec.parallel == 0 { cores } else { spec.parallel };
     let projected = spec.projected.then(|| run_projected(streams, &make, spec.k, &factory, parallel, spec.repeats));

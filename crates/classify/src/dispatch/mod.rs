@@ -5,6 +5,7 @@
 //! A dispatcher is named by a spec: `rss:FIELDS` (e.g. `rss:sip,dip,sport,dport,proto`,
 //! `rss:dport`), `rule`, `rr`, `random`. Adding one means a new file and a line in [`REGISTRY`].
 
+pub mod descriptor;
 pub mod rss;
 pub mod rule_aware;
 pub mod toeplitz;
@@ -14,11 +15,17 @@ pub use rule_aware::{score_with_law, LawScore, RuleAwareDispatcher, RuleAwarePla
 
 use crate::packet::Packet;
 use crate::table::Snapshot;
+use descriptor::Descriptor;
+use std::sync::Arc;
 use superlinear_core::dispatch::{Dispatcher, RandomDispatcher, RoundRobinDispatcher};
 use superlinear_core::Error;
 
 /// Builds a packet dispatcher for k workers: (argument after `:`, k, seed, rules).
 pub type PacketDispatcherConstructor = fn(&str, usize, u64, &Snapshot) -> Result<Box<dyn Dispatcher<Packet>>, Error>;
+
+/// Builds the same dispatcher over descriptors into `packets` (what runs use).
+pub type DescriptorDispatcherConstructor =
+    fn(&str, usize, u64, &Snapshot, Arc<[Packet]>) -> Result<Box<dyn Dispatcher<Descriptor>>, Error>;
 
 /// One registry entry.
 pub struct PacketDispatcherEntry {
@@ -30,6 +37,13 @@ pub struct PacketDispatcherEntry {
     pub summary: &'static str,
     /// The constructor.
     pub build: PacketDispatcherConstructor,
+    /// The constructor over descriptors.
+    pub descriptors: DescriptorDispatcherConstructor,
+}
+
+fn rss(arg: &str, k: usize) -> Result<RssToeplitzDispatcher, Error> {
+    let fields = if arg.is_empty() { FieldMask::FIVE_TUPLE } else { FieldMask::parse(arg)? };
+    Ok(RssToeplitzDispatcher::new(fields, k))
 }
 
 fn no_argument(name: &str, arg: &str) -> Result<(), Error> {
@@ -46,10 +60,8 @@ pub const REGISTRY: &[PacketDispatcherEntry] = &[
         name: "rss",
         flow_affine: true,
         summary: "RSS: Toeplitz hash (Microsoft key) over rss:FIELDS (sip,dip,sport,dport,proto; default 5-tuple), indirection table",
-        build: |arg, k, _, _| {
-            let fields = if arg.is_empty() { FieldMask::FIVE_TUPLE } else { FieldMask::parse(arg)? };
-            Ok(Box::new(RssToeplitzDispatcher::new(fields, k)))
-        },
+        build: |arg, k, _, _| Ok(Box::new(rss(arg, k)?)),
+        descriptors: |arg, k, _, _, p| Ok(descriptor::boxed(rss(arg, k)?, p)),
     },
     PacketDispatcherEntry {
         name: "rule",
@@ -58,6 +70,10 @@ pub const REGISTRY: &[PacketDispatcherEntry] = &[
         build: |arg, k, _, snap| {
             no_argument("rule", arg)?;
             Ok(Box::new(RuleAwareDispatcher::new(snap, k)))
+        },
+        descriptors: |arg, k, _, snap, p| {
+            no_argument("rule", arg)?;
+            Ok(descriptor::boxed(RuleAwareDispatcher::new(snap, k), p))
         },
     },
     PacketDispatcherEntry {
@@ -68,12 +84,20 @@ pub const REGISTRY: &[PacketDispatcherEntry] = &[
             no_argument("rr", arg)?;
             Ok(Box::new(RoundRobinDispatcher::new(k)))
         },
+        descriptors: |arg, k, _, _, _| {
+            no_argument("rr", arg)?;
+            Ok(Box::new(RoundRobinDispatcher::new(k)))
+        },
     },
     PacketDispatcherEntry {
         name: "random",
         flow_affine: false,
         summary: "uniformly random worker per packet",
         build: |arg, k, seed, _| {
+            no_argument("random", arg)?;
+            Ok(Box::new(RandomDispatcher::new(k, seed)))
+        },
+        descriptors: |arg, k, seed, _, _| {
             no_argument("random", arg)?;
             Ok(Box::new(RandomDispatcher::new(k, seed)))
         },
@@ -95,6 +119,18 @@ pub fn lookup(spec: &str) -> Result<(&'static PacketDispatcherEntry, &str), Erro
 pub fn build(spec: &str, k: usize, seed: u64, snap: &Snapshot) -> Result<Box<dyn Dispatcher<Packet>>, Error> {
     let (entry, arg) = lookup(spec)?;
     (entry.build)(arg, k.max(1), seed, snap)
+}
+
+/// Builds the dispatcher `spec` over descriptors into `packets` (routes exactly as [`build`]).
+pub fn build_descriptors(
+    spec: &str,
+    k: usize,
+    seed: u64,
+    snap: &Snapshot,
+    packets: Arc<[Packet]>,
+) -> Result<Box<dyn Dispatcher<Descriptor>>, Error> {
+    let (entry, arg) = lookup(spec)?;
+    (entry.descriptors)(arg, k.max(1), seed, snap, packets)
 }
 
 /// The canonical name of a spec (`rss` → `rss:sip,dip,sport,dport,proto`; `rule` →
