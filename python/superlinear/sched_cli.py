@@ -1,6 +1,6 @@
-"""``superlinear attack sim|worker|bench-queue``: algorithmic complexity attacks against
-self-adjusting workers, SurgeProtector's WSJF scheduling (thesis ch. 3) and the HFFS/BBQ
-priority queue it runs on (ch. 4).
+"""``superlinear attack sim|worker|classifier|bench-queue``: algorithmic complexity attacks against
+self-adjusting workers (key workers and our packet classifier), SurgeProtector's WSJF scheduling
+(thesis ch. 3) and the HFFS/BBQ priority queue it runs on (ch. 4).
 
 Every number printed says its kind: **simulated** (the G/G/1/K model, true job sizes known),
 **analytic** (the thesis's bounds), **work-clocked** (a real worker's exact work units times a
@@ -35,6 +35,7 @@ from superlinear.experiments.attack import (
     run_sim_study,
     run_worker_study,
 )
+from superlinear.experiments.attack_classifier import ClassifierStudy, plot_classifier, run_classifier_study
 from superlinear.results import write_results
 
 console = Console(width=max(120, Console().width))
@@ -202,6 +203,89 @@ def cmd_worker(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_classifier(args: argparse.Namespace) -> int:
+    cat = _native.sched_catalogue()
+    if args.algo not in cat["classifier_algos"]:
+        known = ", ".join(cat["classifier_algos"])
+        raise SuperlinearError(f"--algo: unknown classifier '{args.algo}' (known: {known})")
+    for option, path in (("--rules", args.rules), ("--trace", args.trace)):
+        if path and not Path(path).is_file():
+            raise SuperlinearError(f"{option}: {path}: no such file")
+    if args.trace and not args.rules:
+        raise SuperlinearError("--trace needs --rules (the rules the trace is classified against)")
+    study = ClassifierStudy(
+        rules=args.rules,
+        trace=args.trace,
+        rule_format=args.rule_format,
+        actions=args.actions,
+        default_action=args.default_action,
+        trace_format=args.trace_format,
+        chains=args.chains,
+        depth=args.depth,
+        flows_per_chain=args.flows,
+        alpha=args.alpha,
+        catch_all=args.catch_all,
+        packets=args.packets or (20_000 if args.quick else None),
+        algo=args.algo,
+        estimator=args.estimator,
+        learn=args.learn,
+        adversaries=_names("--adversary", args.adversary, [a[0] for a in cat["classifier_adversaries"]]),
+        packet=args.packet_size,
+        attack_bytes=args.attack_bytes,
+        load=args.load,
+        policies=_names("--policies", args.policies, ALL_POLICIES),
+        buffer=args.buffer,
+        us_per_work=args.us_per_work,
+        seed=args.seed,
+    )
+    fractions = _floats("--attack-rates", args.attack_rates)
+    if fractions:
+        study = replace(study, attack_fractions=fractions)
+    rows, summary = run_classifier_study(study, _progress(not args.json and sys.stderr.isatty()))
+    out = Path(args.out)
+    path = write_results(out, "attack-classifier", {"study": "classifier", **asdict(study)}, rows)
+    plots = plot_classifier(out, rows, args.algo)
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    doc["summary"] = summary
+    path.write_text(json.dumps(doc, indent=1, default=str) + "\n", encoding="utf-8")
+    if args.json:
+        print(json.dumps(doc, indent=1, default=str))
+        return 0
+    w = summary["workload"]
+    source = f"{args.rules}" + (f" + {args.trace}" if args.trace else " + generated headers") if args.rules else (
+        f"synthetic: {args.chains} chains of depth {args.depth} + catch-all")
+    console.print(f"[bold]{args.algo}[/bold] classifier: {w['rules']:,} rules ({source}), {w['packets']:,} innocent "
+                  f"packets, {w['dependency_edges']:,} dependency edges, longest chain {w['max_dependency_depth']}")
+    for adv, s in summary["adversaries"].items():
+        calibrated = " calibrated here" if s["calibrated"] else ""
+        t = Table(title=f"'{adv}' adversary ({s['targets']} target rule{'s' if s['targets'] != 1 else ''}, mean "
+                        f"chain {s['target_depth_mean']:.1f}): innocent goodput (work-clocked, "
+                        f"{s['us_per_work'] * 1e3:.3g} ns per rule compared{calibrated}"
+                        f"; load {study.load:g} of {s['r_max_gbps']:.3g} Gbit/s)",
+                  caption=f"DF = innocent bits lost per attack bit; fcfs = unprotected, wsjf = SurgeProtector "
+                          f"({study.estimator} estimator). Work probe (exact): {s['probe_attack_work']:.0f} rules "
+                          f"compared per attack packet vs {s['probe_innocent_work']:.1f} per innocent packet.",
+                  caption_justify="left")
+        t.add_column("attack / innocent", justify="right")
+        for p in study.policies:
+            t.add_column(f"{p} Gbit/s", justify="right")
+            t.add_column(f"{p} DF", justify="right")
+        for f in (0.0, *study.attack_fractions):
+            cells = [f"{f:.3g}"]
+            for p in study.policies:
+                r = next(r for r in rows if r["adversary"] == adv and r["policy"] == p and r["attack_fraction"] == f)
+                df = "—" if f == 0 else f"{r['displacement_factor']:.3g}" + ("" if r["resolved"] else "*")
+                cells += [f"{r['goodput_gbps']:.3f}", df]
+            t.add_row(*cells)
+        console.print(t)
+        dfs = ", ".join(f"{p} {v:.3g}" for p, v in s["displacement_factor"].items())
+        console.print(f"  displacement factor (max over resolved rates; * = fewer than 100 attack packets): {dfs}")
+    console.print(f"results: {path} and {out / 'result.csv'}")
+    for plot_path in plots:
+        console.print(f"plot:    {plot_path} (and .svg)")
+    return 0
+
+
 def cmd_bench_queue(args: argparse.Namespace) -> int:
     cat = _native.sched_catalogue()
     bench = QueueBench(
@@ -251,11 +335,12 @@ def cmd_policies(args: argparse.Namespace) -> int:
     cat = _native.sched_catalogue()
     doc = {"policies": _native.sched_policies(),
            "adversaries": [{"name": a, "summary": s} for a, s in cat["adversaries"]],
+           "classifier_adversaries": [{"name": a, "summary": s} for a, s in cat["classifier_adversaries"]],
            "queues": cat["queues"], "patterns": [{"name": a, "summary": s} for a, s in cat["patterns"]]}
     if args.json:
         print(json.dumps(doc, indent=1))
         return 0
-    for section in ("policies", "adversaries", "patterns"):
+    for section in ("policies", "adversaries", "classifier_adversaries", "patterns"):
         console.print(f"[bold]{section}[/bold]")
         for e in doc[section]:
             console.print(f"  {e['name']:<14} {e['summary']}")
@@ -273,6 +358,16 @@ def _positive_int(text: str) -> int:
     return v
 
 
+def _non_negative_int(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"must not be negative, got {v}")
+    return v
+
+
 def _positive_float(text: str) -> float:
     try:
         v = float(text)
@@ -287,7 +382,7 @@ def add_parser(sub: Any) -> None:
     a = sub.add_parser("attack", help="algorithmic complexity attacks, SurgeProtector (WSJF) and the HFFS queue",
                        description="Attacks on self-adjusting workers and their mitigation by SurgeProtector's "
                        "WSJF scheduling on an HFFS/BBQ priority queue (thesis ch. 3 and 4).")
-    asub = a.add_subparsers(dest="attack_command", metavar="{sim,worker,bench-queue,policies}")
+    asub = a.add_subparsers(dest="attack_command", metavar="{sim,worker,classifier,bench-queue,policies}")
     asub.required = True
 
     s = asub.add_parser("sim", help="simulate every policy under its optimal attack: goodput and displacement factor",
@@ -349,6 +444,55 @@ def add_parser(sub: Any) -> None:
     w.add_argument("--out", default="results/attack-worker", help="output folder (default results/attack-worker)")
     w.add_argument("--json", action="store_true", help="print result.json")
     w.set_defaults(func=cmd_worker)
+
+    c = asub.add_parser("classifier", help="attack our MRF packet classifier with and without SurgeProtector",
+                        description="One MRF classifier worker classifies innocent packets for real; an adversary "
+                        "adds minimum-size packets (deep: the lowest-priority rule with the longest dependency "
+                        "chain; rotate[:N]: round robin over the N least-used rules, longest chains first, which "
+                        "keeps defeating move-forward; catch-all: packets only the final catch-all rule or the "
+                        "default policy matches). Compares FCFS (unprotected) with WSJF on the HFFS queue "
+                        "(SurgeProtector: job sizes from the flow's rule and its current position in the MRF order, "
+                        "drop-max when full). Reports innocent goodput and the displacement factor (innocent bits "
+                        "lost per attack bit). Without --rules it generates the paper's dependency chains with a "
+                        "catch-all rule. Real work; time is work-clocked.")
+    c.add_argument("--rules", metavar="FILE", help="rule file (ClassBench, native, nft); default: synthetic chains")
+    c.add_argument("--trace", metavar="FILE",
+                   help="innocent packets (ClassBench, pcap, pcapng, binary); default with --rules: headers "
+                        "generated inside the rules")
+    c.add_argument("--rule-format", default="auto", help="auto, classbench, native, nft (default auto)")
+    c.add_argument("--actions", default="random:0.5:1",
+                   help="actions of ClassBench rules: accept or random[:DROP_FRACTION[:SEED]] (default random:0.5:1)")
+    c.add_argument("--default-action", default="accept", help="default policy where the file sets none")
+    c.add_argument("--trace-format", default="auto", help="auto, classbench, pcap, pcapng, binary")
+    c.add_argument("--chains", type=_positive_int, default=500, help="synthetic: dependency chains (default 500)")
+    c.add_argument("--depth", type=_non_negative_int, default=4, help="synthetic: dependencies per chain (default 4)")
+    c.add_argument("--flows", type=_positive_int, default=4, help="synthetic: innocent flows per chain (default 4)")
+    c.add_argument("--alpha", type=_positive_float, default=1.1, help="synthetic: Zipf popularity (default 1.1)")
+    c.add_argument("--catch-all", type=float, default=0.002,
+                   help="synthetic: innocent share to the catch-all rule (default 0.002; 0: no catch-all rule)")
+    c.add_argument("--packets", type=_positive_int,
+                   help="innocent packets (default: the whole trace, or 100000 generated; quick 20000)")
+    c.add_argument("--algo", default="mrf", help="classifier: mrf, mrf-swap, static (default mrf)")
+    c.add_argument("--adversary", default="rotate,catch-all", help="comma-separated: deep, rotate[:N], catch-all")
+    c.add_argument("--estimator", choices=["position", "learned", "oracle"], default="position",
+                   help="SurgeProtector's job size for a flow it has seen: its rule's current position (default), "
+                        "the work learned per rule, or the exact work (oracle)")
+    c.add_argument("--learn", choices=["last", "max", "ewma"], default="last",
+                   help="how learned per-rule work follows observations (--estimator learned; default last)")
+    c.add_argument("--packet-size", default="normal:1250:400", metavar="DIST", help="innocent packet bytes")
+    c.add_argument("--attack-bytes", type=_positive_int, default=64, help="attack packet bytes (default 64)")
+    c.add_argument("--load", type=_positive_float, default=0.8, help="innocent load of the worker (default 0.8)")
+    c.add_argument("--attack-rates", "--attack-rate", dest="attack_rates", metavar="FRACTION,...",
+                   help="attack rates as fractions of the innocent rate (default 9 from 1e-4 to 1)")
+    c.add_argument("--policies", default="fcfs,wsjf", help="comma-separated (default fcfs,wsjf)")
+    c.add_argument("--buffer", type=_positive_int, default=1024, help="buffer in packets (default 1024)")
+    c.add_argument("--us-per-work", type=_positive_float, help="µs per rule compared (default: calibrate here)")
+    c.add_argument("--seed", type=int, default=1)
+    c.add_argument("--quick", action="store_true", help="fewer packets")
+    c.add_argument("--out", default="results/attack-classifier",
+                   help="output folder (default results/attack-classifier)")
+    c.add_argument("--json", action="store_true", help="print result.json")
+    c.set_defaults(func=cmd_classifier)
 
     b = asub.add_parser("bench-queue", help="HFFS queue vs binary heap, B-tree and min-max heap (pairs/s)",
                         description="Enqueue+dequeue pairs per second on one core with n elements queued, per "

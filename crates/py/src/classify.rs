@@ -37,7 +37,7 @@ fn synthetic_from(d: &Bound<'_, PyDict>) -> PyResult<SyntheticSpec> {
     })
 }
 
-fn read_options(d: &Bound<'_, PyDict>) -> PyResult<ReadOptions> {
+pub(crate) fn read_options(d: &Bound<'_, PyDict>) -> PyResult<ReadOptions> {
     let default: String = get(d, "default_action", "accept".to_string())?;
     Ok(ReadOptions {
         format: RuleFormat::parse(&get::<String>(d, "rule_format", "auto".into())?).map_err(to_py)?,

@@ -1,9 +1,11 @@
 //! Thin bindings of `superlinear-sched`: config dicts in, result dicts out, no logic.
 //! Every function is prefixed `sched_`; `python/superlinear/sched_cli.py` is their user.
 
+use crate::classify::read_options;
 use crate::SuperlinearError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
+use superlinear_classify::trace::TraceFormat;
 use superlinear_core::workload::WorkloadSpec;
 use superlinear_core::Error;
 use superlinear_sched::attack::{bound, optimal_attack, AttackParams};
@@ -11,7 +13,10 @@ use superlinear_sched::bench::{bench_queue, PATTERNS, QUEUES};
 use superlinear_sched::dist::Dist;
 use superlinear_sched::schedulers::REGISTRY;
 use superlinear_sched::sim::SimOutcome;
-use superlinear_sched::stage::{run_key_attack, KeyAttackSpec, LearnMode, StageOutcome, ADVERSARIES};
+use superlinear_sched::stage::{
+    run_classifier_attack, run_key_attack, AttackSummary, ClassifierAttackSpec, ClassifierWorkload, KeyAttackSpec,
+    LearnMode, Prediction, StageOutcome, ADVERSARIES, CLASSIFIER_ADVERSARIES, CLASSIFIER_ALGOS,
+};
 use superlinear_sched::sweep::{run_sweep, SweepSpec};
 use superlinear_sched::traffic::InnocentTraffic;
 
@@ -41,11 +46,14 @@ fn sched_policies(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
     Ok(list)
 }
 
-/// The key-worker adversaries and the queue benchmark's queues and patterns.
+/// The key-worker and classifier adversaries, the protected classifiers, and the queue
+/// benchmark's queues and patterns.
 #[pyfunction]
 fn sched_catalogue(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     let d = PyDict::new(py);
     d.set_item("adversaries", ADVERSARIES.to_vec())?;
+    d.set_item("classifier_adversaries", CLASSIFIER_ADVERSARIES.to_vec())?;
+    d.set_item("classifier_algos", CLASSIFIER_ALGOS.to_vec())?;
     d.set_item("queues", QUEUES.to_vec())?;
     d.set_item("patterns", PATTERNS.to_vec())?;
     Ok(d)
@@ -255,14 +263,7 @@ fn sched_key_attack<'py>(py: Python<'py>, config: &Bound<'py, PyDict>) -> PyResu
             return Err(SuperlinearError::new_err(format!("unknown workload '{other}' (known: zipf, uniform, trace)")))
         }
     };
-    let learn = match get::<String>(config, "learn", "last".into())?.as_str() {
-        "last" => LearnMode::Last,
-        "max" => LearnMode::Max,
-        "ewma" => LearnMode::Ewma(0.25),
-        other => {
-            return Err(SuperlinearError::new_err(format!("unknown learning mode '{other}' (known: last, max, ewma)")))
-        }
-    };
+    let learn = learn_mode(&get::<String>(config, "learn", "last".into())?)?;
     let spec = KeyAttackSpec {
         algo: get(config, "algo", "mtf".to_string())?,
         workload,
@@ -282,8 +283,14 @@ fn sched_key_attack<'py>(py: Python<'py>, config: &Bound<'py, PyDict>) -> PyResu
         threads: get(config, "threads", 2)?,
     };
     let (s, items) = py.allow_threads(|| run_key_attack(&spec)).map_err(to_py)?;
-    let out = PyDict::new(py);
+    let out = summary_dict(py, &s)?;
     out.set_item("items", items)?;
+    Ok(out)
+}
+
+/// The fields of an attack experiment's summary, its rows included.
+fn summary_dict<'py>(py: Python<'py>, s: &AttackSummary) -> PyResult<Bound<'py, PyDict>> {
+    let out = PyDict::new(py);
     out.set_item("mean_work", s.mean_work)?;
     out.set_item("max_work", s.max_work)?;
     out.set_item("us_per_work", s.us_per_work)?;
@@ -307,6 +314,96 @@ fn sched_key_attack<'py>(py: Python<'py>, config: &Bound<'py, PyDict>) -> PyResu
     Ok(out)
 }
 
+fn learn_mode(name: &str) -> PyResult<LearnMode> {
+    match name {
+        "last" => Ok(LearnMode::Last),
+        "max" => Ok(LearnMode::Max),
+        "ewma" => Ok(LearnMode::Ewma(0.25)),
+        other => Err(SuperlinearError::new_err(format!("unknown learning mode '{other}' (known: last, max, ewma)"))),
+    }
+}
+
+/// The attack experiment on a packet classifier (real classification, work-clocked time), once
+/// per adversary in `adversaries` over one loaded workload and one calibrated clock. In
+/// `target_rules` (the first 16 attacked rules) −1 stands for the default policy.
+#[pyfunction]
+fn sched_classifier_attack<'py>(py: Python<'py>, config: &Bound<'py, PyDict>) -> PyResult<Bound<'py, PyDict>> {
+    let workload = match get::<Option<String>>(config, "rules", None)? {
+        Some(rules) => ClassifierWorkload::Files {
+            rules,
+            trace: get(config, "trace", None)?,
+            options: read_options(config)?,
+            trace_format: TraceFormat::parse(&get::<String>(config, "trace_format", "auto".into())?).map_err(to_py)?,
+        },
+        None if get::<Option<String>>(config, "trace", None)?.is_some() => {
+            return Err(SuperlinearError::new_err("--trace needs --rules (the rules the trace is classified against)"))
+        }
+        None => ClassifierWorkload::Synthetic {
+            chains: get(config, "chains", 500)?,
+            depth: get(config, "depth", 4)?,
+            flows_per_chain: get(config, "flows_per_chain", 4)?,
+            alpha: get(config, "alpha", 1.1)?,
+            catch_all: get(config, "catch_all", 0.002)?,
+        },
+    };
+    let seed: u64 = get(config, "seed", 1)?;
+    let packets: Option<usize> = get(config, "packets", None)?;
+    let (snap, trace) = py.allow_threads(|| workload.load(packets, seed)).map_err(to_py)?;
+    let learn = learn_mode(&get::<String>(config, "learn", "last".into())?)?;
+    let spec = ClassifierAttackSpec {
+        algo: get(config, "algo", "mrf".to_string())?,
+        prediction: Prediction::parse(&get::<String>(config, "estimator", "position".into())?, learn).map_err(to_py)?,
+        adversary: String::new(),
+        packet_bytes: Dist::parse(&get::<String>(config, "packet", "normal:1250:400".into())?, "--packet-size")
+            .map_err(to_py)?,
+        attack_bytes: get(config, "attack_bytes", 64)?,
+        load: get(config, "load", 0.8)?,
+        attack_fractions: get(config, "attack_fractions", Vec::new())?,
+        policies: get(config, "policies", vec!["fcfs".to_string(), "wsjf".to_string()])?,
+        buffer: get(config, "buffer", 1024)?,
+        us_per_work: get(config, "us_per_work", None)?,
+        warmup: get(config, "warmup", 0.2)?,
+        seed,
+        threads: get(config, "threads", 2)?,
+    };
+    let adversaries: Vec<String> = get(config, "adversaries", vec!["rotate".to_string()])?;
+    let out = PyDict::new(py);
+    let info = PyDict::new(py);
+    info.set_item("rules", snap.len())?;
+    info.set_item("packets", trace.len())?;
+    info.set_item("dependency_edges", snap.deps.edges())?;
+    info.set_item("dependent_rules", snap.deps.dependent_rules())?;
+    info.set_item("max_dependency_depth", snap.deps.max_depth())?;
+    out.set_item("workload", info)?;
+    let results = PyList::empty(py);
+    // One clock for every adversary: the first run calibrates it (unless given), the others reuse it.
+    let (mut us_per_work, mut calibrated) = (spec.us_per_work, false);
+    for adversary in adversaries {
+        let spec = ClassifierAttackSpec { adversary: adversary.clone(), us_per_work, ..spec.clone() };
+        let r = py.allow_threads(|| run_classifier_attack(&snap, &trace, &spec)).map_err(to_py)?;
+        calibrated |= r.summary.calibrated;
+        us_per_work = Some(r.summary.us_per_work);
+        let d = summary_dict(py, &r.summary)?;
+        d.set_item("calibrated", calibrated)?;
+        d.set_item("adversary", adversary)?;
+        d.set_item("targets", r.targets.len())?;
+        d.set_item(
+            "target_rules",
+            r.targets.iter().take(16).map(|t| t.map_or(-1, |x| x as i64)).collect::<Vec<i64>>(),
+        )?;
+        d.set_item("target_depth_mean", {
+            let depths: Vec<f64> = r.targets.iter().flatten().map(|&t| snap.deps.depth(t) as f64).collect();
+            depths.iter().sum::<f64>() / depths.len().max(1) as f64
+        })?;
+        d.set_item("probe_innocent_work", r.probe_innocent_work)?;
+        d.set_item("probe_attack_work", r.probe_attack_work)?;
+        d.set_item("probe_attack_packets", r.probe_attack_packets)?;
+        results.append(d)?;
+    }
+    out.set_item("adversaries", results)?;
+    Ok(out)
+}
+
 /// Adds the `sched_*` functions to the module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sched_policies, m)?)?;
@@ -316,5 +413,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sched_sweep, m)?)?;
     m.add_function(wrap_pyfunction!(sched_optimal_attack, m)?)?;
     m.add_function(wrap_pyfunction!(sched_key_attack, m)?)?;
+    m.add_function(wrap_pyfunction!(sched_classifier_attack, m)?)?;
     Ok(())
 }

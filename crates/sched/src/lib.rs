@@ -10,8 +10,9 @@
 //!   [`attack`]: the optimal attack (Eqs. 3.8, 3.9) and the analytic bounds; [`sweep`]: goodput
 //!   and the displacement factor (Eq. 3.1) over attack rates.
 //! * [`stage`]: SurgeProtector in front of a real worker: job sizes estimated (§3.5.2), WSJF
-//!   on the HFFS queue, drop-max when full; the attack experiment on the core's key workers.
-//!   A packet classifier plugs in as a `Worker<Packet>` with a `CostOracle` and an adversary.
+//!   on the HFFS queue, drop-max when full; the attack experiment on the core's key workers
+//!   and on the packet classifier's MRF workers (job sizes from the flow's rule and its current
+//!   position, an adversary for deep, dependency-heavy and catch-all rules).
 
 pub mod attack;
 pub mod bench;

@@ -8,18 +8,32 @@
 //! brings is a [`superlinear_core::Worker`] implementation and a [`JobEstimator`] (optionally
 //! backed by a [`CostOracle`] the worker implements), and an adversary producing its requests.
 //!
+//! Two targets: the core's key workers ([`run_key_attack`]) and the packet classifier's MRF
+//! workers ([`run_classifier_attack`]), whose flow cache predicts a packet's rule and whose
+//! current order prices it.
+//!
 //! Time is work-clocked: one work unit (a list position visited, a rule compared) takes a fixed
 //! number of microseconds, calibrated on this machine, so a run is deterministic for a seed and
 //! its goodput is in the same units as the arrival rates. Results label it so.
 
 use superlinear_core::Worker;
 
+mod classifier_adversary;
+mod classifier_attack;
+mod classifier_worker;
+mod classifier_workload;
 mod estimators;
 mod experiment;
 mod key_adversary;
 mod key_attack;
 mod runner;
 
+pub use classifier_adversary::{ClassifierAdversary, CLASSIFIER_ADVERSARIES};
+pub use classifier_attack::{
+    flow_of, run_classifier_attack, ClassifierAttackReport, ClassifierAttackSpec, PROBE_INNOCENT_PER_ATTACK,
+};
+pub use classifier_worker::{ClassifierWorker, Prediction, CLASSIFIER_ALGOS, FLOW_CACHE_SLOTS};
+pub use classifier_workload::{ClassifierWorkload, GENERATED_PACKETS};
 pub use estimators::{LearnMode, LearnedEstimator, OracleEstimator, NO_CLASS};
 pub use experiment::{run_attack, AttackRow, AttackSpec, AttackSummary, AttackTarget};
 pub use key_adversary::{KeyAdversary, ADVERSARIES};
