@@ -14,8 +14,8 @@ use superlinear_core::workload::{read_trace as core_read_trace, write_binary_tra
 use superlinear_core::{bench, busy, dispatch, Error};
 
 mod cachetier;
-mod latency;
 mod classify;
+mod latency;
 mod nftbench;
 mod sched;
 
