@@ -35,8 +35,7 @@ def classbench(data: Path, name: str, size: str, quick: bool) -> PacketWorkloadS
     """ClassBench set ``name`` (acl1, ipc1, fw1) of ``size`` (1k, 5k, 10k), its trace replayed."""
     rules = data / f"{name}_{size}"
     return PacketWorkloadSpec(kind="files", name=f"ClassBench {name} {size}", rules=str(rules),
-                              trace=str(rules) + "_trace", packets=PACKETS_QUICK if quick else PACKETS_FULL,
-                              calibration=5_000)
+                              trace=str(rules) + "_trace", packets=PACKETS_QUICK if quick else PACKETS_FULL)
 
 
 def synthetic(rules: int, quick: bool, depth: int = 0, flows: int = 1, catch_all: float = 0.0,
