@@ -2,7 +2,8 @@
 //! loaded or generated once) whose methods run, check, benchmark and describe classifiers
 //! behind dispatchers. Config dicts in, dicts out, no logic.
 
-use crate::{accounting_dict, SuperlinearError};
+use crate::convert::{accounting_or_none, dict_list, get, to_py};
+use crate::SuperlinearError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use std::sync::Arc;
@@ -13,20 +14,7 @@ use superlinear_classify::generate::{self, SyntheticSpec};
 use superlinear_classify::rules::{self, ActionPolicy, ReadOptions, RuleFormat, RuleSet};
 use superlinear_classify::run::{self, RunSpec};
 use superlinear_classify::trace::{self, TraceFormat};
-use superlinear_classify::{Action, Error, Packet, Snapshot};
-
-fn to_py(e: Error) -> PyErr {
-    SuperlinearError::new_err(e.to_string())
-}
-
-fn get<'py, T: FromPyObject<'py>>(d: &Bound<'py, PyDict>, key: &str, default: T) -> PyResult<T> {
-    match d.get_item(key)? {
-        Some(v) if !v.is_none() => v.extract().map_err(|_| {
-            SuperlinearError::new_err(format!("config field '{key}' has the wrong type ({})", v.get_type()))
-        }),
-        _ => Ok(default),
-    }
-}
+use superlinear_classify::{Action, Packet, Snapshot};
 
 fn synthetic_from(d: &Bound<'_, PyDict>) -> PyResult<SyntheticSpec> {
     Ok(SyntheticSpec {
@@ -207,10 +195,7 @@ impl PacketWorkload {
         out.set_item("cores", report.cores)?;
         out.set_item("items", self.snap.len())?;
         for (name, acc) in [("projected", &report.projected), ("measured", &report.measured)] {
-            match acc {
-                Some(a) => out.set_item(name, accounting_dict(py, a)?)?,
-                None => out.set_item(name, py.None())?,
-            }
+            out.set_item(name, accounting_or_none(py, acc.as_ref())?)?;
         }
         let stats = PyList::empty(py);
         for s in report.stats.iter().flatten() {
@@ -278,29 +263,21 @@ impl PacketWorkload {
 /// The classifier registry: name, self_adjusting, summary.
 #[pyfunction]
 fn classify_algorithms(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
-    let list = PyList::empty(py);
-    for e in CLASSIFIERS {
-        let d = PyDict::new(py);
+    dict_list(py, CLASSIFIERS, |d, e| {
         d.set_item("name", e.name)?;
         d.set_item("self_adjusting", e.self_adjusting)?;
-        d.set_item("summary", e.summary)?;
-        list.append(d)?;
-    }
-    Ok(list)
+        d.set_item("summary", e.summary)
+    })
 }
 
 /// The packet dispatcher registry: name, flow_affine, summary.
 #[pyfunction]
 fn classify_dispatchers(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
-    let list = PyList::empty(py);
-    for e in DISPATCHERS {
-        let d = PyDict::new(py);
+    dict_list(py, DISPATCHERS, |d, e| {
         d.set_item("name", e.name)?;
         d.set_item("flow_affine", e.flow_affine)?;
-        d.set_item("summary", e.summary)?;
-        list.append(d)?;
-    }
-    Ok(list)
+        d.set_item("summary", e.summary)
+    })
 }
 
 /// Registers the classifier's bindings.

@@ -3,7 +3,8 @@
 //! timings (single core, projected), and the AF_PACKET sender. Python owns the namespaces, nft
 //! itself and the report (`superlinear.netns`, `superlinear.nft_bench`).
 
-use crate::{accounting_dict, get, to_py, SuperlinearError};
+use crate::convert::{accounting_dict, get, to_py};
+use crate::SuperlinearError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use std::sync::Arc;
