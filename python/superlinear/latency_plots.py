@@ -14,6 +14,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
+from superlinear.figures import save_figure
+
 Row = dict[str, Any]
 STYLE = {
     "lru": ("#1f77b4", "-"), "lru-mad": ("#1f77b4", "--"), "lfu": ("#2ca02c", "-"), "lfu-mad": ("#2ca02c", "--"),
@@ -25,15 +27,6 @@ NOTE = "kind: simulated (delayed-hits model); latency / Z: 1.0 = every request a
 
 def _numeric_z(rows: list[Row]) -> list[Row]:
     return [r for r in rows if isinstance(r["z"], int)]
-
-
-def _save(fig: Any, stem: Path) -> Path:
-    stem.parent.mkdir(parents=True, exist_ok=True)
-    png = stem.with_suffix(".png")
-    fig.savefig(png, dpi=130)
-    fig.savefig(stem.with_suffix(".svg"))
-    plt.close(fig)
-    return png
 
 
 def _panels(n: int) -> tuple[Any, list[Any]]:
@@ -73,7 +66,7 @@ def plot_latency_vs_z(out: Path, rows: list[Row]) -> Path | None:
         ax.legend(fontsize=6)
     fig.suptitle("Mean latency against Z  (" + NOTE + ")", fontsize=8)
     fig.tight_layout()
-    return _save(fig, out / "latency-vs-z")
+    return save_figure(fig, out / "latency-vs-z")
 
 
 def plot_latency_vs_size(out: Path, rows: list[Row]) -> Path | None:
@@ -91,7 +84,7 @@ def plot_latency_vs_size(out: Path, rows: list[Row]) -> Path | None:
         ax.legend(fontsize=6)
     fig.suptitle("Mean latency against cache size  (" + NOTE + ")", fontsize=8)
     fig.tight_layout()
-    return _save(fig, out / "latency-vs-size")
+    return save_figure(fig, out / "latency-vs-size")
 
 
 def plot_amat(out: Path, rows: list[Row]) -> Path | None:
@@ -126,7 +119,7 @@ def plot_amat(out: Path, rows: list[Row]) -> Path | None:
     ax.legend(fontsize=5, ncol=2)
     err.legend(fontsize=6)
     fig.tight_layout()
-    return _save(fig, out / "amat-vs-true")
+    return save_figure(fig, out / "amat-vs-true")
 
 
 def plot_all(out: Path, rows: list[Row]) -> list[Path]:

@@ -17,6 +17,7 @@ from matplotlib.axes import Axes
 from matplotlib.ticker import NullLocator, ScalarFormatter
 
 from superlinear.experiments.spec import Experiment, Panel
+from superlinear.figures import save_figure
 
 Row = dict[str, Any]
 COLORS = {"mtf": "#d62728", "splay": "#d62728", "lru": "#d62728", "static": "#1f77b4", "tree": "#1f77b4",
@@ -151,7 +152,7 @@ def plot_packet_experiment(out_dir: Path, experiment: Experiment, rows: list[Row
         fig.text(0.99, 0.005, "projected: serial dispatcher + slowest worker CPU time; thin: work (rules compared)",
                  ha="right", fontsize=5, alpha=0.7)
         fig.tight_layout()
-        paths += _save(fig, out_dir / f"{experiment.name}{panel.name}")
+        paths.append(save_figure(fig, out_dir / f"{experiment.name}{panel.name}"))
     if len(present) > 1:
         cols = len(present)
         fig, axes = plt.subplots(2, cols, figsize=(4.2 * cols, 7.4), squeeze=False)
@@ -159,7 +160,7 @@ def plot_packet_experiment(out_dir: Path, experiment: Experiment, rows: list[Row
             _draw_packet_pair(axes[0][i], axes[1][i], panel, [r for r in rows if r["panel"] == panel.name])
         fig.suptitle(experiment.description, fontsize=10)
         fig.tight_layout()
-        paths += _save(fig, out_dir / experiment.name)
+        paths.append(save_figure(fig, out_dir / experiment.name))
     return paths
 
 
@@ -182,7 +183,7 @@ def plot_experiment(out_dir: Path, experiment: Experiment, rows: list[Row]) -> l
         fig.text(0.99, 0.01, "projected: serial dispatcher + slowest worker CPU time; dotted thin: work units",
                  ha="right", fontsize=5, alpha=0.7)
         fig.tight_layout()
-        paths += _save(fig, out_dir / f"{experiment.name}{panel.name}")
+        paths.append(save_figure(fig, out_dir / f"{experiment.name}{panel.name}"))
     if len(present) > 1:
         cols = min(3, len(present))
         nrows = (len(present) + cols - 1) // cols
@@ -193,14 +194,5 @@ def plot_experiment(out_dir: Path, experiment: Experiment, rows: list[Row]) -> l
             ax.axis("off")
         fig.suptitle(experiment.description, fontsize=10)
         fig.tight_layout()
-        paths += _save(fig, out_dir / experiment.name)
+        paths.append(save_figure(fig, out_dir / experiment.name))
     return paths
-
-
-def _save(fig: Any, stem: Path) -> list[Path]:
-    stem.parent.mkdir(parents=True, exist_ok=True)
-    png, svg = stem.with_suffix(".png"), stem.with_suffix(".svg")
-    fig.savefig(png, dpi=130)
-    fig.savefig(svg)
-    plt.close(fig)
-    return [png]
