@@ -12,10 +12,11 @@ use pyo3::types::PyDict;
 use superlinear_classify::generate::{headers_for_rules, SyntheticSpec};
 use superlinear_classify::rules::{write_rules, Action, ActionPolicy, ReadOptions, RuleFormat};
 use superlinear_classify::run::RunSpec;
+use superlinear_classify::trace::encode::{parse_mac, Macs};
 use superlinear_classify::trace::{write_trace, TraceFormat};
 use superlinear_nftbench::chain::{bench_table, kernel_action, ChainOptions};
 use superlinear_nftbench::counts::count;
-use superlinear_nftbench::frame::{parse_mac, Frames, Macs};
+use superlinear_nftbench::frame::Frames;
 use superlinear_nftbench::sender::{send, SendSpec};
 
 /// A rule set and a trace, with the trace's frames once they are built.
