@@ -81,6 +81,20 @@ def _progress(enabled: bool) -> Any:
     return lambda msg: print(f"  … {msg}", file=sys.stderr, flush=True)
 
 
+def _add_summary(path: Path, summary: dict[str, Any]) -> dict[str, Any]:
+    """Adds the study's summary to its result.json; returns the whole document."""
+    doc: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    doc["summary"] = summary
+    path.write_text(json.dumps(doc, indent=1, default=str) + "\n", encoding="utf-8")
+    return doc
+
+
+def _print_files(out: Path, path: Path, plots: list[Path]) -> None:
+    console.print(f"results: {path} and {out / 'result.csv'}")
+    for plot_path in plots:
+        console.print(f"plot:    {plot_path} (and .svg)")
+
+
 # --------------------------------------------------------------------------------------------
 
 
@@ -107,9 +121,7 @@ def cmd_sim(args: argparse.Namespace) -> int:
     config = {"study": "sim", **asdict(study)}
     path = write_results(out, "attack-sim", config, rows)
     plots = plot_sim(out, rows)
-    doc = json.loads(path.read_text(encoding="utf-8"))
-    doc["summary"] = summary
-    path.write_text(json.dumps(doc, indent=1, default=str) + "\n", encoding="utf-8")
+    doc = _add_summary(path, summary)
     if args.json:
         print(json.dumps(doc, indent=1, default=str))
         return 0
@@ -137,9 +149,7 @@ def cmd_sim(args: argparse.Namespace) -> int:
             vals = {r["job_max_us"]: r["displacement_factor"] for r in growth if r["policy"] == policy}
             g.add_row(policy, *[f"{vals[j]:.3g}" for j in jmaxes])
         console.print(g)
-    console.print(f"results: {path} and {out / 'result.csv'}")
-    for plot_path in plots:
-        console.print(f"plot:    {plot_path} (and .svg)")
+    _print_files(out, path, plots)
     return 0
 
 
@@ -171,9 +181,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
     out = Path(args.out)
     path = write_results(out, "attack-worker", {"study": "worker", **asdict(study)}, rows)
     plots = plot_worker(out, rows, args.algo)
-    doc = json.loads(path.read_text(encoding="utf-8"))
-    doc["summary"] = summary
-    path.write_text(json.dumps(doc, indent=1, default=str) + "\n", encoding="utf-8")
+    doc = _add_summary(path, summary)
     if args.json:
         print(json.dumps(doc, indent=1, default=str))
         return 0
@@ -198,9 +206,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
         console.print(t)
         console.print("  displacement factor (max): " + ", ".join(
             f"{p} {v:.3g}" for p, v in s["displacement_factor"].items()))
-    console.print(f"results: {path} and {out / 'result.csv'}")
-    for plot_path in plots:
-        console.print(f"plot:    {plot_path} (and .svg)")
+    _print_files(out, path, plots)
     return 0
 
 
@@ -246,9 +252,7 @@ def cmd_classifier(args: argparse.Namespace) -> int:
     out = Path(args.out)
     path = write_results(out, "attack-classifier", {"study": "classifier", **asdict(study)}, rows)
     plots = plot_classifier(out, rows, args.algo)
-    doc = json.loads(path.read_text(encoding="utf-8"))
-    doc["summary"] = summary
-    path.write_text(json.dumps(doc, indent=1, default=str) + "\n", encoding="utf-8")
+    doc = _add_summary(path, summary)
     if args.json:
         print(json.dumps(doc, indent=1, default=str))
         return 0
@@ -281,9 +285,7 @@ def cmd_classifier(args: argparse.Namespace) -> int:
         console.print(t)
         dfs = ", ".join(f"{p} {v:.3g}" for p, v in s["displacement_factor"].items())
         console.print(f"  displacement factor (max over resolved rates; * = fewer than 100 attack packets): {dfs}")
-    console.print(f"results: {path} and {out / 'result.csv'}")
-    for plot_path in plots:
-        console.print(f"plot:    {plot_path} (and .svg)")
+    _print_files(out, path, plots)
     return 0
 
 
@@ -326,9 +328,7 @@ def cmd_bench_queue(args: argparse.Namespace) -> int:
                 cells.append(f"{h:.1f}" if h else "—")
             t.add_row(*cells)
     console.print(t)
-    console.print(f"results: {path} and {out / 'result.csv'}")
-    for plot_path in plots:
-        console.print(f"plot:    {plot_path} (and .svg)")
+    _print_files(out, path, plots)
     return 0
 
 
