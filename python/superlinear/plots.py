@@ -36,53 +36,8 @@ def _label(key: tuple[str, str, str]) -> str:
     return f"{algo} + {dispatch}" + (" (steady state)" if warmup == "excluded" else "")
 
 
-def draw_speedup(ax: Axes, panel: Panel, rows: list[Row]) -> None:
-    groups: dict[tuple[str, str, str], list[Row]] = defaultdict(list)
-    for r in rows:
-        groups[_series_key(r)].append(r)
-    ks = sorted({r["k"] for r in rows})
-    ax.plot(ks, ks, "k--", lw=1, label="linear")
-    packets = panel.metric in PACKET_METRICS
-    by_algo = len({k[0] for k in groups}) == len(groups) or not packets
-    for i, (key, rs) in enumerate(groups.items()):
-        rs.sort(key=lambda r: r["k"])
-        color = COLORS.get(key[0]) if by_algo else f"C{i}"
-        style = ":" if key[2] == "excluded" else "-"
-        marker = MARKERS.get(key[1], "o")
-        x = [r["k"] for r in rs]
-        line = ax.plot(x, [r["speedup_projected"] for r in rs], style, marker=marker, ms=4, color=color,
-                       alpha=0.55 if key[1] not in ("hash", "rss", "rule") and not packets else 1.0,
-                       label=f"{_label(key)} projected")[0]
-        ax.plot(x, [r["speedup_work"] for r in rs], style, lw=0.8, color=line.get_color(), alpha=0.35)
-        measured = [(r["k"], r["speedup_measured"]) for r in rs if r.get("speedup_measured") is not None]
-        if len(measured) > 1:
-            ax.plot(*zip(*measured, strict=True), linestyle="none", marker=marker, ms=9, mfc="none",
-                    color=line.get_color(), label=f"{_label(key)} measured")
-    ax.set_xscale("log", base=2)
-    ax.set_xticks(ks)
-    ax.xaxis.set_major_formatter(ScalarFormatter())
-    ax.xaxis.set_minor_locator(NullLocator())
-    ax.tick_params(axis="x", labelsize=7)
-    ax.set_yscale("log")
-    ax.set_xlabel("workers k")
-    ax.set_ylabel("speedup T(1)/T(k)")
-    ax.grid(True, which="both", alpha=0.2)
-
-
-def draw_goodput(ax: Axes, panel: Panel, rows: list[Row]) -> None:
-    groups: dict[tuple[str, str, str], list[Row]] = defaultdict(list)
-    for r in rows:
-        groups[_series_key(r)].append(r)
-    for key, rs in groups.items():
-        rs.sort(key=lambda r: r["k"])
-        ax.plot([r["k"] for r in rs], [r["goodput_mrps"] for r in rs], "-", marker=MARKERS.get(key[1], "o"),
-                color=COLORS.get(key[0]), alpha=1.0 if key[1] == "hash" else 0.55, label=f"{_label(key)} measured")
-    ax.set_xlabel("threads k on one core")
-    ax.set_ylabel("goodput (M requests/s)")
-    ax.grid(True, alpha=0.2)
-
-
-def _packet_groups(rows: list[Row]) -> dict[tuple[str, str, str], list[Row]]:
+def _series(rows: list[Row]) -> dict[tuple[str, str, str], list[Row]]:
+    """Rows by series (algorithm, dispatcher, warm-up), each sorted by k."""
     groups: dict[tuple[str, str, str], list[Row]] = defaultdict(list)
     for r in rows:
         groups[_series_key(r)].append(r)
@@ -101,10 +56,43 @@ def _log2_k(ax: Axes, ks: list[int]) -> None:
     ax.grid(True, which="both", alpha=0.2)
 
 
+def draw_speedup(ax: Axes, panel: Panel, rows: list[Row]) -> None:
+    groups = _series(rows)
+    ks = sorted({r["k"] for r in rows})
+    ax.plot(ks, ks, "k--", lw=1, label="linear")
+    packets = panel.metric in PACKET_METRICS
+    by_algo = len({k[0] for k in groups}) == len(groups) or not packets
+    for i, (key, rs) in enumerate(groups.items()):
+        color = COLORS.get(key[0]) if by_algo else f"C{i}"
+        style = ":" if key[2] == "excluded" else "-"
+        marker = MARKERS.get(key[1], "o")
+        x = [r["k"] for r in rs]
+        line = ax.plot(x, [r["speedup_projected"] for r in rs], style, marker=marker, ms=4, color=color,
+                       alpha=0.55 if key[1] not in ("hash", "rss", "rule") and not packets else 1.0,
+                       label=f"{_label(key)} projected")[0]
+        ax.plot(x, [r["speedup_work"] for r in rs], style, lw=0.8, color=line.get_color(), alpha=0.35)
+        measured = [(r["k"], r["speedup_measured"]) for r in rs if r.get("speedup_measured") is not None]
+        if len(measured) > 1:
+            ax.plot(*zip(*measured, strict=True), linestyle="none", marker=marker, ms=9, mfc="none",
+                    color=line.get_color(), label=f"{_label(key)} measured")
+    _log2_k(ax, ks)
+    ax.set_yscale("log")
+    ax.set_ylabel("speedup T(1)/T(k)")
+
+
+def draw_goodput(ax: Axes, panel: Panel, rows: list[Row]) -> None:
+    for key, rs in _series(rows).items():
+        ax.plot([r["k"] for r in rs], [r["goodput_mrps"] for r in rs], "-", marker=MARKERS.get(key[1], "o"),
+                color=COLORS.get(key[0]), alpha=1.0 if key[1] == "hash" else 0.55, label=f"{_label(key)} measured")
+    ax.set_xlabel("threads k on one core")
+    ax.set_ylabel("goodput (M requests/s)")
+    ax.grid(True, alpha=0.2)
+
+
 def draw_packet_rate(ax: Axes, panel: Panel, rows: list[Row]) -> None:
     """The paper's bottom row: raw packet rate (projected Mpps) against k, static list dashed."""
     ks = sorted({r["k"] for r in rows})
-    groups = _packet_groups(rows)
+    groups = _series(rows)
     by_algo = len({k[0] for k in groups}) == len(groups)
     for i, (key, rs) in enumerate(groups.items()):
         marker = MARKERS.get(key[1], "o")
@@ -124,7 +112,7 @@ def draw_packet_rate(ax: Axes, panel: Panel, rows: list[Row]) -> None:
 def draw_latency(ax: Axes, panel: Panel, rows: list[Row]) -> None:
     """Fig. 9a: mean per-packet classification time (worker CPU time per packet, projected)."""
     ks = sorted({r["k"] for r in rows})
-    for key, rs in _packet_groups(rows).items():
+    for key, rs in _series(rows).items():
         ax.plot([r["k"] for r in rs], [r["mean_service_ns_projected"] / 1e3 for r in rs], "-",
                 marker=MARKERS.get(key[1], "o"), ms=4, color=COLORS.get(key[0]), label=f"{_label(key)} projected")
     _log2_k(ax, ks)
