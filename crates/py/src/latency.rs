@@ -260,12 +260,6 @@ impl LatencyLp {
         Ok(self.net.latency(&x))
     }
 
-    /// Largest row or bound violation of `x`.
-    fn violation(&self, x: Vec<f64>) -> PyResult<f64> {
-        self.check(&x)?;
-        Ok(self.net.violation(&x))
-    }
-
     /// Rounds `x` by threshold and `random` times at random; each schedule is replayed by the
     /// simulator. Returns one report per rounding with its name.
     #[pyo3(signature = (x, random = 4, seed = 1))]
