@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.table import Table
 
 from superlinear import _native
+from superlinear.cli_args import positive_int
 from superlinear.engine import SuperlinearError
 from superlinear.services import Services
 
@@ -22,16 +23,6 @@ console = Console()
 
 KINDS = ("measured = wall clock of this run on this machine; projected = the busiest participant's CPU time "
          "(client thread, memcached replica or PostgreSQL backend), i.e. one ideal core each, no contention.")
-
-
-def _positive(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if v <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {v}")
-    return v
 
 
 def resolve_servers(args: argparse.Namespace, need_pg: bool = True, need_mc: bool = True) -> tuple[list[str], str]:
@@ -247,8 +238,9 @@ def add_parser(sub: Any) -> None:
 
     up = cs.add_parser("up", help="start memcached replicas and a PostgreSQL cluster")
     up.add_argument("--replicas", type=int, default=1, help="memcached processes (default 1)")
-    up.add_argument("--memory-mb", type=_positive, default=4, help="memory per replica in MB (default 4, as the paper)")
-    up.add_argument("--threads", type=_positive, default=1, help="worker threads per memcached (default 1)")
+    up.add_argument("--memory-mb", type=positive_int, default=4,
+                    help="memory per replica in MB (default 4, as the paper)")
+    up.add_argument("--threads", type=positive_int, default=1, help="worker threads per memcached (default 1)")
     up.add_argument("--pg", action=argparse.BooleanOptionalAction, default=True,
                     help="also start PostgreSQL (default on; --no-pg for memcached only)")
     up.add_argument("--unix", action="store_true", help="listen on unix sockets instead of loopback ports")
@@ -265,7 +257,7 @@ def add_parser(sub: Any) -> None:
     st.set_defaults(func=cmd_status)
 
     ld = cs.add_parser("load", help="load N key/value rows with COPY (idempotent)")
-    ld.add_argument("--rows", type=_positive, default=1_000_000, help="rows (default 1,000,000)")
+    ld.add_argument("--rows", type=positive_int, default=1_000_000, help="rows (default 1,000,000)")
     ld.add_argument("--force", action="store_true", help="reload even if the table already holds the data set")
     _servers(ld)
     _common(ld)
@@ -278,8 +270,8 @@ def add_parser(sub: Any) -> None:
     b.add_argument("--replicas", type=int, help="use only the first K replicas")
     b.add_argument("--threads", type=int, default=0, help="client threads (default 4 per replica)")
     b.add_argument("--db-connections", type=int, default=0, help="PostgreSQL connections (default: one per thread)")
-    b.add_argument("--requests", type=_positive, default=100_000, help="requests in all (default 100,000)")
-    b.add_argument("--rows", type=_positive, default=1_000_000, help="rows in the table (default 1,000,000)")
+    b.add_argument("--requests", type=positive_int, default=100_000, help="requests in all (default 100,000)")
+    b.add_argument("--rows", type=positive_int, default=1_000_000, help="rows in the table (default 1,000,000)")
     b.add_argument("--dist", default="uniform", help="uniform or zipf:ALPHA (default uniform)")
     b.add_argument("--write-fraction", type=float, default=0.0, help="fraction of writes (default 0)")
     b.add_argument("--warmup", type=int, default=0, help="requests before the measured phase (default 0)")

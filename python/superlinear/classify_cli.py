@@ -16,6 +16,7 @@ from rich.table import Table
 
 from superlinear import _native
 from superlinear.classify import CLASSBENCH_SETS, PacketWorkloadSpec, load
+from superlinear.cli_args import positive_int
 from superlinear.engine import SuperlinearError
 from superlinear.results import write_results
 
@@ -23,16 +24,6 @@ console = Console(width=max(120, Console().width))
 ACTIONS = ("run", "bench", "gen-rules", "gen-trace", "convert", "algorithms")
 KINDS = ("projected = serial dispatcher CPU time + slowest worker's own CPU time; measured = wall clock with real "
          "threads (only k ≤ cores); work = rules compared (exact).")
-
-
-def _positive(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if v <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {v}")
-    return v
 
 
 def _fraction(text: str) -> float:
@@ -281,25 +272,25 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--default", default="accept", choices=["accept", "drop", "reject", "queue"],
                    help="default policy when the file sets none (default accept)")
     p.add_argument("--algo", default="mrf", choices=["static", "mrf", "mrf-swap"], help="classifier (default mrf)")
-    p.add_argument("--workers", "-k", type=_positive, default=1, help="workers k (default 1)")
+    p.add_argument("--workers", "-k", type=positive_int, default=1, help="workers k (default 1)")
     p.add_argument("--dispatch", default="rss:sip,dip,sport,dport,proto",
                    help="rss:FIELDS (sip,dip,sport,dport,proto; dip/24 for a prefix), rule, rr, random "
                    "(default 5-tuple RSS)")
     p.add_argument("--check", action="store_true", help="verify every verdict against brute-force first match "
                    "(exit 1 on any mismatch)")
-    p.add_argument("--packets", type=_positive, help="replay the trace to N packets, or generate N packets")
-    p.add_argument("--calibration", type=_positive, default=20_000,
+    p.add_argument("--packets", type=positive_int, help="replay the trace to N packets, or generate N packets")
+    p.add_argument("--calibration", type=positive_int, default=20_000,
                    help="packets at the start of the trace that calibrate the rule-aware dispatcher (default 20000)")
-    p.add_argument("--window", type=_positive, default=10_000, help="active-rule window in packets (default 10000)")
-    p.add_argument("--top", type=_positive, default=10, help="rules shown in the match table (default 10)")
+    p.add_argument("--window", type=positive_int, default=10_000, help="active-rule window in packets (default 10000)")
+    p.add_argument("--top", type=positive_int, default=10, help="rules shown in the match table (default 10)")
     p.add_argument("--no-measure", action="store_true", help="skip the real-thread run")
     p.add_argument("--seed", type=int, default=1, help="seed of generators and seeded dispatchers (default 1)")
     p.add_argument("--synthetic", action="store_true", help="run on a generated workload (--rules-count, ...)")
-    p.add_argument("--rules-count", dest="synthetic_rules", type=_positive, default=4999,
+    p.add_argument("--rules-count", dest="synthetic_rules", type=positive_int, default=4999,
                    help="synthetic base rules, ≤ 65535 (default 4999)")
     p.add_argument("--depth", type=int, default=0, choices=range(0, 33), metavar="D",
                    help="synthetic dependency depth d (default 0: independent rules)")
-    p.add_argument("--flows-per-rule", type=_positive, default=1, help="synthetic flows per rule (default 1)")
+    p.add_argument("--flows-per-rule", type=positive_int, default=1, help="synthetic flows per rule (default 1)")
     p.add_argument("--catch-all", type=_fraction, default=0.0,
                    help="share of synthetic traffic to a final catch-all rule (default 0: none)")
     p.add_argument("--format", help="output format: rules native|nft|classbench, traces binary|pcap|pcapng|classbench")

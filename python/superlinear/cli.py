@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from superlinear import _native
+from superlinear.cli_args import non_negative_int, positive_int
 from superlinear.engine import RunSpec, SuperlinearError, Workload, run
 
 console = Console(width=max(120, Console().width))
@@ -219,26 +220,6 @@ def cmd_algorithms(args: argparse.Namespace) -> int:
     return 0
 
 
-def _positive(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if v <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {v}")
-    return v
-
-
-def _non_negative(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}") from None
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {v}")
-    return v
-
-
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="superlinear",
@@ -275,17 +256,17 @@ def build_parser() -> argparse.ArgumentParser:
     u.add_argument("--algo", default="mtf",
                    help="worker: static, mtf, tree, splay, lru:C, lru-mad:C, lru-dh:C, nocache, hashmap")
     u.add_argument("--dispatch", default="hash", help="dispatcher: rr, random, hash")
-    u.add_argument("--k", type=_positive, default=4, help="workers (default 4)")
+    u.add_argument("--k", type=positive_int, default=4, help="workers (default 4)")
     u.add_argument("--workload", choices=["uniform", "zipf"], default="uniform")
-    u.add_argument("--m", type=_positive, default=10_000, help="items (default 10000)")
+    u.add_argument("--m", type=positive_int, default=10_000, help="items (default 10000)")
     u.add_argument("--alpha", type=float, default=1.01, help="zipf exponent (default 1.01)")
     u.add_argument("--trace", metavar="FILE", help="key trace (text: one key per line, or binary)")
-    u.add_argument("--requests", type=_positive, default=100_000)
-    u.add_argument("--warmup", type=_non_negative, default=0, help="warm-up requests (with --exclude-warmup)")
+    u.add_argument("--requests", type=positive_int, default=100_000)
+    u.add_argument("--warmup", type=non_negative_int, default=0, help="warm-up requests (with --exclude-warmup)")
     u.add_argument("--exclude-warmup", action="store_true", help="leave the warm-up out of every figure")
-    u.add_argument("--w", type=_non_negative, default=0, help="cycles per tree comparison")
-    u.add_argument("--rho", type=_non_negative, default=0, help="cycles per cache miss")
-    u.add_argument("--seed", type=_non_negative, default=1)
+    u.add_argument("--w", type=non_negative_int, default=0, help="cycles per tree comparison")
+    u.add_argument("--rho", type=non_negative_int, default=0, help="cycles per cache miss")
+    u.add_argument("--seed", type=non_negative_int, default=1)
     u.add_argument("--sharded", action="store_true", help="sharded state (each worker holds its partition only)")
     u.add_argument("--measure", action="store_true", help="also run with real threads (k ≤ cores)")
     u.add_argument("--single-core", action="store_true", help="also run all k threads on one core")

@@ -22,6 +22,7 @@ from rich.progress import Progress
 from rich.table import Table
 
 from superlinear import latency
+from superlinear.cli_args import non_negative_whole, positive_whole
 from superlinear.engine import SuperlinearError
 from superlinear.latency import Trace, TraceSpec
 from superlinear.results import write_results
@@ -29,26 +30,6 @@ from superlinear.results import write_results
 console = Console(width=max(120, Console().width))
 KIND_NOTE = ("latency: simulated, mean per request in request-times (Z = a full miss); AMAT: Eq. 2.1 from the "
              "miss rate of a classical simulation of the same policy")
-
-
-def _positive_int(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
-    if v <= 0:
-        raise argparse.ArgumentTypeError(f"must be positive, got {v}")
-    return v
-
-
-def _non_negative_int(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"must not be negative, got {v}")
-    return v
 
 
 def _positive_number(text: str) -> float:
@@ -338,8 +319,8 @@ def cmd_policies(args: argparse.Namespace) -> int:
 def _trace_options(p: argparse.ArgumentParser, requests: int = 200_000, objects: int = 2_000) -> None:
     g = p.add_argument_group("trace", "a file (--trace), or a generated mix of bursty and paced objects")
     g.add_argument("--trace", metavar="FILE", help="text (OBJECT [TIMESTAMP [LATENCY]] per line) or binary SLKT trace")
-    g.add_argument("--requests", type=_positive_int, default=requests, help=f"generated requests (default {requests})")
-    g.add_argument("--objects", type=_positive_int, default=objects, help=f"generated objects (default {objects})")
+    g.add_argument("--requests", type=positive_whole, default=requests, help=f"generated requests (default {requests})")
+    g.add_argument("--objects", type=positive_whole, default=objects, help=f"generated objects (default {objects})")
     g.add_argument("--bursty", type=_number, default=0.5, help="share of bursty objects (default 0.5)")
     g.add_argument("--burst-length", type=_number, default=8.0, help="mean requests per burst (default 8)")
     g.add_argument("--burst-gap", type=_number, default=2.0, help="mean steps between requests of a burst (default 2)")
@@ -371,8 +352,8 @@ def add_parser(sub: Any) -> None:
     r.add_argument("--sizes", default="1%,5%,10%", help="cache sizes: objects or %% of objects (default 1%%,5%%,10%%)")
     r.add_argument("--belatedly", action="store_true",
                    help="add Belatedly's LP bound and rounded schedule (small traces)")
-    r.add_argument("--belatedly-max", type=_positive_int, default=50_000, help="largest trace for --belatedly")
-    r.add_argument("--rounds", type=_non_negative_int, default=4,
+    r.add_argument("--belatedly-max", type=positive_whole, default=50_000, help="largest trace for --belatedly")
+    r.add_argument("--rounds", type=non_negative_whole, default=4,
                    help="random roundings besides the threshold ones (default 4)")
     r.add_argument("--out", default="results/latency-run", help="output folder (default results/latency-run)")
     r.add_argument("--json", action="store_true", help="print result.json")
@@ -393,11 +374,11 @@ def add_parser(sub: Any) -> None:
     _trace_options(b, requests=20_000, objects=300)
     _z_options(b, "100")
     b.add_argument("--size", default="5%", help="cache size: objects or %% of objects (default 5%%)")
-    b.add_argument("--rounds", type=_non_negative_int, default=4,
+    b.add_argument("--rounds", type=non_negative_whole, default=4,
                    help="random roundings besides the threshold ones (default 4)")
     b.add_argument("--compare", default="lru,lru-mad,belady,belady-ad", help="policies to simulate alongside")
     b.add_argument("--time-limit", type=_positive_number, help="solver time limit in seconds")
-    b.add_argument("--max-requests", type=_positive_int, default=200_000, help="refuse larger traces (default 200000)")
+    b.add_argument("--max-requests", type=positive_whole, default=200_000, help="refuse larger traces (default 200000)")
     b.add_argument("--out", default="results/latency-belatedly", help="output folder")
     b.add_argument("--json", action="store_true")
     b.set_defaults(func=cmd_belatedly)

@@ -14,6 +14,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
+from superlinear.figures import save_figure
+
 Row = dict[str, Any]
 STYLE = {
     "lru": ("#1f77b4", "-"), "lru-mad": ("#1f77b4", "--"), "lfu": ("#2ca02c", "-"), "lfu-mad": ("#2ca02c", "--"),
@@ -25,15 +27,6 @@ NOTE = "kind: simulated (delayed-hits model); latency / Z: 1.0 = every request a
 
 def _numeric_z(rows: list[Row]) -> list[Row]:
     return [r for r in rows if isinstance(r["z"], int)]
-
-
-def _save(fig: Any, stem: Path) -> Path:
-    stem.parent.mkdir(parents=True, exist_ok=True)
-    png = stem.with_suffix(".png")
-    fig.savefig(png, dpi=130)
-    fig.savefig(stem.with_suffix(".svg"))
-    plt.close(fig)
-    return png
 
 
 def _panels(n: int) -> tuple[Any, list[Any]]:
@@ -57,41 +50,39 @@ def _series(ax: Any, rows: list[Row], x: str) -> None:
                 label=policy)
 
 
+def _against(out: Path, rows: list[Row], *, x: str, xlabel: str, subject: str, by: str, panels: list[Any],
+             title: str, stem: str) -> Path:
+    """Latency / Z against ``x`` (``subject`` in the figure's title), one line per policy, one
+    panel per value of ``by`` (``title`` formats it)."""
+    fig, axes = _panels(len(panels))
+    for ax, v in zip(axes, panels, strict=True):
+        _series(ax, [r for r in rows if r[by] == v], x)
+        ax.set_xscale("log")
+        ax.set_title(title.format(v), fontsize=9)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel("mean latency / Z")
+        ax.grid(True, alpha=0.2)
+        ax.legend(fontsize=6)
+    fig.suptitle(f"Mean latency against {subject}  (" + NOTE + ")", fontsize=8)
+    fig.tight_layout()
+    return save_figure(fig, out / stem)
+
+
 def plot_latency_vs_z(out: Path, rows: list[Row]) -> Path | None:
     rows = _numeric_z(rows)
     sizes = sorted({r["capacity"] for r in rows})
     if not rows or len({r["z"] for r in rows}) < 2:
         return None
-    fig, axes = _panels(len(sizes))
-    for ax, c in zip(axes, sizes, strict=True):
-        _series(ax, [r for r in rows if r["capacity"] == c], "z")
-        ax.set_xscale("log")
-        ax.set_title(f"cache size {c}", fontsize=9)
-        ax.set_xlabel("Z (miss latency / inter-request time)")
-        ax.set_ylabel("mean latency / Z")
-        ax.grid(True, alpha=0.2)
-        ax.legend(fontsize=6)
-    fig.suptitle("Mean latency against Z  (" + NOTE + ")", fontsize=8)
-    fig.tight_layout()
-    return _save(fig, out / "latency-vs-z")
+    return _against(out, rows, x="z", xlabel="Z (miss latency / inter-request time)", subject="Z", by="capacity",
+                    panels=sizes, title="cache size {}", stem="latency-vs-z")
 
 
 def plot_latency_vs_size(out: Path, rows: list[Row]) -> Path | None:
     zs = sorted({r["z"] for r in rows}, key=str)
     if len({r["capacity"] for r in rows}) < 2:
         return None
-    fig, axes = _panels(len(zs))
-    for ax, z in zip(axes, zs, strict=True):
-        _series(ax, [r for r in rows if r["z"] == z], "capacity")
-        ax.set_xscale("log")
-        ax.set_title(f"Z = {z}", fontsize=9)
-        ax.set_xlabel("cache size (objects)")
-        ax.set_ylabel("mean latency / Z")
-        ax.grid(True, alpha=0.2)
-        ax.legend(fontsize=6)
-    fig.suptitle("Mean latency against cache size  (" + NOTE + ")", fontsize=8)
-    fig.tight_layout()
-    return _save(fig, out / "latency-vs-size")
+    return _against(out, rows, x="capacity", xlabel="cache size (objects)", subject="cache size", by="z", panels=zs,
+                    title="Z = {}", stem="latency-vs-size")
 
 
 def plot_amat(out: Path, rows: list[Row]) -> Path | None:
@@ -126,7 +117,7 @@ def plot_amat(out: Path, rows: list[Row]) -> Path | None:
     ax.legend(fontsize=5, ncol=2)
     err.legend(fontsize=6)
     fig.tight_layout()
-    return _save(fig, out / "amat-vs-true")
+    return save_figure(fig, out / "amat-vs-true")
 
 
 def plot_all(out: Path, rows: list[Row]) -> list[Path]:

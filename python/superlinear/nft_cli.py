@@ -18,6 +18,7 @@ from typing import Any
 
 from rich.console import Console
 
+from superlinear.cli_args import positive_int
 from superlinear.engine import SuperlinearError
 from superlinear.netns import RX_DEV, TABLE, NeedsPrivilegesError, TerminatedError, remove_all
 from superlinear.nft_bench import DATA_SETS, BenchConfig, RuleSetInput, SetResult, load_workload, run_sets
@@ -36,16 +37,6 @@ def _positive_float(text: str) -> float:
         raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
     if not v > 0:
         raise argparse.ArgumentTypeError(f"expected a positive number, got {v}")
-    return v
-
-
-def _positive(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if v <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {v}")
     return v
 
 
@@ -181,14 +172,14 @@ def add_parser(sub: Any) -> None:
     g.add_argument("--default", default="accept", help="default policy where the file sets none (default accept)")
     m = p.add_argument_group("measurement")
     m.add_argument("--duration", type=_positive_float, default=3.0, help="seconds per throughput run (default 3)")
-    m.add_argument("--repeats", type=_positive, default=3,
+    m.add_argument("--repeats", type=positive_int, default=3,
                    help="throughput runs per chain, and single-core runs of ours (default 3; median and spread)")
     m.add_argument("--ks", type=_ks, default=(2, 4, 8, 16, 32), help="MRF projected at these k (default 2,4,8,16,32)")
     m.add_argument("--dispatch", default="rss", help="dispatcher for the projected MRF runs (default rss, 5-tuple)")
     m.add_argument("--check-only", action="store_true", help="round trip and exact counters only, no throughput")
     m.add_argument("--check-rate", type=_positive_float, default=50_000.0,
                    help="pace of the exact check's replay in packets/s (default 50000; halved on a shortfall)")
-    m.add_argument("--batch", type=_positive, default=256, help="frames per sendmmsg call (default 256)")
+    m.add_argument("--batch", type=positive_int, default=256, help="frames per sendmmsg call (default 256)")
     m.add_argument("--cpu", type=int, default=None,
                    help="pin the sender to this CPU (default: the last CPU this process may use)")
     m.add_argument("--seed", type=int, default=1, help="seed of the projected runs' dispatcher")

@@ -13,6 +13,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from rich.table import Table
 
+from superlinear.figures import save_figure
 from superlinear.nft_bench import SetResult
 
 KINDS = ("measured = this machine: nftables from its counters over a fixed duration, per CPU second of the "
@@ -125,9 +126,5 @@ def plot(out: Path, results: list[SetResult]) -> list[Path]:
              "nft: 1 / (1/rate(rules) − 1/rate(empty chain)); ours: thread CPU time", ha="center", fontsize=6,
              alpha=0.8)
     fig.tight_layout(rect=(0, 0.05, 1, 1))
-    out.mkdir(parents=True, exist_ok=True)
-    png, svg = out / "nft-bench.png", out / "nft-bench.svg"
-    fig.savefig(png, dpi=130)
-    fig.savefig(svg)
-    plt.close(fig)
-    return [png, svg]
+    png = save_figure(fig, out / "nft-bench")
+    return [png, png.with_suffix(".svg")]

@@ -17,6 +17,7 @@ from matplotlib.axes import Axes
 from matplotlib.ticker import NullLocator, ScalarFormatter
 
 from superlinear.experiments.spec import Experiment, Panel
+from superlinear.figures import save_figure
 
 Row = dict[str, Any]
 COLORS = {"mtf": "#d62728", "splay": "#d62728", "lru": "#d62728", "static": "#1f77b4", "tree": "#1f77b4",
@@ -35,53 +36,8 @@ def _label(key: tuple[str, str, str]) -> str:
     return f"{algo} + {dispatch}" + (" (steady state)" if warmup == "excluded" else "")
 
 
-def draw_speedup(ax: Axes, panel: Panel, rows: list[Row]) -> None:
-    groups: dict[tuple[str, str, str], list[Row]] = defaultdict(list)
-    for r in rows:
-        groups[_series_key(r)].append(r)
-    ks = sorted({r["k"] for r in rows})
-    ax.plot(ks, ks, "k--", lw=1, label="linear")
-    packets = panel.metric in PACKET_METRICS
-    by_algo = len({k[0] for k in groups}) == len(groups) or not packets
-    for i, (key, rs) in enumerate(groups.items()):
-        rs.sort(key=lambda r: r["k"])
-        color = COLORS.get(key[0]) if by_algo else f"C{i}"
-        style = ":" if key[2] == "excluded" else "-"
-        marker = MARKERS.get(key[1], "o")
-        x = [r["k"] for r in rs]
-        line = ax.plot(x, [r["speedup_projected"] for r in rs], style, marker=marker, ms=4, color=color,
-                       alpha=0.55 if key[1] not in ("hash", "rss", "rule") and not packets else 1.0,
-                       label=f"{_label(key)} projected")[0]
-        ax.plot(x, [r["speedup_work"] for r in rs], style, lw=0.8, color=line.get_color(), alpha=0.35)
-        measured = [(r["k"], r["speedup_measured"]) for r in rs if r.get("speedup_measured") is not None]
-        if len(measured) > 1:
-            ax.plot(*zip(*measured, strict=True), linestyle="none", marker=marker, ms=9, mfc="none",
-                    color=line.get_color(), label=f"{_label(key)} measured")
-    ax.set_xscale("log", base=2)
-    ax.set_xticks(ks)
-    ax.xaxis.set_major_formatter(ScalarFormatter())
-    ax.xaxis.set_minor_locator(NullLocator())
-    ax.tick_params(axis="x", labelsize=7)
-    ax.set_yscale("log")
-    ax.set_xlabel("workers k")
-    ax.set_ylabel("speedup T(1)/T(k)")
-    ax.grid(True, which="both", alpha=0.2)
-
-
-def draw_goodput(ax: Axes, panel: Panel, rows: list[Row]) -> None:
-    groups: dict[tuple[str, str, str], list[Row]] = defaultdict(list)
-    for r in rows:
-        groups[_series_key(r)].append(r)
-    for key, rs in groups.items():
-        rs.sort(key=lambda r: r["k"])
-        ax.plot([r["k"] for r in rs], [r["goodput_mrps"] for r in rs], "-", marker=MARKERS.get(key[1], "o"),
-                color=COLORS.get(key[0]), alpha=1.0 if key[1] == "hash" else 0.55, label=f"{_label(key)} measured")
-    ax.set_xlabel("threads k on one core")
-    ax.set_ylabel("goodput (M requests/s)")
-    ax.grid(True, alpha=0.2)
-
-
-def _packet_groups(rows: list[Row]) -> dict[tuple[str, str, str], list[Row]]:
+def _series(rows: list[Row]) -> dict[tuple[str, str, str], list[Row]]:
+    """Rows by series (algorithm, dispatcher, warm-up), each sorted by k."""
     groups: dict[tuple[str, str, str], list[Row]] = defaultdict(list)
     for r in rows:
         groups[_series_key(r)].append(r)
@@ -100,10 +56,43 @@ def _log2_k(ax: Axes, ks: list[int]) -> None:
     ax.grid(True, which="both", alpha=0.2)
 
 
+def draw_speedup(ax: Axes, panel: Panel, rows: list[Row]) -> None:
+    groups = _series(rows)
+    ks = sorted({r["k"] for r in rows})
+    ax.plot(ks, ks, "k--", lw=1, label="linear")
+    packets = panel.metric in PACKET_METRICS
+    by_algo = len({k[0] for k in groups}) == len(groups) or not packets
+    for i, (key, rs) in enumerate(groups.items()):
+        color = COLORS.get(key[0]) if by_algo else f"C{i}"
+        style = ":" if key[2] == "excluded" else "-"
+        marker = MARKERS.get(key[1], "o")
+        x = [r["k"] for r in rs]
+        line = ax.plot(x, [r["speedup_projected"] for r in rs], style, marker=marker, ms=4, color=color,
+                       alpha=0.55 if key[1] not in ("hash", "rss", "rule") and not packets else 1.0,
+                       label=f"{_label(key)} projected")[0]
+        ax.plot(x, [r["speedup_work"] for r in rs], style, lw=0.8, color=line.get_color(), alpha=0.35)
+        measured = [(r["k"], r["speedup_measured"]) for r in rs if r.get("speedup_measured") is not None]
+        if len(measured) > 1:
+            ax.plot(*zip(*measured, strict=True), linestyle="none", marker=marker, ms=9, mfc="none",
+                    color=line.get_color(), label=f"{_label(key)} measured")
+    _log2_k(ax, ks)
+    ax.set_yscale("log")
+    ax.set_ylabel("speedup T(1)/T(k)")
+
+
+def draw_goodput(ax: Axes, panel: Panel, rows: list[Row]) -> None:
+    for key, rs in _series(rows).items():
+        ax.plot([r["k"] for r in rs], [r["goodput_mrps"] for r in rs], "-", marker=MARKERS.get(key[1], "o"),
+                color=COLORS.get(key[0]), alpha=1.0 if key[1] == "hash" else 0.55, label=f"{_label(key)} measured")
+    ax.set_xlabel("threads k on one core")
+    ax.set_ylabel("goodput (M requests/s)")
+    ax.grid(True, alpha=0.2)
+
+
 def draw_packet_rate(ax: Axes, panel: Panel, rows: list[Row]) -> None:
     """The paper's bottom row: raw packet rate (projected Mpps) against k, static list dashed."""
     ks = sorted({r["k"] for r in rows})
-    groups = _packet_groups(rows)
+    groups = _series(rows)
     by_algo = len({k[0] for k in groups}) == len(groups)
     for i, (key, rs) in enumerate(groups.items()):
         marker = MARKERS.get(key[1], "o")
@@ -123,7 +112,7 @@ def draw_packet_rate(ax: Axes, panel: Panel, rows: list[Row]) -> None:
 def draw_latency(ax: Axes, panel: Panel, rows: list[Row]) -> None:
     """Fig. 9a: mean per-packet classification time (worker CPU time per packet, projected)."""
     ks = sorted({r["k"] for r in rows})
-    for key, rs in _packet_groups(rows).items():
+    for key, rs in _series(rows).items():
         ax.plot([r["k"] for r in rs], [r["mean_service_ns_projected"] / 1e3 for r in rs], "-",
                 marker=MARKERS.get(key[1], "o"), ms=4, color=COLORS.get(key[0]), label=f"{_label(key)} projected")
     _log2_k(ax, ks)
@@ -151,7 +140,7 @@ def plot_packet_experiment(out_dir: Path, experiment: Experiment, rows: list[Row
         fig.text(0.99, 0.005, "projected: serial dispatcher + slowest worker CPU time; thin: work (rules compared)",
                  ha="right", fontsize=5, alpha=0.7)
         fig.tight_layout()
-        paths += _save(fig, out_dir / f"{experiment.name}{panel.name}")
+        paths.append(save_figure(fig, out_dir / f"{experiment.name}{panel.name}"))
     if len(present) > 1:
         cols = len(present)
         fig, axes = plt.subplots(2, cols, figsize=(4.2 * cols, 7.4), squeeze=False)
@@ -159,7 +148,7 @@ def plot_packet_experiment(out_dir: Path, experiment: Experiment, rows: list[Row
             _draw_packet_pair(axes[0][i], axes[1][i], panel, [r for r in rows if r["panel"] == panel.name])
         fig.suptitle(experiment.description, fontsize=10)
         fig.tight_layout()
-        paths += _save(fig, out_dir / experiment.name)
+        paths.append(save_figure(fig, out_dir / experiment.name))
     return paths
 
 
@@ -182,7 +171,7 @@ def plot_experiment(out_dir: Path, experiment: Experiment, rows: list[Row]) -> l
         fig.text(0.99, 0.01, "projected: serial dispatcher + slowest worker CPU time; dotted thin: work units",
                  ha="right", fontsize=5, alpha=0.7)
         fig.tight_layout()
-        paths += _save(fig, out_dir / f"{experiment.name}{panel.name}")
+        paths.append(save_figure(fig, out_dir / f"{experiment.name}{panel.name}"))
     if len(present) > 1:
         cols = min(3, len(present))
         nrows = (len(present) + cols - 1) // cols
@@ -193,14 +182,5 @@ def plot_experiment(out_dir: Path, experiment: Experiment, rows: list[Row]) -> l
             ax.axis("off")
         fig.suptitle(experiment.description, fontsize=10)
         fig.tight_layout()
-        paths += _save(fig, out_dir / experiment.name)
+        paths.append(save_figure(fig, out_dir / experiment.name))
     return paths
-
-
-def _save(fig: Any, stem: Path) -> list[Path]:
-    stem.parent.mkdir(parents=True, exist_ok=True)
-    png, svg = stem.with_suffix(".png"), stem.with_suffix(".svg")
-    fig.savefig(png, dpi=130)
-    fig.savefig(svg)
-    plt.close(fig)
-    return [png]

@@ -21,6 +21,7 @@ from rich.console import Console
 from rich.table import Table
 
 from superlinear import _native
+from superlinear.cli_args import non_negative_whole, positive_whole
 from superlinear.engine import SuperlinearError
 from superlinear.experiments.attack import (
     ALL_POLICIES,
@@ -80,6 +81,20 @@ def _progress(enabled: bool) -> Any:
     return lambda msg: print(f"  … {msg}", file=sys.stderr, flush=True)
 
 
+def _add_summary(path: Path, summary: dict[str, Any]) -> dict[str, Any]:
+    """Adds the study's summary to its result.json; returns the whole document."""
+    doc: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    doc["summary"] = summary
+    path.write_text(json.dumps(doc, indent=1, default=str) + "\n", encoding="utf-8")
+    return doc
+
+
+def _print_files(out: Path, path: Path, plots: list[Path]) -> None:
+    console.print(f"results: {path} and {out / 'result.csv'}")
+    for plot_path in plots:
+        console.print(f"plot:    {plot_path} (and .svg)")
+
+
 # --------------------------------------------------------------------------------------------
 
 
@@ -106,9 +121,7 @@ def cmd_sim(args: argparse.Namespace) -> int:
     config = {"study": "sim", **asdict(study)}
     path = write_results(out, "attack-sim", config, rows)
     plots = plot_sim(out, rows)
-    doc = json.loads(path.read_text(encoding="utf-8"))
-    doc["summary"] = summary
-    path.write_text(json.dumps(doc, indent=1, default=str) + "\n", encoding="utf-8")
+    doc = _add_summary(path, summary)
     if args.json:
         print(json.dumps(doc, indent=1, default=str))
         return 0
@@ -136,9 +149,7 @@ def cmd_sim(args: argparse.Namespace) -> int:
             vals = {r["job_max_us"]: r["displacement_factor"] for r in growth if r["policy"] == policy}
             g.add_row(policy, *[f"{vals[j]:.3g}" for j in jmaxes])
         console.print(g)
-    console.print(f"results: {path} and {out / 'result.csv'}")
-    for plot_path in plots:
-        console.print(f"plot:    {plot_path} (and .svg)")
+    _print_files(out, path, plots)
     return 0
 
 
@@ -170,9 +181,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
     out = Path(args.out)
     path = write_results(out, "attack-worker", {"study": "worker", **asdict(study)}, rows)
     plots = plot_worker(out, rows, args.algo)
-    doc = json.loads(path.read_text(encoding="utf-8"))
-    doc["summary"] = summary
-    path.write_text(json.dumps(doc, indent=1, default=str) + "\n", encoding="utf-8")
+    doc = _add_summary(path, summary)
     if args.json:
         print(json.dumps(doc, indent=1, default=str))
         return 0
@@ -197,9 +206,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
         console.print(t)
         console.print("  displacement factor (max): " + ", ".join(
             f"{p} {v:.3g}" for p, v in s["displacement_factor"].items()))
-    console.print(f"results: {path} and {out / 'result.csv'}")
-    for plot_path in plots:
-        console.print(f"plot:    {plot_path} (and .svg)")
+    _print_files(out, path, plots)
     return 0
 
 
@@ -245,9 +252,7 @@ def cmd_classifier(args: argparse.Namespace) -> int:
     out = Path(args.out)
     path = write_results(out, "attack-classifier", {"study": "classifier", **asdict(study)}, rows)
     plots = plot_classifier(out, rows, args.algo)
-    doc = json.loads(path.read_text(encoding="utf-8"))
-    doc["summary"] = summary
-    path.write_text(json.dumps(doc, indent=1, default=str) + "\n", encoding="utf-8")
+    doc = _add_summary(path, summary)
     if args.json:
         print(json.dumps(doc, indent=1, default=str))
         return 0
@@ -280,9 +285,7 @@ def cmd_classifier(args: argparse.Namespace) -> int:
         console.print(t)
         dfs = ", ".join(f"{p} {v:.3g}" for p, v in s["displacement_factor"].items())
         console.print(f"  displacement factor (max over resolved rates; * = fewer than 100 attack packets): {dfs}")
-    console.print(f"results: {path} and {out / 'result.csv'}")
-    for plot_path in plots:
-        console.print(f"plot:    {plot_path} (and .svg)")
+    _print_files(out, path, plots)
     return 0
 
 
@@ -325,9 +328,7 @@ def cmd_bench_queue(args: argparse.Namespace) -> int:
                 cells.append(f"{h:.1f}" if h else "—")
             t.add_row(*cells)
     console.print(t)
-    console.print(f"results: {path} and {out / 'result.csv'}")
-    for plot_path in plots:
-        console.print(f"plot:    {plot_path} (and .svg)")
+    _print_files(out, path, plots)
     return 0
 
 
@@ -346,26 +347,6 @@ def cmd_policies(args: argparse.Namespace) -> int:
             console.print(f"  {e['name']:<14} {e['summary']}")
     console.print(f"[bold]queues[/bold]  {', '.join(doc['queues'])}")
     return 0
-
-
-def _positive_int(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
-    if v <= 0:
-        raise argparse.ArgumentTypeError(f"must be positive, got {v}")
-    return v
-
-
-def _non_negative_int(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"must not be negative, got {v}")
-    return v
 
 
 def _positive_float(text: str) -> float:
@@ -395,21 +376,21 @@ def add_parser(sub: Any) -> None:
                    help="innocent packet bytes: const:V, uniform:LO:HI, exp:MEAN, normal:MEAN:SD, "
                         "lognormal:MEDIAN:SIGMA, bimodal:A:B:P (default normal:1250:400)")
     s.add_argument("--job-size", default="exp:1", metavar="DIST", help="innocent job µs, same forms (default exp:1)")
-    s.add_argument("--pmin", type=_positive_int, default=64, help="smallest packet, bytes (default 64)")
-    s.add_argument("--pmax", type=_positive_int, default=1500, help="largest packet, bytes (default 1500)")
+    s.add_argument("--pmin", type=positive_whole, default=64, help="smallest packet, bytes (default 64)")
+    s.add_argument("--pmax", type=positive_whole, default=1500, help="largest packet, bytes (default 1500)")
     s.add_argument("--jmax", type=_positive_float, default=10.0, help="largest job, µs (default 10)")
     s.add_argument("--trace", metavar="FILE", help="innocent (BYTES JOB_US) pairs, one per line, instead of DISTs")
-    s.add_argument("--flows", type=_positive_int, default=64, help="innocent flows (default 64)")
+    s.add_argument("--flows", type=positive_whole, default=64, help="innocent flows (default 64)")
     s.add_argument("--load", type=_positive_float, default=0.83, help="innocent load r_I / r_max (default 0.83)")
     s.add_argument("--attack-rates", metavar="GBPS,...", help="attack rates (default: 17 from 1e-4 to 1 × r_max)")
     s.add_argument("--jmax-sweep", default="5,10,20,50", metavar="US,...", help="J_max values for the growth panel")
     s.add_argument("--no-growth", action="store_true", help="skip the J_max growth panel")
-    s.add_argument("--buffer", type=_positive_int, default=1024, help="buffer K in packets (default 1024)")
-    s.add_argument("--packets", type=_positive_int, help="innocent packets per run (default 100000, quick 20000)")
+    s.add_argument("--buffer", type=positive_whole, default=1024, help="buffer K in packets (default 1024)")
+    s.add_argument("--packets", type=positive_whole, help="innocent packets per run (default 100000, quick 20000)")
     s.add_argument("--probe", type=int, default=0, metavar="N",
                    help="also try N other attack job sizes per rate and keep the worst (default 0)")
-    s.add_argument("--width", type=_positive_int, default=64, help="HFFS bitmap width (default 64)")
-    s.add_argument("--levels", type=_positive_int, default=2, help="HFFS levels (default 2)")
+    s.add_argument("--width", type=positive_whole, default=64, help="HFFS bitmap width (default 64)")
+    s.add_argument("--levels", type=positive_whole, default=2, help="HFFS levels (default 2)")
     s.add_argument("--seed", type=int, default=1)
     s.add_argument("--quick", action="store_true", help="fewer packets")
     s.add_argument("--out", default="results/attack-sim", help="output folder (default results/attack-sim)")
@@ -426,16 +407,16 @@ def add_parser(sub: Any) -> None:
     w.add_argument("--algo", default="mtf", help="worker (default mtf; see `superlinear algorithms`)")
     w.add_argument("--adversary", default="rotate,absent", help="comma-separated: deep, rotate[:N], absent")
     w.add_argument("--workload", choices=["zipf", "uniform"], default="zipf")
-    w.add_argument("--m", type=_positive_int, default=5000, help="items (default 5000)")
+    w.add_argument("--m", type=positive_whole, default=5000, help="items (default 5000)")
     w.add_argument("--alpha", type=_positive_float, default=1.1, help="zipf exponent (default 1.1)")
     w.add_argument("--trace", metavar="FILE", help="innocent key trace (as for `superlinear run`)")
-    w.add_argument("--requests", type=_positive_int, help="innocent packets (default 100000, quick 20000)")
+    w.add_argument("--requests", type=positive_whole, help="innocent packets (default 100000, quick 20000)")
     w.add_argument("--packet-size", default="normal:1250:400", metavar="DIST", help="innocent packet bytes")
     w.add_argument("--load", type=_positive_float, default=0.8, help="innocent load of the worker (default 0.8)")
     w.add_argument("--attack-rates", metavar="FRACTION,...",
                    help="attack rates as fractions of the innocent rate (default 9 from 1e-4 to 1)")
     w.add_argument("--policies", default="fcfs,wsjf", help="comma-separated (default fcfs,wsjf)")
-    w.add_argument("--buffer", type=_positive_int, default=1024, help="buffer in packets (default 1024)")
+    w.add_argument("--buffer", type=positive_whole, default=1024, help="buffer in packets (default 1024)")
     w.add_argument("--learn", choices=["last", "max", "ewma"], default="last",
                    help="how a learned job size follows observations (default last)")
     w.add_argument("--us-per-work", type=_positive_float, help="µs per work unit (default: calibrate here)")
@@ -464,13 +445,13 @@ def add_parser(sub: Any) -> None:
                    help="actions of ClassBench rules: accept or random[:DROP_FRACTION[:SEED]] (default random:0.5:1)")
     c.add_argument("--default-action", default="accept", help="default policy where the file sets none")
     c.add_argument("--trace-format", default="auto", help="auto, classbench, pcap, pcapng, binary")
-    c.add_argument("--chains", type=_positive_int, default=500, help="synthetic: dependency chains (default 500)")
-    c.add_argument("--depth", type=_non_negative_int, default=4, help="synthetic: dependencies per chain (default 4)")
-    c.add_argument("--flows", type=_positive_int, default=4, help="synthetic: innocent flows per chain (default 4)")
+    c.add_argument("--chains", type=positive_whole, default=500, help="synthetic: dependency chains (default 500)")
+    c.add_argument("--depth", type=non_negative_whole, default=4, help="synthetic: dependencies per chain (default 4)")
+    c.add_argument("--flows", type=positive_whole, default=4, help="synthetic: innocent flows per chain (default 4)")
     c.add_argument("--alpha", type=_positive_float, default=1.1, help="synthetic: Zipf popularity (default 1.1)")
     c.add_argument("--catch-all", type=float, default=0.002,
                    help="synthetic: innocent share to the catch-all rule (default 0.002; 0: no catch-all rule)")
-    c.add_argument("--packets", type=_positive_int,
+    c.add_argument("--packets", type=positive_whole,
                    help="innocent packets (default: the whole trace, or 100000 generated; quick 20000)")
     c.add_argument("--algo", default="mrf", help="classifier: mrf, mrf-swap, static (default mrf)")
     c.add_argument("--adversary", default="rotate,catch-all", help="comma-separated: deep, rotate[:N], catch-all")
@@ -480,12 +461,12 @@ def add_parser(sub: Any) -> None:
     c.add_argument("--learn", choices=["last", "max", "ewma"], default="last",
                    help="how learned per-rule work follows observations (--estimator learned; default last)")
     c.add_argument("--packet-size", default="normal:1250:400", metavar="DIST", help="innocent packet bytes")
-    c.add_argument("--attack-bytes", type=_positive_int, default=64, help="attack packet bytes (default 64)")
+    c.add_argument("--attack-bytes", type=positive_whole, default=64, help="attack packet bytes (default 64)")
     c.add_argument("--load", type=_positive_float, default=0.8, help="innocent load of the worker (default 0.8)")
     c.add_argument("--attack-rates", "--attack-rate", dest="attack_rates", metavar="FRACTION,...",
                    help="attack rates as fractions of the innocent rate (default 9 from 1e-4 to 1)")
     c.add_argument("--policies", default="fcfs,wsjf", help="comma-separated (default fcfs,wsjf)")
-    c.add_argument("--buffer", type=_positive_int, default=1024, help="buffer in packets (default 1024)")
+    c.add_argument("--buffer", type=positive_whole, default=1024, help="buffer in packets (default 1024)")
     c.add_argument("--us-per-work", type=_positive_float, help="µs per rule compared (default: calibrate here)")
     c.add_argument("--seed", type=int, default=1)
     c.add_argument("--quick", action="store_true", help="fewer packets")
@@ -498,11 +479,11 @@ def add_parser(sub: Any) -> None:
                         description="Enqueue+dequeue pairs per second on one core with n elements queued, per "
                         "priority pattern (including each heap's worst case). Measured, thread CPU time.")
     b.add_argument("--sizes", default="1000,10000,100000,1000000", help="queued elements (default 1e3..1e6)")
-    b.add_argument("--pairs", type=_positive_int, help="timed pairs per queue (default 1e6, quick 3e5)")
+    b.add_argument("--pairs", type=positive_whole, help="timed pairs per queue (default 1e6, quick 3e5)")
     b.add_argument("--queues", default="hffs,binary-heap,btree,minmax-heap")
     b.add_argument("--patterns", default="random,ascending,descending,constant,bimodal,drop-max")
-    b.add_argument("--width", type=_positive_int, default=64, help="HFFS bitmap width (default 64)")
-    b.add_argument("--levels", type=_positive_int, default=2, help="HFFS levels (default 2: 4096 priorities)")
+    b.add_argument("--width", type=positive_whole, default=64, help="HFFS bitmap width (default 64)")
+    b.add_argument("--levels", type=positive_whole, default=2, help="HFFS levels (default 2: 4096 priorities)")
     b.add_argument("--seed", type=int, default=1)
     b.add_argument("--quick", action="store_true", help="fewer pairs")
     b.add_argument("--out", default="results/queue-bench", help="output folder (default results/queue-bench)")

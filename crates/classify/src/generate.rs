@@ -145,24 +145,30 @@ pub fn headers_for_rules(set: &RuleSet, n: usize, seed: u64) -> Result<Vec<Packe
     Ok((0..n)
         .map(|_| {
             let r = &set.rules[rng.gen_range(0..set.len())];
-            let proto = if r.proto.mask == 0 {
-                if rng.gen() {
-                    proto::TCP
-                } else {
-                    proto::UDP
-                }
-            } else {
-                (r.proto.value & r.proto.mask) | (rng.gen::<u8>() & !r.proto.mask)
-            };
-            Packet::new(
-                rng.gen_range(r.src.lo..=r.src.hi),
-                rng.gen_range(r.dst.lo..=r.dst.hi),
-                rng.gen_range(r.sport.lo..=r.sport.hi),
-                rng.gen_range(r.dport.lo..=r.dport.hi),
-                proto,
-            )
+            header_inside(r, &mut rng)
         })
         .collect())
+}
+
+/// A header uniformly inside a rule's ranges (protocol: the rule's, or TCP/UDP for a
+/// wildcard); a higher-priority rule may match it first.
+pub fn header_inside<R: Rng + ?Sized>(r: &Rule, rng: &mut R) -> Packet {
+    let proto = if r.proto.mask == 0 {
+        if rng.gen() {
+            proto::TCP
+        } else {
+            proto::UDP
+        }
+    } else {
+        (r.proto.value & r.proto.mask) | (rng.gen::<u8>() & !r.proto.mask)
+    };
+    Packet::new(
+        rng.gen_range(r.src.lo..=r.src.hi),
+        rng.gen_range(r.dst.lo..=r.dst.hi),
+        rng.gen_range(r.sport.lo..=r.sport.hi),
+        rng.gen_range(r.dport.lo..=r.dport.hi),
+        proto,
+    )
 }
 
 #[cfg(test)]

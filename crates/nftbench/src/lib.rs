@@ -6,8 +6,8 @@
 //! * [`chain`]: a rule set as one linear nftables chain on a device's netdev ingress hook, one
 //!   rule per filter with a counter each, no sets, maps or concatenations, plus a final
 //!   rule-less counter for the default policy;
-//! * [`frame`]: valid Ethernet/IPv4/TCP/UDP frames (IPv4, TCP and UDP checksums) for the trace's
-//!   packets;
+//! * [`frame`]: the trace's frames in one send buffer (valid Ethernet/IPv4/TCP/UDP frames with
+//!   their checksums, from `superlinear_classify::trace::encode`);
 //! * [`sender`] and [`netns`]: a sender thread that enters a network namespace and sends the
 //!   frames with AF_PACKET `sendmmsg` batches, once (paced, for the exact check) or looping
 //!   over the trace for a fixed duration (throughput);

@@ -240,8 +240,8 @@ fn send_from_this_thread(frames: &Frames, spec: &SendSpec) -> Result<SendReport,
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::frame::Macs;
     use superlinear_classify::packet::Packet;
+    use superlinear_classify::trace::encode::Macs;
 
     fn frames() -> Frames {
         Frames::build(&[Packet::new(1, 2, 3, 4, 17)], &Macs { dst: [2, 0, 0, 0, 0, 2], src: [2, 0, 0, 0, 0, 1] })

@@ -12,22 +12,9 @@ use superlinear_cachetier::loads::LoadCounters;
 use superlinear_cachetier::memcache::{McConn, ReplicaState};
 use superlinear_cachetier::pg::{Dsn, PgConn, RetryPolicy};
 use superlinear_cachetier::router::{self, key_hash, View};
-use superlinear_cachetier::{store, Endpoint, Error};
+use superlinear_cachetier::{store, Endpoint};
 
-use crate::SuperlinearError;
-
-fn to_py(e: Error) -> PyErr {
-    SuperlinearError::new_err(e.to_string())
-}
-
-fn get<'py, T: FromPyObject<'py>>(d: &Bound<'py, PyDict>, key: &str, default: T) -> PyResult<T> {
-    match d.get_item(key)? {
-        Some(v) if !v.is_none() => v.extract().map_err(|_| {
-            SuperlinearError::new_err(format!("config field '{key}' has the wrong type ({})", v.get_type()))
-        }),
-        _ => Ok(default),
-    }
-}
+use crate::convert::{dict_list, get, to_py};
 
 fn client_config(d: &Bound<'_, PyDict>) -> PyResult<ClientConfig> {
     let replicas: Vec<String> = get(d, "replicas", Vec::new())?;
@@ -117,16 +104,12 @@ impl CacheClient {
 
     /// Each replica: address, up, epoch (rejoins), failures.
     fn replicas<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let out = PyList::empty(py);
-        for r in self.inner.replicas() {
-            let d = PyDict::new(py);
+        dict_list(py, self.inner.replicas(), |d, r| {
             d.set_item("address", r.name())?;
             d.set_item("up", r.state() == ReplicaState::Up)?;
             d.set_item("epoch", r.epoch())?;
-            d.set_item("failures", r.failures())?;
-            out.append(d)?;
-        }
-        Ok(out)
+            d.set_item("failures", r.failures())
+        })
     }
 
     /// The replicas that may cache `key` (its candidates under the router).
@@ -232,15 +215,11 @@ fn cache_memcached_stats(py: Python<'_>, address: &str) -> PyResult<std::collect
 /// The router registry: name, key_affine, summary.
 #[pyfunction]
 fn cache_routers(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
-    let out = PyList::empty(py);
-    for e in router::REGISTRY {
-        let d = PyDict::new(py);
+    dict_list(py, router::REGISTRY, |d, e| {
         d.set_item("name", e.name)?;
         d.set_item("key_affine", e.key_affine)?;
-        d.set_item("summary", e.summary)?;
-        out.append(d)?;
-    }
-    Ok(out)
+        d.set_item("summary", e.summary)
+    })
 }
 
 /// Routes `requests` keys of a distribution with a router over `n` replicas, without servers,

@@ -2,7 +2,8 @@
 //! loaded or generated once) whose methods run, check, benchmark and describe classifiers
 //! behind dispatchers. Config dicts in, dicts out, no logic.
 
-use crate::{accounting_dict, SuperlinearError};
+use crate::convert::{accounting_or_none, dict_list, get, to_py};
+use crate::SuperlinearError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use std::sync::Arc;
@@ -11,22 +12,9 @@ use superlinear_classify::classifier::{stats::WorkerStats, REGISTRY as CLASSIFIE
 use superlinear_classify::dispatch::{self, REGISTRY as DISPATCHERS};
 use superlinear_classify::generate::{self, SyntheticSpec};
 use superlinear_classify::rules::{self, ActionPolicy, ReadOptions, RuleFormat, RuleSet};
-use superlinear_classify::run::{self, RunSpec};
+use superlinear_classify::run::{self, RunReport, RunSpec};
 use superlinear_classify::trace::{self, TraceFormat};
-use superlinear_classify::{Action, Error, Packet, Snapshot};
-
-fn to_py(e: Error) -> PyErr {
-    SuperlinearError::new_err(e.to_string())
-}
-
-fn get<'py, T: FromPyObject<'py>>(d: &Bound<'py, PyDict>, key: &str, default: T) -> PyResult<T> {
-    match d.get_item(key)? {
-        Some(v) if !v.is_none() => v.extract().map_err(|_| {
-            SuperlinearError::new_err(format!("config field '{key}' has the wrong type ({})", v.get_type()))
-        }),
-        _ => Ok(default),
-    }
-}
+use superlinear_classify::{Action, Packet, Snapshot};
 
 fn synthetic_from(d: &Bound<'_, PyDict>) -> PyResult<SyntheticSpec> {
     Ok(SyntheticSpec {
@@ -68,15 +56,16 @@ fn stats_dict<'py>(py: Python<'py>, s: &WorkerStats) -> PyResult<Bound<'py, PyDi
 /// One rule set (compiled, with its dependency graph) and one packet trace.
 #[pyclass(module = "superlinear._native", name = "PacketWorkload")]
 pub struct PacketWorkload {
-    snap: Arc<Snapshot>,
-    packets: Vec<Packet>,
+    pub(crate) snap: Arc<Snapshot>,
+    pub(crate) packets: Vec<Packet>,
     /// The trace before any replay (calibration samples come from it).
     base_len: usize,
     info: Vec<(&'static str, PyObject)>,
 }
 
 impl PacketWorkload {
-    fn build(
+    /// Compiles the rules (dependency graph included, timed into `info`) for the packets.
+    pub(crate) fn build(
         py: Python<'_>,
         set: RuleSet,
         packets: Vec<Packet>,
@@ -89,6 +78,38 @@ impl PacketWorkload {
         let base_len = packets.len();
         Ok(Self { snap, packets, base_len, info })
     }
+
+    /// The rules of a file and the packets of a trace file (path and format), or without a
+    /// trace `generate` headers drawn from the rules (seeded). The trace's skipped frames go
+    /// into `info`.
+    pub(crate) fn read(
+        py: Python<'_>,
+        rules_path: &str,
+        trace: Option<(&str, TraceFormat)>,
+        options: &ReadOptions,
+        generate: usize,
+        seed: u64,
+    ) -> PyResult<Self> {
+        let set = py.allow_threads(|| rules::read_rules(rules_path, options)).map_err(to_py)?;
+        let mut extra: Vec<(&'static str, PyObject)> = Vec::new();
+        let packets = match trace {
+            Some((path, format)) => {
+                let tr = py.allow_threads(|| trace::read_trace(path, format)).map_err(to_py)?;
+                extra.push(("skipped_not_ipv4", tr.skipped.not_ipv4.into_pyobject(py)?.into_any().unbind()));
+                extra.push(("skipped_not_tcp_udp", tr.skipped.not_tcp_udp.into_pyobject(py)?.into_any().unbind()));
+                extra.push(("skipped_truncated", tr.skipped.truncated.into_pyobject(py)?.into_any().unbind()));
+                tr.packets
+            }
+            None => generate::headers_for_rules(&set, generate, seed).map_err(to_py)?,
+        };
+        Self::build(py, set, packets, extra)
+    }
+
+    /// Runs the classifiers over the trace (GIL released).
+    pub(crate) fn execute(&self, py: Python<'_>, spec: &RunSpec) -> PyResult<RunReport> {
+        let (snap, packets) = (&self.snap, &self.packets);
+        py.allow_threads(|| run::execute(snap, packets, spec)).map_err(to_py)
+    }
 }
 
 #[pymethods]
@@ -99,30 +120,22 @@ impl PacketWorkload {
     #[pyo3(signature = (rules_path, trace_path, config))]
     fn load(py: Python<'_>, rules_path: &str, trace_path: Option<&str>, config: &Bound<'_, PyDict>) -> PyResult<Self> {
         let opts = read_options(config)?;
-        let set = py.allow_threads(|| rules::read_rules(rules_path, &opts)).map_err(to_py)?;
-        let mut extra: Vec<(&'static str, PyObject)> = Vec::new();
-        let packets = match trace_path {
+        let trace = match trace_path {
             Some(t) => {
-                let fmt = TraceFormat::parse(&get::<String>(config, "trace_format", "auto".into())?).map_err(to_py)?;
-                let tr = py.allow_threads(|| trace::read_trace(t, fmt)).map_err(to_py)?;
-                extra.push(("skipped_not_ipv4", tr.skipped.not_ipv4.into_pyobject(py)?.into_any().unbind()));
-                extra.push(("skipped_not_tcp_udp", tr.skipped.not_tcp_udp.into_pyobject(py)?.into_any().unbind()));
-                extra.push(("skipped_truncated", tr.skipped.truncated.into_pyobject(py)?.into_any().unbind()));
-                tr.packets
+                Some((t, TraceFormat::parse(&get::<String>(config, "trace_format", "auto".into())?).map_err(to_py)?))
             }
-            None => {
-                let n: usize = get(config, "generate", 100_000)?;
-                let seed: u64 = get(config, "seed", 1)?;
-                generate::headers_for_rules(&set, n, seed).map_err(to_py)?
-            }
+            None => None,
         };
-        if packets.is_empty() {
+        let generate: usize = get(config, "generate", 100_000)?;
+        let seed: u64 = get(config, "seed", 1)?;
+        let w = Self::read(py, rules_path, trace, &opts, generate, seed)?;
+        if w.packets.is_empty() {
             return Err(SuperlinearError::new_err(format!(
                 "{}: no TCP/UDP IPv4 packets to classify",
                 trace_path.unwrap_or("trace")
             )));
         }
-        Self::build(py, set, packets, extra)
+        Ok(w)
     }
 
     /// A synthetic workload (spec: rules, depth, flows_per_rule, catch_all) of `packets`.
@@ -200,17 +213,13 @@ impl PacketWorkload {
             stats: get(config, "stats", false)?,
             window: get(config, "window", 0usize)?,
         };
-        let (snap, packets) = (&self.snap, &self.packets);
-        let report = py.allow_threads(|| run::execute(snap, packets, &spec)).map_err(to_py)?;
+        let report = self.execute(py, &spec)?;
         let out = PyDict::new(py);
         out.set_item("dispatch", &report.dispatch)?;
         out.set_item("cores", report.cores)?;
         out.set_item("items", self.snap.len())?;
         for (name, acc) in [("projected", &report.projected), ("measured", &report.measured)] {
-            match acc {
-                Some(a) => out.set_item(name, accounting_dict(py, a)?)?,
-                None => out.set_item(name, py.None())?,
-            }
+            out.set_item(name, accounting_or_none(py, acc.as_ref())?)?;
         }
         let stats = PyList::empty(py);
         for s in report.stats.iter().flatten() {
@@ -254,13 +263,13 @@ impl PacketWorkload {
     }
 
     /// The canonical name of a dispatcher at k (the rule-aware one names its fields).
-    fn describe_dispatch(&self, dispatch: &str, k: usize) -> PyResult<String> {
+    pub(crate) fn describe_dispatch(&self, dispatch: &str, k: usize) -> PyResult<String> {
         dispatch::describe(dispatch, k, &self.snap).map_err(to_py)
     }
 
     /// Single-core throughput: (packets/s of thread CPU time, mean work per packet).
     #[pyo3(signature = (algo, repeats = 3))]
-    fn bench(&self, py: Python<'_>, algo: &str, repeats: usize) -> PyResult<(f64, f64)> {
+    pub(crate) fn bench(&self, py: Python<'_>, algo: &str, repeats: usize) -> PyResult<(f64, f64)> {
         py.allow_threads(|| run::single_core(&self.snap, &self.packets, algo, repeats)).map_err(to_py)
     }
 
@@ -278,29 +287,21 @@ impl PacketWorkload {
 /// The classifier registry: name, self_adjusting, summary.
 #[pyfunction]
 fn classify_algorithms(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
-    let list = PyList::empty(py);
-    for e in CLASSIFIERS {
-        let d = PyDict::new(py);
+    dict_list(py, CLASSIFIERS, |d, e| {
         d.set_item("name", e.name)?;
         d.set_item("self_adjusting", e.self_adjusting)?;
-        d.set_item("summary", e.summary)?;
-        list.append(d)?;
-    }
-    Ok(list)
+        d.set_item("summary", e.summary)
+    })
 }
 
 /// The packet dispatcher registry: name, flow_affine, summary.
 #[pyfunction]
 fn classify_dispatchers(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
-    let list = PyList::empty(py);
-    for e in DISPATCHERS {
-        let d = PyDict::new(py);
+    dict_list(py, DISPATCHERS, |d, e| {
         d.set_item("name", e.name)?;
         d.set_item("flow_affine", e.flow_affine)?;
-        d.set_item("summary", e.summary)?;
-        list.append(d)?;
-    }
-    Ok(list)
+        d.set_item("summary", e.summary)
+    })
 }
 
 /// Registers the classifier's bindings.

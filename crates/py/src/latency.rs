@@ -3,6 +3,7 @@
 //! optimum and the speed benchmark. Every function is prefixed `latency_`; no logic here.
 //! `python/superlinear/latency.py` is their user.
 
+use crate::convert::{dict_list, get, to_py};
 use crate::SuperlinearError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
@@ -15,19 +16,6 @@ use superlinear_cache::policies::{self, REGISTRY};
 use superlinear_cache::{simulate, LatencyTrace as Trace, MissLatency, PolicyContext, SimReport, Timing};
 use superlinear_core::workload::write_binary_trace;
 use superlinear_core::Error;
-
-fn to_py(e: Error) -> PyErr {
-    SuperlinearError::new_err(e.to_string())
-}
-
-fn get<'py, T: FromPyObject<'py>>(d: &Bound<'py, PyDict>, key: &str, default: T) -> PyResult<T> {
-    match d.get_item(key)? {
-        Some(v) if !v.is_none() => v
-            .extract()
-            .map_err(|_| SuperlinearError::new_err(format!("field '{key}' has the wrong type ({})", v.get_type()))),
-        _ => Ok(default),
-    }
-}
 
 fn report_dict<'py>(py: Python<'py>, r: &SimReport) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
@@ -150,16 +138,12 @@ impl LatencyTrace {
 /// The eviction policies: name, offline, latency_aware, summary.
 #[pyfunction]
 fn latency_policies(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
-    let list = PyList::empty(py);
-    for e in REGISTRY {
-        let d = PyDict::new(py);
+    dict_list(py, REGISTRY, |d, e| {
         d.set_item("name", e.name)?;
         d.set_item("offline", e.offline)?;
         d.set_item("latency_aware", e.latency_aware)?;
-        d.set_item("summary", e.summary)?;
-        list.append(d)?;
-    }
-    Ok(list)
+        d.set_item("summary", e.summary)
+    })
 }
 
 /// One simulation: `z` for every object (or `None`: the trace's latency column); `classical`
@@ -274,12 +258,6 @@ impl LatencyLp {
     fn latency(&self, x: Vec<f64>) -> PyResult<f64> {
         self.check(&x)?;
         Ok(self.net.latency(&x))
-    }
-
-    /// Largest row or bound violation of `x`.
-    fn violation(&self, x: Vec<f64>) -> PyResult<f64> {
-        self.check(&x)?;
-        Ok(self.net.violation(&x))
     }
 
     /// Rounds `x` by threshold and `random` times at random; each schedule is replayed by the

@@ -2,7 +2,8 @@
 //! sequence (and, for key workloads, the keys dispatchers route on) that evaluates ℓ(k), q(k)
 //! and S(k) per dispatcher and k. Python drives the loop over k (and shows progress).
 
-use crate::{to_py, workload_from, SuperlinearError};
+use crate::convert::to_py;
+use crate::{workload_from, SuperlinearError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use superlinear_core::law::{self, Access, Evaluator, ItemSequence, LawPoint, WorkerStats};

@@ -1,38 +1,25 @@
 //! Thin PyO3 bindings of `superlinear-core`: Python dicts in, Python dicts out, no logic.
 //! The Python package `superlinear` owns the user-facing API, the CLI and the experiments.
 
+mod cachetier;
+mod classify;
+mod convert;
+mod latency;
 mod law;
+mod nftbench;
+mod sched;
 
+use convert::{accounting_or_none, dict_list, get, to_py};
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
-use superlinear_core::accounting::Accounting;
 use superlinear_core::run_config::{execute, Modes, RunConfig, StateModel};
 use superlinear_core::workers::{AlgoSpec, REGISTRY as WORKERS};
 use superlinear_core::workload::{read_trace as core_read_trace, write_binary_trace, write_text_trace, WorkloadSpec};
-use superlinear_core::{bench, busy, dispatch, Error};
-
-mod cachetier;
-mod classify;
-mod latency;
-mod nftbench;
-mod sched;
+use superlinear_core::{bench, busy, dispatch};
 
 create_exception!(_native, SuperlinearError, PyException, "A user-facing error: a bad parameter or input file.");
-
-fn to_py(e: Error) -> PyErr {
-    SuperlinearError::new_err(e.to_string())
-}
-
-fn get<'py, T: FromPyObject<'py>>(d: &Bound<'py, PyDict>, key: &str, default: T) -> PyResult<T> {
-    match d.get_item(key)? {
-        Some(v) if !v.is_none() => v.extract().map_err(|_| {
-            SuperlinearError::new_err(format!("config field '{key}' has the wrong type ({})", v.get_type()))
-        }),
-        _ => Ok(default),
-    }
-}
 
 fn workload_from(d: &Bound<'_, PyDict>) -> PyResult<WorkloadSpec> {
     let kind: String = get(d, "kind", "uniform".to_string())?;
@@ -85,23 +72,6 @@ fn config_from(d: &Bound<'_, PyDict>) -> PyResult<RunConfig> {
     })
 }
 
-pub(crate) fn accounting_dict<'py>(py: Python<'py>, a: &Accounting) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    d.set_item("k", a.k)?;
-    d.set_item("requests", a.requests)?;
-    d.set_item("wall_ns", a.wall_ns)?;
-    d.set_item("dispatcher_cpu_ns", a.dispatcher_cpu_ns)?;
-    d.set_item("worker_cpu_ns", a.worker_cpu_ns.clone())?;
-    d.set_item("worker_work", a.worker_work.clone())?;
-    d.set_item("worker_requests", a.worker_requests.clone())?;
-    d.set_item("projected_ns", a.projected_ns())?;
-    d.set_item("work_span", a.work_span())?;
-    d.set_item("work_total", a.work_total())?;
-    d.set_item("hit_rate", a.hit_rate())?;
-    d.set_item("load_imbalance", a.load_imbalance())?;
-    Ok(d)
-}
-
 /// Runs one configured point and returns its accounting per mode.
 #[pyfunction]
 fn run<'py>(py: Python<'py>, config: &Bound<'py, PyDict>) -> PyResult<Bound<'py, PyDict>> {
@@ -113,10 +83,7 @@ fn run<'py>(py: Python<'py>, config: &Bound<'py, PyDict>) -> PyResult<Bound<'py,
     for (name, acc) in
         [("projected", &report.projected), ("measured", &report.measured), ("single_core", &report.single_core)]
     {
-        match acc {
-            Some(a) => out.set_item(name, accounting_dict(py, a)?)?,
-            None => out.set_item(name, py.None())?,
-        }
+        out.set_item(name, accounting_or_none(py, acc.as_ref())?)?;
     }
     Ok(out)
 }
@@ -124,31 +91,23 @@ fn run<'py>(py: Python<'py>, config: &Bound<'py, PyDict>) -> PyResult<Bound<'py,
 /// The worker registry: name, self_adjusting, takes_capacity, summary.
 #[pyfunction]
 fn algorithms(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
-    let list = PyList::empty(py);
-    for e in WORKERS {
-        let d = PyDict::new(py);
+    dict_list(py, WORKERS, |d, e| {
         d.set_item("name", e.name)?;
         d.set_item("self_adjusting", e.self_adjusting)?;
         d.set_item("takes_capacity", e.takes_capacity)?;
-        d.set_item("summary", e.summary)?;
-        list.append(d)?;
-    }
-    Ok(list)
+        d.set_item("summary", e.summary)
+    })
 }
 
 /// The dispatcher registry: name, aliases, key_affine, summary.
 #[pyfunction]
 fn dispatchers(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
-    let list = PyList::empty(py);
-    for e in dispatch::REGISTRY {
-        let d = PyDict::new(py);
+    dict_list(py, dispatch::REGISTRY, |d, e| {
         d.set_item("name", e.name)?;
         d.set_item("aliases", e.aliases.to_vec())?;
         d.set_item("key_affine", e.key_affine)?;
-        d.set_item("summary", e.summary)?;
-        list.append(d)?;
-    }
-    Ok(list)
+        d.set_item("summary", e.summary)
+    })
 }
 
 /// Checks an algorithm name such as `lru:2500`; raises SuperlinearError if it is not valid.

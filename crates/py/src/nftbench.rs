@@ -1,29 +1,28 @@
 //! Bindings of `superlinear-nftbench` for `superlinear nft-bench`: one rule set and trace
-//! loaded once (`NftWorkload`), the benchmark table's text, our classifiers' per-rule counts and
-//! timings (single core, projected), and the AF_PACKET sender. Python owns the namespaces, nft
-//! itself and the report (`superlinear.netns`, `superlinear.nft_bench`).
+//! loaded once (`NftWorkload`, a classify `PacketWorkload` with the trace's frames), the
+//! benchmark table's text, our classifiers' per-rule counts and timings (single core,
+//! projected), and the AF_PACKET sender. Python owns the namespaces, nft itself and the report
+//! (`superlinear.netns`, `superlinear.nft_bench`).
 
-use crate::{accounting_dict, get, to_py, SuperlinearError};
+use crate::classify::PacketWorkload;
+use crate::convert::{accounting_dict, get, to_py};
+use crate::SuperlinearError;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
-use std::sync::Arc;
+use pyo3::types::PyDict;
 use superlinear_classify::generate::{headers_for_rules, SyntheticSpec};
-use superlinear_classify::packet::Packet;
-use superlinear_classify::rules::{read_rules, to_native, Action, ActionPolicy, ReadOptions, RuleFormat, RuleSet};
-use superlinear_classify::run::{execute, single_core, RunSpec};
-use superlinear_classify::table::Snapshot;
-use superlinear_classify::trace::classbench::to_text;
-use superlinear_classify::trace::{read_trace, TraceFormat};
+use superlinear_classify::rules::{write_rules, Action, ActionPolicy, ReadOptions, RuleFormat};
+use superlinear_classify::run::RunSpec;
+use superlinear_classify::trace::encode::{parse_mac, Macs};
+use superlinear_classify::trace::{write_trace, TraceFormat};
 use superlinear_nftbench::chain::{bench_table, kernel_action, ChainOptions};
 use superlinear_nftbench::counts::count;
-use superlinear_nftbench::frame::{parse_mac, Frames, Macs};
+use superlinear_nftbench::frame::Frames;
 use superlinear_nftbench::sender::{send, SendSpec};
 
 /// A rule set and a trace, with the trace's frames once they are built.
 #[pyclass(module = "superlinear._native", name = "NftWorkload")]
 pub struct NftWorkload {
-    snap: Arc<Snapshot>,
-    packets: Vec<Packet>,
+    workload: PacketWorkload,
     frames: Option<Frames>,
 }
 
@@ -34,13 +33,6 @@ fn action_of(s: &str) -> PyResult<Action> {
 
 fn mac(s: &str) -> PyResult<[u8; 6]> {
     parse_mac(s).ok_or_else(|| SuperlinearError::new_err(format!("bad MAC address '{s}' (aa:bb:cc:dd:ee:ff)")))
-}
-
-impl NftWorkload {
-    fn new(py: Python<'_>, set: RuleSet, packets: Vec<Packet>) -> Self {
-        let snap = py.allow_threads(|| Arc::new(Snapshot::new(set)));
-        Self { snap, packets, frames: None }
-    }
 }
 
 #[pymethods]
@@ -61,12 +53,9 @@ impl NftWorkload {
             TraceFormat::parse(&get::<String>(options, "trace_format", "auto".into())?).map_err(to_py)?;
         let generate: usize = get(options, "generate", 0)?;
         let seed: u64 = get(options, "seed", 1)?;
-        let set = py.allow_threads(|| read_rules(rules_path, &opts)).map_err(to_py)?;
-        let packets = match trace_path {
-            Some(t) => py.allow_threads(|| read_trace(t, trace_format)).map_err(to_py)?.packets,
-            None => headers_for_rules(&set, generate, seed).map_err(to_py)?,
-        };
-        Ok(Self::new(py, set, packets))
+        let trace = trace_path.map(|t| (t, trace_format));
+        let workload = PacketWorkload::read(py, rules_path, trace, &opts, generate, seed)?;
+        Ok(Self { workload, frames: None })
     }
 
     /// The paper's synthetic rules (`rules`, `depth`, `flows_per_rule`, `catch_all_fraction`)
@@ -84,33 +73,32 @@ impl NftWorkload {
         let set = spec.rule_set().map_err(to_py)?;
         let mut trace = spec.trace(packets / 2, seed).map_err(to_py)?;
         trace.extend(headers_for_rules(&set, packets - packets / 2, seed ^ 0x5eed).map_err(to_py)?);
-        Ok(Self::new(py, set, trace))
+        Ok(Self { workload: PacketWorkload::build(py, set, trace, Vec::new())?, frames: None })
     }
 
     /// Writes the rules in the native format and, with a path, the trace as a ClassBench trace.
     #[pyo3(signature = (rules_path, trace_path = None))]
     fn write(&self, rules_path: &str, trace_path: Option<&str>) -> PyResult<()> {
-        let io = |p: &str, e: std::io::Error| SuperlinearError::new_err(format!("{p}: cannot write: {e}"));
-        std::fs::write(rules_path, to_native(&self.snap.rules)).map_err(|e| io(rules_path, e))?;
+        write_rules(rules_path, &self.workload.snap.rules, RuleFormat::Native).map_err(to_py)?;
         if let Some(t) = trace_path {
-            std::fs::write(t, to_text(&self.packets, None)).map_err(|e| io(t, e))?;
+            write_trace(t, &self.workload.packets, TraceFormat::ClassBench).map_err(to_py)?;
         }
         Ok(())
     }
 
     /// Number of rules.
     fn rules(&self) -> usize {
-        self.snap.len()
+        self.workload.snap.len()
     }
 
     /// Number of packets in the trace.
     fn packets(&self) -> usize {
-        self.packets.len()
+        self.workload.packets.len()
     }
 
     /// The default policy, as read and as the kernel chain runs it.
     fn default_action(&self) -> (&'static str, &'static str) {
-        let a = self.snap.rules.default_action;
+        let a = self.workload.snap.rules.default_action;
         (a.name(), kernel_action(a).name())
     }
 
@@ -118,7 +106,8 @@ impl NftWorkload {
     /// proto_value, proto_mask, action, kernel_action), in priority order.
     #[allow(clippy::type_complexity)]
     fn rule_rows(&self) -> Vec<(u32, u32, u32, u32, u16, u16, u16, u16, u8, u8, &'static str, &'static str)> {
-        self.snap
+        self.workload
+            .snap
             .rules
             .rules
             .iter()
@@ -144,20 +133,20 @@ impl NftWorkload {
     /// The benchmark table as `nft -f` input (`empty`: the rule-less baseline chain).
     #[pyo3(signature = (table, device, empty = false))]
     fn nft_table(&self, table: &str, device: &str, empty: bool) -> PyResult<String> {
-        bench_table(&self.snap.rules, &ChainOptions { table: table.into(), device: device.into(), empty })
+        bench_table(&self.workload.snap.rules, &ChainOptions { table: table.into(), device: device.into(), empty })
             .map_err(to_py)
     }
 
     /// Our classifier's packets per first-match rule and the default policy's, in trace order.
     fn counts(&self, py: Python<'_>, algo: &str) -> PyResult<(Vec<u64>, u64)> {
-        let c = py.allow_threads(|| count(&self.snap, &self.packets, algo)).map_err(to_py)?;
+        let c = py.allow_threads(|| count(&self.workload.snap, &self.workload.packets, algo)).map_err(to_py)?;
         Ok((c.per_rule, c.default))
     }
 
     /// Single-thread classification rate (packets per second of thread CPU time, best of
     /// `repeats`, each from a fresh classifier) and mean work (rules compared) per packet.
     fn single_core(&self, py: Python<'_>, algo: &str, repeats: usize) -> PyResult<(f64, f64)> {
-        py.allow_threads(|| single_core(&self.snap, &self.packets, algo, repeats)).map_err(to_py)
+        self.workload.bench(py, algo, repeats)
     }
 
     /// A projected run with k workers behind a dispatcher: its accounting.
@@ -181,7 +170,7 @@ impl NftWorkload {
             seed,
             ..Default::default()
         };
-        let report = py.allow_threads(|| execute(&self.snap, &self.packets, &spec)).map_err(to_py)?;
+        let report = self.workload.execute(py, &spec)?;
         let acc = report.projected.expect("projected mode was asked for");
         let d = accounting_dict(py, &acc)?;
         d.set_item("dispatch", report.dispatch)?;
@@ -190,13 +179,13 @@ impl NftWorkload {
 
     /// The dispatcher's canonical name for k workers (an error for a bad spec).
     fn describe_dispatch(&self, dispatch: &str, k: usize) -> PyResult<String> {
-        superlinear_classify::dispatch::describe(dispatch, k, &self.snap).map_err(to_py)
+        self.workload.describe_dispatch(dispatch, k)
     }
 
     /// Builds the trace's frames with these link-layer addresses (before `send`).
     fn build_frames(&mut self, py: Python<'_>, dst_mac: &str, src_mac: &str) -> PyResult<()> {
         let macs = Macs { dst: mac(dst_mac)?, src: mac(src_mac)? };
-        let packets = &self.packets;
+        let packets = &self.workload.packets;
         self.frames = Some(py.allow_threads(|| Frames::build(packets, &macs)));
         Ok(())
     }
@@ -228,18 +217,8 @@ impl NftWorkload {
     }
 }
 
-/// The classifiers `counts`, `single_core` and `projected` take.
-#[pyfunction]
-fn nft_classifiers(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
-    let list = PyList::empty(py);
-    for e in superlinear_classify::classifier::REGISTRY {
-        list.append(e.name)?;
-    }
-    Ok(list)
-}
-
+/// Registers the nft-bench bindings.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<NftWorkload>()?;
-    m.add_function(wrap_pyfunction!(nft_classifiers, m)?)?;
     Ok(())
 }

@@ -2,12 +2,12 @@
 //! Every function is prefixed `sched_`; `python/superlinear/sched_cli.py` is their user.
 
 use crate::classify::read_options;
+use crate::convert::{dict_list, get, to_py};
 use crate::SuperlinearError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use superlinear_classify::trace::TraceFormat;
 use superlinear_core::workload::WorkloadSpec;
-use superlinear_core::Error;
 use superlinear_sched::attack::{bound, optimal_attack, AttackParams};
 use superlinear_sched::bench::{bench_queue, PATTERNS, QUEUES};
 use superlinear_sched::dist::Dist;
@@ -20,30 +20,13 @@ use superlinear_sched::stage::{
 use superlinear_sched::sweep::{run_sweep, SweepSpec};
 use superlinear_sched::traffic::InnocentTraffic;
 
-fn to_py(e: Error) -> PyErr {
-    SuperlinearError::new_err(e.to_string())
-}
-
-fn get<'py, T: FromPyObject<'py>>(d: &Bound<'py, PyDict>, key: &str, default: T) -> PyResult<T> {
-    match d.get_item(key)? {
-        Some(v) if !v.is_none() => v.extract().map_err(|_| {
-            SuperlinearError::new_err(format!("config field '{key}' has the wrong type ({})", v.get_type()))
-        }),
-        _ => Ok(default),
-    }
-}
-
 /// The scheduling policies: name, summary.
 #[pyfunction]
 fn sched_policies(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
-    let list = PyList::empty(py);
-    for e in REGISTRY {
-        let d = PyDict::new(py);
+    dict_list(py, REGISTRY, |d, e| {
         d.set_item("name", e.name)?;
-        d.set_item("summary", e.summary)?;
-        list.append(d)?;
-    }
-    Ok(list)
+        d.set_item("summary", e.summary)
+    })
 }
 
 /// The key-worker and classifier adversaries, the protected classifiers, and the queue

@@ -28,6 +28,7 @@ from typing import Any
 from superlinear import _native
 from superlinear.analysis.predict import LawPoint, Progress, law_model
 from superlinear.engine import Workload
+from superlinear.figures import save_figure
 
 __all__ = ["Advice", "CandidateScore", "advise", "advise_assigned", "plot_advice"]
 
@@ -157,9 +158,5 @@ def plot_advice(advice: Advice, out_dir: Path, name: str = "advise") -> list[Pat
     ax.grid(True, which="both", alpha=0.2)
     ax.legend(fontsize=8)
     fig.tight_layout()
-    out_dir.mkdir(parents=True, exist_ok=True)
-    paths = [out_dir / f"{name}.png", out_dir / f"{name}.svg"]
-    fig.savefig(paths[0], dpi=130)
-    fig.savefig(paths[1])
-    plt.close(fig)
-    return paths
+    png = save_figure(fig, out_dir / name)
+    return [png, png.with_suffix(".svg")]

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from superlinear.figures import save_figure
+
 
 def amdahl(k: float, s: float) -> float:
     """Eq. (1)."""
@@ -88,10 +90,7 @@ def plot_laws(out_dir: Path, s_list: float, s_cache: float, delta: float, rho: f
     ax.legend(fontsize=7)
     ax.grid(True, alpha=0.2)
     fig.tight_layout()
-    for ext in ("png", "svg"):
-        fig.savefig(out_dir / f"law_fig1.{ext}", dpi=130)
-    plt.close(fig)
-    paths.append(out_dir / "law_fig1.png")
+    paths.append(save_figure(fig, out_dir / "law_fig1"))
 
     fig, ax = plt.subplots(figsize=(5.5, 4.2))
     ax.plot(ks, ks, "k--", lw=1, label="linear")
@@ -106,8 +105,5 @@ def plot_laws(out_dir: Path, s_list: float, s_cache: float, delta: float, rho: f
     ax.legend(fontsize=7)
     ax.grid(True, alpha=0.2)
     fig.tight_layout()
-    for ext in ("png", "svg"):
-        fig.savefig(out_dir / f"law_fig10.{ext}", dpi=130)
-    plt.close(fig)
-    paths.append(out_dir / "law_fig10.png")
+    paths.append(save_figure(fig, out_dir / "law_fig10"))
     return paths

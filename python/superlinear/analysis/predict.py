@@ -33,6 +33,7 @@ from typing import Any
 
 from superlinear import _native
 from superlinear.engine import RunSpec, Workload, run
+from superlinear.figures import save_figure
 
 __all__ = [
     "EngineCheck",
@@ -287,9 +288,5 @@ def plot_prediction(pred: Prediction, out_dir: Path, name: str = "predict") -> l
     ax.grid(True, which="both", alpha=0.2)
     ax.legend(fontsize=7)
     fig.tight_layout()
-    out_dir.mkdir(parents=True, exist_ok=True)
-    paths = [out_dir / f"{name}.png", out_dir / f"{name}.svg"]
-    fig.savefig(paths[0], dpi=130)
-    fig.savefig(paths[1])
-    plt.close(fig)
-    return paths
+    png = save_figure(fig, out_dir / name)
+    return [png, png.with_suffix(".svg")]

@@ -17,6 +17,7 @@ from rich.table import Table
 
 from superlinear.analysis.advisor import Advice, advise, plot_advice
 from superlinear.analysis.predict import Prediction, parse_ks, plot_prediction, predict
+from superlinear.cli_args import non_negative_int, positive_int
 from superlinear.engine import SuperlinearError, Workload
 from superlinear.results import write_results
 
@@ -40,21 +41,6 @@ def _progress(enabled: bool) -> Iterator[Callable[[int, int, str], None] | None]
             bar.update(task, completed=done, total=total, description=what)
 
         yield update
-
-
-def _integer(minimum: int) -> Callable[[str], int]:
-    what = "a positive" if minimum == 1 else "a non-negative"
-
-    def parse(text: str) -> int:
-        try:
-            v = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected {what} integer, got {text!r}") from None
-        if v < minimum:
-            raise argparse.ArgumentTypeError(f"expected {what} integer, got {v}")
-        return v
-
-    return parse
 
 
 def _workload(args: argparse.Namespace) -> tuple[Workload, int]:
@@ -205,14 +191,14 @@ def _add_workload_args(p: argparse.ArgumentParser, requests_help: str) -> None:
     src.add_argument("--trace", metavar="FILE", help="key trace (text: one key per line, or binary SLKT)")
     src.add_argument("--workload", choices=["uniform", "zipf"], default="uniform",
                      help="generated keys when no --trace (default uniform)")
-    p.add_argument("--m", type=_integer(1), default=10_000, help="items of a generated workload (default 10000)")
+    p.add_argument("--m", type=positive_int, default=10_000, help="items of a generated workload (default 10000)")
     p.add_argument("--alpha", type=float, default=1.01, help="zipf exponent (default 1.01)")
-    p.add_argument("--requests", type=_integer(1), default=None, help=requests_help)
+    p.add_argument("--requests", type=positive_int, default=None, help=requests_help)
     p.add_argument("--algo", default="mtf", help="worker structure: mtf or lru:C (default mtf)")
-    p.add_argument("--rho", type=_integer(0), default=0,
+    p.add_argument("--rho", type=non_negative_int, default=0,
                    help="work units per LRU miss, as the engine's --rho (default 0; with --compare the engine also "
                    "burns ρ cycles per miss)")
-    p.add_argument("--seed", type=_integer(0), default=1,
+    p.add_argument("--seed", type=non_negative_int, default=1,
                    help="workload and dispatcher seed, as the engine's (default 1)")
     p.add_argument("--json", action="store_true", help="print result.json instead of the table")
 

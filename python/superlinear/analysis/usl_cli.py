@@ -10,6 +10,8 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from superlinear.figures import save_figure
+
 if TYPE_CHECKING:  # numpy and scipy load only when a fit runs, not for every CLI start
     from superlinear.analysis.usl import USLFit
 
@@ -181,12 +183,7 @@ def plot(result: USLFit, xcol: str, ycol: str, out: Path) -> list[Path]:
     ax.legend(fontsize=7)
     ax.grid(True, alpha=0.2)
     fig.tight_layout()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    png = out.with_suffix(".png")
-    fig.savefig(png, dpi=130)
-    fig.savefig(out.with_suffix(".svg"))
-    plt.close(fig)
-    return [png]
+    return [save_figure(fig, out)]
 
 
 def cmd_usl(args: argparse.Namespace) -> int:

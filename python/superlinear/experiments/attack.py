@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from superlinear import _native
+from superlinear.figures import save_figure
 
 Row = dict[str, Any]
 Progress = Callable[[str], None]
@@ -215,7 +216,7 @@ def plot_sim(out: Path, rows: list[Row]) -> list[Path]:
         ax_d.set_ylabel("displacement factor (displaced / r_A)")
         fig.suptitle("Optimal attack per policy, simulated G/G/1/K (true job sizes known)", fontsize=9)
         fig.tight_layout()
-        paths += _save(fig, out / "attack-sim")
+        paths.append(save_figure(fig, out / "attack-sim"))
     growth = [r for r in rows if r["panel"] == "growth-summary"]
     if growth:
         fig, ax = plt.subplots(figsize=(5.6, 4.2))
@@ -234,7 +235,7 @@ def plot_sim(out: Path, rows: list[Row]) -> list[Path]:
         ax.grid(True, which="both", alpha=0.2)
         ax.legend(fontsize=7)
         fig.tight_layout()
-        paths += _save(fig, out / "attack-growth")
+        paths.append(save_figure(fig, out / "attack-growth"))
     return paths
 
 
@@ -304,7 +305,7 @@ def plot_worker(out: Path, rows: list[Row], algo: str) -> list[Path]:
         ax.grid(True, which="both", alpha=0.2)
         ax.legend(fontsize=7)
     fig.tight_layout()
-    return _save(fig, out / f"attack-worker-{algo}")
+    return [save_figure(fig, out / f"attack-worker-{algo}")]
 
 
 # --------------------------------------------------------------------------------------------
@@ -359,15 +360,4 @@ def plot_queue_bench(out: Path, rows: list[Row]) -> list[Path]:
         ax.axis("off")
     fig.suptitle("Priority queues, one core, measured (thread CPU time)", fontsize=9)
     fig.tight_layout()
-    return _save(fig, out / "queue-bench")
-
-
-def _save(fig: Any, stem: Path) -> list[Path]:
-    import matplotlib.pyplot as plt
-
-    stem.parent.mkdir(parents=True, exist_ok=True)
-    png, svg = stem.with_suffix(".png"), stem.with_suffix(".svg")
-    fig.savefig(png, dpi=130)
-    fig.savefig(svg)
-    plt.close(fig)
-    return [png]
+    return [save_figure(fig, out / "queue-bench")]

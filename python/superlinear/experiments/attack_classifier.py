@@ -19,6 +19,7 @@ from typing import Any
 
 from superlinear import _native
 from superlinear.experiments.attack import COLORS, log_space
+from superlinear.figures import save_figure
 
 Row = dict[str, Any]
 Progress = Callable[[str], None]
@@ -119,7 +120,6 @@ def plot_classifier(out: Path, rows: list[Row], algo: str) -> list[Path]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from superlinear.experiments.attack import _save
 
     adversaries = list(dict.fromkeys(r["adversary"] for r in rows))
     fig, axes = plt.subplots(2, len(adversaries), figsize=(5.4 * len(adversaries), 7.6), squeeze=False)
@@ -148,4 +148,4 @@ def plot_classifier(out: Path, rows: list[Row], algo: str) -> list[Path]:
             ax.grid(True, which="both", alpha=0.2)
             ax.legend(fontsize=7)
     fig.tight_layout()
-    return _save(fig, out / f"attack-classifier-{algo}")
+    return [save_figure(fig, out / f"attack-classifier-{algo}")]

@@ -239,20 +239,6 @@ impl FlowNetwork {
         x
     }
 
-    /// Each object's share of [`Self::latency`]: its first miss plus its eviction edges' costs.
-    pub fn object_latency(&self, x: &[f64], first_miss: impl Fn(u32) -> u64) -> Vec<f64> {
-        self.objects
-            .iter()
-            .enumerate()
-            .map(|(o, nodes)| {
-                let own: f64 = (0..nodes.times.len())
-                    .map(|k| self.cost[nodes.first_var + 2 * k + 1] * x[nodes.first_var + 2 * k + 1])
-                    .sum();
-                own + first_miss(o as u32) as f64
-            })
-            .collect()
-    }
-
     /// Largest violation of a row or a bound by `x` (0 for a feasible point).
     pub fn violation(&self, x: &[f64]) -> f64 {
         let mut worst: f64 = 0.0;

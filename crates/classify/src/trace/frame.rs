@@ -1,5 +1,5 @@
 //! Decoding one captured frame (Ethernet II with optional 802.1Q/802.1ad tags, or raw IPv4)
-//! into a 5-tuple, and encoding one for the capture writers.
+//! into a 5-tuple. Encoding is [`super::encode`].
 
 use super::Skipped;
 use crate::packet::Packet;
@@ -93,50 +93,10 @@ pub fn decode(linktype: u32, frame: &[u8]) -> Result<Packet, Skip> {
     }
 }
 
-/// An Ethernet II frame carrying `p` over IPv4 with a minimal TCP or UDP header (any other
-/// protocol gets 4 bytes of zeroed payload).
-pub fn encode_ethernet(p: &Packet) -> Vec<u8> {
-    let l4_len = match p.proto {
-        6 => 20,
-        17 => 8,
-        _ => 4,
-    };
-    let total = 20 + l4_len;
-    let mut f = Vec::with_capacity(14 + total);
-    f.extend_from_slice(&[0x02, 0, 0, 0, 0, 1, 0x02, 0, 0, 0, 0, 2, 0x08, 0x00]);
-    let mut ip = [0u8; 20];
-    ip[0] = 0x45;
-    ip[2..4].copy_from_slice(&(total as u16).to_be_bytes());
-    ip[8] = 64;
-    ip[9] = p.proto;
-    ip[12..16].copy_from_slice(&p.src.to_be_bytes());
-    ip[16..20].copy_from_slice(&p.dst.to_be_bytes());
-    let mut sum = 0u32;
-    for c in ip.chunks(2) {
-        sum += u16::from_be_bytes([c[0], c[1]]) as u32;
-    }
-    while sum > 0xffff {
-        sum = (sum & 0xffff) + (sum >> 16);
-    }
-    ip[10..12].copy_from_slice(&(!(sum as u16)).to_be_bytes());
-    f.extend_from_slice(&ip);
-    let mut l4 = vec![0u8; l4_len];
-    if p.proto == 6 || p.proto == 17 {
-        l4[0..2].copy_from_slice(&p.sport.to_be_bytes());
-        l4[2..4].copy_from_slice(&p.dport.to_be_bytes());
-    }
-    if p.proto == 6 {
-        l4[12] = 0x50;
-    } else if p.proto == 17 {
-        l4[4..6].copy_from_slice(&(8u16).to_be_bytes());
-    }
-    f.extend_from_slice(&l4);
-    f
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::trace::encode::encode_ethernet;
 
     #[test]
     fn decodes_what_it_encodes_and_skips_the_rest() {

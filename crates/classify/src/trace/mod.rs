@@ -6,6 +6,7 @@
 
 pub mod binary;
 pub mod classbench;
+pub mod encode;
 pub mod frame;
 pub mod pcap;
 pub mod pcapng;

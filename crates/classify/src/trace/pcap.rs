@@ -2,6 +2,7 @@
 //! nanosecond timestamps, the link type), then records of a 16-byte header and the captured
 //! bytes. Ethernet and raw IPv4 link types are decoded; other frames are counted and skipped.
 
+use super::encode::{encode_ethernet, FRAME_LEN};
 use super::frame::{self, LINKTYPE_ETHERNET};
 use super::{PacketTrace, Skipped};
 use crate::packet::Packet;
@@ -66,7 +67,7 @@ pub fn parse(bytes: &[u8], source: &str) -> Result<PacketTrace, Error> {
 
 /// Writes packets as an Ethernet pcap (microsecond timestamps, one packet per microsecond).
 pub fn write(packets: &[Packet]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(24 + packets.len() * 70);
+    let mut out = Vec::with_capacity(24 + packets.len() * (16 + FRAME_LEN));
     out.extend_from_slice(&0xa1b2_c3d4u32.to_le_bytes());
     out.extend_from_slice(&2u16.to_le_bytes());
     out.extend_from_slice(&4u16.to_le_bytes());
@@ -75,7 +76,7 @@ pub fn write(packets: &[Packet]) -> Vec<u8> {
     out.extend_from_slice(&65535u32.to_le_bytes());
     out.extend_from_slice(&LINKTYPE_ETHERNET.to_le_bytes());
     for (i, p) in packets.iter().enumerate() {
-        let f = frame::encode_ethernet(p);
+        let f = encode_ethernet(p);
         out.extend_from_slice(&((i / 1_000_000) as u32).to_le_bytes());
         out.extend_from_slice(&((i % 1_000_000) as u32).to_le_bytes());
         out.extend_from_slice(&(f.len() as u32).to_le_bytes());

@@ -2,6 +2,7 @@
 //! headers fix the byte order; interface descriptions give each interface's link type;
 //! enhanced and simple packet blocks carry frames. Other block types are skipped.
 
+use super::encode::encode_ethernet;
 use super::frame::{self, LINKTYPE_ETHERNET};
 use super::{PacketTrace, Skipped};
 use superlinear_core::Error;
@@ -119,7 +120,7 @@ pub fn write(packets: &[crate::packet::Packet]) -> Vec<u8> {
     idb.extend_from_slice(&65535u32.to_le_bytes());
     block(&mut out, IDB, &idb);
     for (i, p) in packets.iter().enumerate() {
-        let f = frame::encode_ethernet(p);
+        let f = encode_ethernet(p);
         let mut epb = Vec::with_capacity(20 + f.len());
         epb.extend_from_slice(&0u32.to_le_bytes());
         epb.extend_from_slice(&0u32.to_le_bytes());

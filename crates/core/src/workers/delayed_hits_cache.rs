@@ -8,19 +8,17 @@
 //! request's work (and busy time) is 1, plus ρ for a miss and the remaining wait for a delayed
 //! hit, so work sums latency; with ρ ≤ 1 both workers are exactly `lru:C`.
 //!
-//! Cached keys sit in preallocated slots threaded on a recency list (`u32` links); MAD's victim
+//! Cached keys sit in the preallocated slots of a [`RecencyList`]; MAD's victim
 //! is the lowest-ranked slot, found by a scan of the C slots per eviction, as in the thesis'
 //! prototype (§2.6.2). Aggregate-delay estimates persist for keys that are not cached.
 
+use super::recency_list::RecencyList;
 use crate::busy::{iterations_per_cycle, spin_iterations, BusyLoop};
 use crate::hash::Fmix64Build;
 use crate::mad::{recency_victim, MadRecord};
 use crate::worker::Worker;
 use std::collections::hash_map::Entry;
 use std::collections::{HashMap, VecDeque};
-
-/// The "no neighbour" link.
-const NIL: u32 = u32::MAX;
 
 /// Which cached key makes room for a fill.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -39,12 +37,11 @@ enum KeyState {
     Idle(MadRecord),
 }
 
+/// A cached key and its MAD record.
 #[derive(Clone, Copy, Debug)]
 struct Slot {
     key: u64,
     record: MadRecord,
-    prev: u32,
-    next: u32,
 }
 
 /// A non-blocking cache with delayed hits (see the module documentation for the model).
@@ -57,14 +54,10 @@ pub struct DelayedHitsCache {
     /// Requests served so far: the worker's own clock.
     now: u64,
     keys: HashMap<u64, KeyState, Fmix64Build>,
-    slots: Vec<Slot>,
+    slots: RecencyList<Slot>,
     /// Per slot, the last access and inverse delay of its record, for [`recency_victim`].
     last: Vec<f64>,
     inverse_delay: Vec<f64>,
-    /// Most recently used slot.
-    head: u32,
-    /// Least recently used slot.
-    tail: u32,
     /// Outstanding fills in arrival order (every fill takes the same Z).
     fills: VecDeque<(u64, u64)>,
     hits: u64,
@@ -81,7 +74,7 @@ impl DelayedHitsCache {
     /// If `capacity` is 0 or does not fit the `u32` slot indices.
     pub fn new(capacity: usize, miss_cycles: u64, eviction: Eviction) -> Self {
         assert!(capacity >= 1, "a cache needs a capacity of at least 1");
-        assert!(capacity < NIL as usize, "capacity {capacity} too large");
+        assert!(capacity < u32::MAX as usize, "capacity {capacity} too large");
         Self {
             eviction,
             capacity,
@@ -90,11 +83,9 @@ impl DelayedHitsCache {
             miss_cycles,
             now: 0,
             keys: HashMap::with_capacity_and_hasher(4 * capacity, Fmix64Build),
-            slots: Vec::with_capacity(capacity),
+            slots: RecencyList::with_capacity(capacity),
             last: Vec::with_capacity(capacity),
             inverse_delay: Vec::with_capacity(capacity),
-            head: NIL,
-            tail: NIL,
             fills: VecDeque::new(),
             hits: 0,
             delayed_hits: 0,
@@ -123,33 +114,10 @@ impl DelayedHitsCache {
         matches!(self.keys.get(&key), Some(KeyState::Cached(_)))
     }
 
-    fn unlink(&mut self, i: u32) {
-        let Slot { prev, next, .. } = self.slots[i as usize];
-        match prev {
-            NIL => self.head = next,
-            p => self.slots[p as usize].next = next,
-        }
-        match next {
-            NIL => self.tail = prev,
-            n => self.slots[n as usize].prev = prev,
-        }
-    }
-
-    fn push_front(&mut self, i: u32) {
-        let old = self.head;
-        self.slots[i as usize].prev = NIL;
-        self.slots[i as usize].next = old;
-        match old {
-            NIL => self.tail = i,
-            o => self.slots[o as usize].prev = i,
-        }
-        self.head = i;
-    }
-
     /// The slot that makes room at time `now` (the cache is full).
     fn victim(&self, now: u64) -> u32 {
         match self.eviction {
-            Eviction::Recency => self.tail,
+            Eviction::Recency => self.slots.least_recent().expect("a full cache has slots"),
             Eviction::Mad => {
                 recency_victim(now, &self.last, &self.inverse_delay).expect("a full cache has slots") as u32
             }
@@ -163,26 +131,22 @@ impl DelayedHitsCache {
             other => unreachable!("a fill arrives only for a pending key, found {other:?}"),
         };
         let slot = if self.slots.len() < self.capacity {
-            self.slots.push(Slot { key, record, prev: NIL, next: NIL });
             self.last.push(0.0);
             self.inverse_delay.push(0.0);
-            (self.slots.len() - 1) as u32
+            self.slots.push(Slot { key, record })
         } else {
             let v = self.victim(now);
-            self.unlink(v);
-            let old = self.slots[v as usize];
+            let old = self.slots.replace(v, Slot { key, record });
             self.keys.insert(old.key, KeyState::Idle(old.record));
-            self.slots[v as usize] = Slot { key, record, prev: NIL, next: NIL };
             v
         };
-        self.push_front(slot);
         self.mirror(slot);
         self.keys.insert(key, KeyState::Cached(slot));
     }
 
     /// Copies a slot's record into the scan arrays.
     fn mirror(&mut self, slot: u32) {
-        let r = &self.slots[slot as usize].record;
+        let r = &self.slots.get(slot).record;
         self.last[slot as usize] = r.last_access as f64;
         self.inverse_delay[slot as usize] = r.inverse_delay();
     }
@@ -213,13 +177,10 @@ impl Worker for DelayedHitsCache {
         match state {
             KeyState::Cached(slot) => {
                 let slot = *slot;
-                self.slots[slot as usize].record.on_access(now, z);
+                self.slots.get_mut(slot).record.on_access(now, z);
                 self.mirror(slot);
                 self.hits += 1;
-                if slot != self.head {
-                    self.unlink(slot);
-                    self.push_front(slot);
-                }
+                self.slots.touch(slot);
                 1
             }
             KeyState::Pending { fill_at, record } => {

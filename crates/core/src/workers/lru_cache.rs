@@ -1,25 +1,14 @@
 //! LRU cache of capacity `c` in front of a slow backend that costs `ρ` cycles per miss: the
 //! self-adjusting worker of the paper's cache panel (Fig. 5d). Each worker's cache starts cold.
 //!
-//! A hash map from key to slot plus an intrusive doubly linked recency list stored in
-//! preallocated arrays (`u32` links): a request allocates nothing, and both a hit and an
-//! eviction are O(1).
+//! A hash map from key to slot plus the preallocated [`RecencyList`] of the cached keys: a
+//! request allocates nothing, and both a hit and an eviction are O(1).
 
+use super::recency_list::RecencyList;
 use crate::busy::BusyLoop;
 use crate::hash::Fmix64Build;
 use crate::worker::Worker;
 use std::collections::HashMap;
-
-/// The "no neighbour" link.
-const NIL: u32 = u32::MAX;
-
-/// One cached key and its neighbours in recency order (`prev` is more recent).
-#[derive(Clone, Copy, Debug)]
-struct Slot {
-    key: u64,
-    prev: u32,
-    next: u32,
-}
 
 /// A least-recently-used cache.
 ///
@@ -28,12 +17,9 @@ struct Slot {
 /// recent entry when the cache is full.
 pub struct LruCache {
     map: HashMap<u64, u32, Fmix64Build>,
-    slots: Vec<Slot>,
+    /// The cached keys.
+    slots: RecencyList<u64>,
     capacity: usize,
-    /// Most recently used slot, or [`NIL`] when empty.
-    head: u32,
-    /// Least recently used slot, or [`NIL`] when empty.
-    tail: u32,
     miss: BusyLoop,
     miss_cycles: u64,
     hits: u64,
@@ -47,16 +33,14 @@ impl LruCache {
     /// If `capacity` is 0 or does not fit the `u32` slot indices.
     pub fn new(capacity: usize, miss_cycles: u64) -> Self {
         assert!(capacity >= 1, "an LRU cache needs a capacity of at least 1");
-        assert!(capacity < NIL as usize, "LRU capacity {capacity} too large");
+        assert!(capacity < u32::MAX as usize, "LRU capacity {capacity} too large");
         // Twice the capacity so that the map's clean-up of deleted entries (one per eviction)
         // always rehashes in place and never reallocates during a run.
         let map = HashMap::with_capacity_and_hasher(2 * capacity, Fmix64Build);
         Self {
             map,
-            slots: Vec::with_capacity(capacity),
+            slots: RecencyList::with_capacity(capacity),
             capacity,
-            head: NIL,
-            tail: NIL,
             miss: BusyLoop::new(miss_cycles),
             miss_cycles,
             hits: 0,
@@ -91,41 +75,7 @@ impl LruCache {
 
     /// The cached keys from most to least recently used. For tests (allocates).
     pub fn recency_order(&self) -> Vec<u64> {
-        let mut out = Vec::with_capacity(self.slots.len());
-        let mut cur = self.head;
-        while cur != NIL {
-            let slot = &self.slots[cur as usize];
-            out.push(slot.key);
-            cur = slot.next;
-        }
-        out
-    }
-
-    /// Takes slot `i` out of the recency list.
-    #[inline]
-    fn unlink(&mut self, i: u32) {
-        let Slot { prev, next, .. } = self.slots[i as usize];
-        match prev {
-            NIL => self.head = next,
-            p => self.slots[p as usize].next = next,
-        }
-        match next {
-            NIL => self.tail = prev,
-            n => self.slots[n as usize].prev = prev,
-        }
-    }
-
-    /// Puts (unlinked) slot `i` at the most recent end.
-    #[inline]
-    fn push_front(&mut self, i: u32) {
-        let old = self.head;
-        self.slots[i as usize].prev = NIL;
-        self.slots[i as usize].next = old;
-        match old {
-            NIL => self.tail = i,
-            o => self.slots[o as usize].prev = i,
-        }
-        self.head = i;
+        self.slots.iter().copied().collect()
     }
 }
 
@@ -135,27 +85,21 @@ impl Worker for LruCache {
         let key = *key;
         if let Some(&i) = self.map.get(&key) {
             self.hits += 1;
-            if i != self.head {
-                self.unlink(i);
-                self.push_front(i);
-            }
+            self.slots.touch(i);
             return 1;
         }
         self.misses += 1;
         self.miss.burn();
         let i = if self.slots.len() < self.capacity {
             // Within the preallocated capacity: no reallocation.
-            self.slots.push(Slot { key, prev: NIL, next: NIL });
-            (self.slots.len() - 1) as u32
+            self.slots.push(key)
         } else {
             // Full: reuse the least recently used slot for the new key.
-            let victim = self.tail;
-            self.unlink(victim);
-            self.map.remove(&self.slots[victim as usize].key);
-            self.slots[victim as usize].key = key;
+            let victim = self.slots.least_recent().expect("a full cache has slots");
+            let old = self.slots.replace(victim, key);
+            self.map.remove(&old);
             victim
         };
-        self.push_front(i);
         self.map.insert(key, i);
         1 + self.miss_cycles
     }

@@ -8,6 +8,7 @@ mod hash_map;
 mod lru_cache;
 mod move_to_front;
 mod no_cache;
+mod recency_list;
 mod scan;
 mod splay_tree;
 mod static_list;

@@ -27,6 +27,7 @@ use super::runner::StageRequest;
 use crate::job::Class;
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
+use superlinear_classify::generate::header_inside;
 use superlinear_classify::packet::proto;
 use superlinear_classify::{Error, Packet, Rule, Snapshot};
 
@@ -171,22 +172,7 @@ fn sample_inside(snap: &Snapshot, rule: u32, rng: &mut Pcg64Mcg) -> Vec<Packet> 
     let r = &snap.rules.rules[rule as usize];
     let mut found = Vec::new();
     for _ in 0..TRIES_PER_RULE {
-        let proto = if r.proto.mask == 0 {
-            if rng.gen() {
-                proto::TCP
-            } else {
-                proto::UDP
-            }
-        } else {
-            (r.proto.value & r.proto.mask) | (rng.gen::<u8>() & !r.proto.mask)
-        };
-        let p = Packet::new(
-            rng.gen_range(r.src.lo..=r.src.hi),
-            rng.gen_range(r.dst.lo..=r.dst.hi),
-            rng.gen_range(r.sport.lo..=r.sport.hi),
-            rng.gen_range(r.dport.lo..=r.dport.hi),
-            proto,
-        );
+        let p = header_inside(r, rng);
         if snap.first_match(&p) == Some(rule) && !found.contains(&p) {
             found.push(p);
             if found.len() == PACKETS_PER_TARGET {

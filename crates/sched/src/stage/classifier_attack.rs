@@ -19,13 +19,10 @@
 use super::classifier_adversary::ClassifierAdversary;
 use super::classifier_worker::{ClassifierWorker, Prediction};
 use super::estimators::{LearnMode, LearnedEstimator, OracleEstimator, NO_CLASS};
-use super::experiment::{run_attack, AttackSpec, AttackSummary, AttackTarget};
+use super::experiment::{check_attack_bytes, innocent_requests, run_attack, AttackSpec, AttackSummary, AttackTarget};
 use super::runner::StageRequest;
 use super::{JobEstimator, StageWorker};
 use crate::dist::Dist;
-use crate::job::Class;
-use rand::SeedableRng;
-use rand_pcg::Pcg64Mcg;
 use std::sync::Arc;
 use superlinear_classify::{Error, Packet, Snapshot};
 use superlinear_core::hash::fmix64;
@@ -123,19 +120,10 @@ pub fn run_classifier_attack(
     if packets.is_empty() {
         return Err(Error::config("the experiment needs at least one innocent packet"));
     }
-    if !(1..=1500).contains(&spec.attack_bytes) {
-        return Err(Error::config(format!("attack packets must be 1 to 1500 bytes, got {}", spec.attack_bytes)));
-    }
+    check_attack_bytes(spec.attack_bytes)?;
     ClassifierWorker::new(Arc::clone(snap), &spec.algo, spec.prediction)?;
     let adversary = ClassifierAdversary::new(&spec.adversary, snap, packets, spec.attack_bytes * 8, spec.seed)?;
-    let mut rng = Pcg64Mcg::seed_from_u64(spec.seed ^ 0x9e37_79b9_7f4a_7c15);
-    let innocent: Vec<StageRequest<Packet>> = packets
-        .iter()
-        .map(|p| {
-            let bytes = spec.packet_bytes.sample(&mut rng).round().clamp(64.0, 1500.0) as u32;
-            StageRequest { request: *p, bits: bytes * 8, flow: flow_of(p), class: Class::Innocent }
-        })
-        .collect();
+    let innocent = innocent_requests(packets, &spec.packet_bytes, spec.seed, |p| (*p, flow_of(p)));
     // The most one lookup can cost: a full scan plus the same-action checks of one rule.
     let same_action = (0..snap.len() as u32).map(|u| snap.deps.same_action(u).len()).max().unwrap_or(0);
     let max_work = (snap.len() + same_action) as u64;

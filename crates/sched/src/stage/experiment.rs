@@ -11,11 +11,42 @@
 
 use super::runner::{run_stage, StageOutcome, StageRequest, StageSpec};
 use super::{CostOracle, JobEstimator, StageWorker};
+use crate::dist::Dist;
+use crate::job::Class;
 use crate::schedulers::SchedulerConfig;
+use rand::SeedableRng;
+use rand_pcg::Pcg64Mcg;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use superlinear_core::cputime::thread_cpu_ns;
 use superlinear_core::{Error, Worker};
+
+/// Checks the attack packets' size: 1 to 1500 bytes.
+pub(crate) fn check_attack_bytes(bytes: u32) -> Result<(), Error> {
+    if !(1..=1500).contains(&bytes) {
+        return Err(Error::config(format!("attack packets must be 1 to 1500 bytes, got {bytes}")));
+    }
+    Ok(())
+}
+
+/// The innocent packets, in order: what `each` makes of a request (the worker's request and its
+/// flow), with a size drawn from `sizes` in bytes (truncated to 64..1500; seeded).
+pub(crate) fn innocent_requests<T, R>(
+    requests: &[T],
+    sizes: &Dist,
+    seed: u64,
+    each: impl Fn(&T) -> (R, u32),
+) -> Vec<StageRequest<R>> {
+    let mut rng = Pcg64Mcg::seed_from_u64(seed ^ 0x9e37_79b9_7f4a_7c15);
+    requests
+        .iter()
+        .map(|r| {
+            let bytes = sizes.sample(&mut rng).round().clamp(64.0, 1500.0) as u32;
+            let (request, flow) = each(r);
+            StageRequest { request, bits: bytes * 8, flow, class: Class::Innocent }
+        })
+        .collect()
+}
 
 /// A kind of worker under attack.
 pub trait AttackTarget<R>: Sync {

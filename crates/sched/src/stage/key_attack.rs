@@ -5,14 +5,11 @@
 //! forming one class, its "catch-all"). Runs through the generic [`super::run_attack`].
 
 use super::estimators::{LearnMode, LearnedEstimator, NO_CLASS};
-use super::experiment::{run_attack, AttackSpec, AttackSummary, AttackTarget};
+use super::experiment::{check_attack_bytes, innocent_requests, run_attack, AttackSpec, AttackSummary, AttackTarget};
 use super::key_adversary::KeyAdversary;
 use super::runner::StageRequest;
 use super::{Blind, JobEstimator, StageWorker};
 use crate::dist::Dist;
-use crate::job::Class;
-use rand::SeedableRng;
-use rand_pcg::Pcg64Mcg;
 use std::collections::HashSet;
 use std::sync::Arc;
 use superlinear_core::workers::AlgoSpec;
@@ -91,22 +88,13 @@ pub fn run_key_attack(spec: &KeyAttackSpec) -> Result<(AttackSummary, usize), Er
     if spec.requests == 0 {
         return Err(Error::config("the experiment needs at least one innocent request"));
     }
-    if !(1..=1500).contains(&spec.attack_bytes) {
-        return Err(Error::config(format!("attack packets must be 1 to 1500 bytes, got {}", spec.attack_bytes)));
-    }
+    check_attack_bytes(spec.attack_bytes)?;
     let algo = AlgoSpec::parse(&spec.algo)?;
     let workload = spec.workload.generate(spec.requests, spec.seed)?;
     let adversary = KeyAdversary::new(&spec.adversary, &workload.items, &workload.requests, spec.attack_bytes * 8)?;
     // Innocent packets: key, size, flow (one flow per key: a flow's packets ask for one item).
-    let mut rng = Pcg64Mcg::seed_from_u64(spec.seed ^ 0x9e37_79b9_7f4a_7c15);
-    let innocent: Vec<StageRequest<u64>> = workload
-        .requests
-        .iter()
-        .map(|&k| {
-            let bytes = spec.packet_bytes.sample(&mut rng).round().clamp(64.0, 1500.0) as u32;
-            StageRequest { request: k, bits: bytes * 8, flow: (k as u32) & 0x7fff_ffff, class: Class::Innocent }
-        })
-        .collect();
+    let innocent =
+        innocent_requests(&workload.requests, &spec.packet_bytes, spec.seed, |&k| (k, (k as u32) & 0x7fff_ffff));
     let items = workload.items;
     let n_items = items.len();
     let target =
