@@ -25,7 +25,7 @@ def assert_clean_error(result: CompletedProcess[str], *fragments: str) -> None:
 def test_help_lists_every_command(cli: Cli) -> None:
     r = cli("--help")
     assert r.returncode == 0
-    for command in ("reproduce", "sweep", "run", "law", "bench", "algorithms"):
+    for command in ("reproduce", "sweep", "run", "law", "bench", "algorithms", "report"):
         assert command in r.stdout
 
 

@@ -121,6 +121,14 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     return _run_experiment(experiment, out, args.panel, args.quick, not args.no_measure, args.json)
 
 
+def cmd_report(args: argparse.Namespace) -> int:
+    from superlinear.report import write_report
+
+    path, experiments = write_report(Path(args.results), Path(args.out) if args.out else None)
+    console.print(f"report: {path} ({experiments} experiments)")
+    return 0
+
+
 def cmd_sweep(args: argparse.Namespace) -> int:
     from superlinear.sweep import load_sweep
 
@@ -317,6 +325,13 @@ def build_parser() -> argparse.ArgumentParser:
     from superlinear.nft_cli import add_parser as add_nft_parser
 
     add_nft_parser(sub)
+
+    rep = sub.add_parser("report", help="one HTML page with every plot and table under a results folder",
+                         description="Collect every result.json under RESULTS_DIR (with its PNG plots) into one "
+                         "self-contained HTML page.")
+    rep.add_argument("results", nargs="?", default="results", help="results folder (default results)")
+    rep.add_argument("--out", metavar="FILE", help="page to write (default RESULTS_DIR/index.html)")
+    rep.set_defaults(func=cmd_report)
 
     a = sub.add_parser("algorithms", help="list workers and dispatchers")
     a.add_argument("--json", action="store_true")

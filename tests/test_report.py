@@ -1,0 +1,52 @@
+"""``superlinear report``: one HTML page with every experiment's plots and rows."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from subprocess import CompletedProcess
+
+from superlinear.figures import save_figure
+from superlinear.results import write_results
+
+Cli = Callable[..., CompletedProcess[str]]
+
+
+def _experiment(folder: Path, name: str, rows: list[dict[str, object]]) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    write_results(folder, name, {"quick": True}, rows)
+    fig, ax = plt.subplots()
+    ax.plot([1, 2], [1, 4])
+    save_figure(fig, folder / name)
+
+
+def test_report_collects_every_experiment(cli: Cli, tmp_path: Path) -> None:
+    root = tmp_path / "results"
+    _experiment(root / "fig5-quick", "fig5", [{"k": 1, "speedup_projected": 1.0, "algo": "mtf<b>"}])
+    _experiment(root / "attack" / "sim", "attack-sim", [{"policy": "wsjf", "df": 0.4}] * 3)
+    r = cli("report", str(root))
+    assert r.returncode == 0, r.stderr
+    page = (root / "index.html").read_text(encoding="utf-8")
+    assert page.count("<section ") == 2
+    assert page.count("data:image/png;base64,") == 2
+    assert "speedup_projected" in page and "attack-sim" in page
+    assert "mtf&lt;b&gt;" in page and "mtf<b>" not in page  # values are escaped
+    out = tmp_path / "one.html"
+    assert cli("report", str(root / "fig5-quick"), "--out", str(out)).returncode == 0
+    assert out.read_text(encoding="utf-8").count("<section ") == 1
+
+
+def test_report_errors_are_one_line(cli: Cli, tmp_path: Path) -> None:
+    for args, fragment in (((str(tmp_path / "missing"),), "not a folder"), ((str(tmp_path),), "no result.json")):
+        r = cli("report", *args)
+        assert r.returncode == 2 and "Traceback" not in r.stderr
+        assert fragment in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "result.json").write_text("{not json", encoding="utf-8")
+    r = cli("report", str(bad))
+    assert r.returncode == 2 and "not a result file" in r.stderr
