@@ -41,7 +41,7 @@ class PacketWorkloadSpec:
     flows_per_rule: int = 1
     catch_all: float = 0.0
     packets: int = 0
-    calibration: int = 20_000
+    calibration: int = 100_000
     seed: int = 1
 
     def label(self) -> str:

@@ -279,8 +279,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--check", action="store_true", help="verify every verdict against brute-force first match "
                    "(exit 1 on any mismatch)")
     p.add_argument("--packets", type=positive_int, help="replay the trace to N packets, or generate N packets")
-    p.add_argument("--calibration", type=positive_int, default=20_000,
-                   help="packets at the start of the trace that calibrate the rule-aware dispatcher (default 20000)")
+    p.add_argument("--calibration", type=positive_int, default=100_000,
+                   help="packets at the start of the trace that calibrate the rule-aware dispatcher "
+                   "(default 100000; the whole trace if shorter)")
     p.add_argument("--window", type=positive_int, default=10_000, help="active-rule window in packets (default 10000)")
     p.add_argument("--top", type=positive_int, default=10, help="rules shown in the match table (default 10)")
     p.add_argument("--no-measure", action="store_true", help="skip the real-thread run")

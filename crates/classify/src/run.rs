@@ -40,6 +40,12 @@ pub struct RunSpec {
     pub stats: bool,
     /// Active-set window in packets (0: default).
     pub window: usize,
+    /// The packets repeat with this period (a capture replayed in a loop; 0: no repetition).
+    /// Descriptors then point into the first `period` packets, as a NIC's receive ring reuses
+    /// a bounded set of buffers: the headers the dispatcher and workers read occupy the
+    /// capture's memory, not a copy per replayed packet (which would turn the dispatcher's
+    /// header reads into a DRAM stream no receive path has).
+    pub period: usize,
 }
 
 impl Default for RunSpec {
@@ -55,6 +61,7 @@ impl Default for RunSpec {
             seed: 1,
             stats: false,
             window: 0,
+            period: 0,
         }
     }
 }
@@ -89,9 +96,13 @@ pub fn execute(snap: &Arc<Snapshot>, packets: &[Packet], spec: &RunSpec) -> Resu
     if packets.len() >= u32::MAX as usize {
         return Err(Error::config(format!("{} packets exceed the 2^32 - 1 a run holds", packets.len())));
     }
+    let period = if spec.period == 0 { packets.len() } else { spec.period.min(packets.len()) };
+    if let Some(i) = (period..packets.len()).find(|&i| packets[i] != packets[i % period]) {
+        return Err(Error::config(format!("packet {i} breaks the replay period of {period} packets")));
+    }
     // The dispatcher hands out descriptors (indices into the shared trace), as NIC RSS does.
-    let shared: Arc<[Packet]> = packets.into();
-    let descriptors: Vec<Descriptor> = (0..packets.len() as Descriptor).collect();
+    let shared: Arc<[Packet]> = packets[..period].into();
+    let descriptors: Vec<Descriptor> = (0..packets.len()).map(|i| (i % period) as Descriptor).collect();
     let sink = spec.stats.then(|| StatsSink::new(spec.k));
     let factory = |i: usize| -> Box<dyn Worker<Descriptor>> {
         let opts = ClassifierOptions { stats: sink.clone().map(|s| (s, i)), window: spec.window };

@@ -5,11 +5,12 @@
 //! rule costs five branch-free tests combined with `&` and a single branch.
 
 use crate::deps::DependencyGraph;
-use crate::dispatch::{score_with_law, FieldMask, RuleAwarePlan};
+use crate::dispatch::rule_aware::SIMULATED_SHORTLIST;
+use crate::dispatch::{score_with_law, score_with_mrf, FieldMask, RuleAwarePlan};
 use crate::packet::Packet;
 use crate::rules::{Action, Rule, RuleSet};
 use std::collections::HashMap;
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// A rule as the matching loop sees it: 28 bytes, ranges as (low, span).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -177,10 +178,27 @@ impl Snapshot {
         let choice = if sample.is_empty() {
             FieldMask::FIVE_TUPLE
         } else {
-            score_with_law(self, sample, k).first().map_or(FieldMask::FIVE_TUPLE, |s| s.mask)
+            let shortlist: Vec<FieldMask> =
+                score_with_law(self, sample, k).iter().take(SIMULATED_SHORTLIST).map(|s| s.mask).collect();
+            score_with_mrf(&self.detached(), sample, k, &shortlist).first().map_or(FieldMask::FIVE_TUPLE, |s| s.mask)
         };
         self.rule_aware_choice.lock().unwrap_or_else(|e| e.into_inner()).insert(k, choice);
         choice
+    }
+
+    /// The same compiled rule set, owned anew (no calibration, no cached choices): what the
+    /// rule-aware calibration runs its simulated MRF workers on.
+    fn detached(&self) -> Arc<Snapshot> {
+        Arc::new(Snapshot {
+            rules: self.rules.clone(),
+            table: self.table.clone(),
+            deps: self.deps.clone(),
+            default_code: self.default_code,
+            generation: self.generation,
+            rule_aware: OnceLock::new(),
+            calibration: OnceLock::new(),
+            rule_aware_choice: Mutex::new(HashMap::new()),
+        })
     }
 
     /// Whether `u` depends on `v`: `v` has higher priority, they overlap, their actions differ.

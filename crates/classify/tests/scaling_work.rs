@@ -112,3 +112,22 @@ fn statistics_follow_the_workers() {
         stats.iter().map(|s| s.mean_active()).collect::<Vec<_>>()
     );
 }
+
+#[test]
+fn a_replayed_capture_runs_by_descriptors_with_the_same_work() {
+    // A capture looped three times: descriptors into the capture give exactly the work of the
+    // copies, and a period the packets do not have is refused.
+    let spec = SyntheticSpec { rules: 199, depth: 2, flows_per_rule: 5, catch_all_fraction: 0.1 };
+    let snap = Arc::new(Snapshot::new(spec.rule_set().unwrap()));
+    let capture = spec.trace(5_000, 4).unwrap();
+    let replayed: Vec<_> = capture.iter().copied().cycle().take(15_000).collect();
+    let work = |period: usize| {
+        let spec = RunSpec { dispatch: "rss".into(), k: 4, parallel: 1, period, ..Default::default() };
+        let acc = execute(&snap, &replayed, &spec).unwrap().projected.unwrap();
+        (acc.worker_work.clone(), acc.worker_requests.clone())
+    };
+    assert_eq!(work(5_000), work(0));
+    let wrong = RunSpec { period: 4_999, ..Default::default() };
+    let err = execute(&snap, &replayed, &wrong).unwrap_err().to_string();
+    assert!(err.contains("replay period"), "{err}");
+}

@@ -4,7 +4,7 @@
 use crate::cputime::thread_cpu_ns;
 use crate::dispatch;
 use crate::error::Error;
-use crate::runner::BATCH;
+use crate::runner::{route_into_batches, Batches};
 use crate::worker::WorkerParams;
 use crate::workers::AlgoSpec;
 use crate::workload::WorkloadSpec;
@@ -27,29 +27,22 @@ pub fn structure_lookups_per_second(
     Ok(w.requests.len() as f64 * 1e9 / ns as f64)
 }
 
-/// Nanoseconds of dispatcher CPU per request: routing plus appending to per-worker batches,
-/// exactly the serial work of the threaded runner minus the ring push of full batches.
+/// Nanoseconds of dispatcher CPU per request: routing plus appending to per-worker batches
+/// ([`route_into_batches`]), the serial work of every runner minus the ring push of full batches.
 pub fn dispatcher_ns_per_request(name: &str, k: usize, requests: usize, seed: u64) -> Result<f64, Error> {
     let entry = dispatch::lookup(name)?;
     let k = k.max(1);
     let keys = WorkloadSpec::Uniform { m: 1 << 20 }.generate(requests.max(1), seed)?.requests;
     let mut d = (entry.build)(k, seed);
     let mut dispatched = vec![0u64; k];
-    let mut batches: Vec<Vec<u64>> = (0..k).map(|_| Vec::with_capacity(BATCH)).collect();
-    let mut workers = [0u32; 1024];
+    let mut batches = Batches::new(k);
     let t0 = thread_cpu_ns();
-    for chunk in keys.chunks(workers.len()) {
-        d.route_chunk(chunk, &mut dispatched, &mut workers[..chunk.len()]);
-        for (key, &w) in chunk.iter().zip(&workers) {
-            let b = &mut batches[w as usize];
-            b.push(*key);
-            if b.len() == BATCH {
-                std::hint::black_box(&b);
-                b.clear();
-            }
-        }
-    }
+    route_into_batches(d.as_mut(), &keys, &mut dispatched, &mut batches, |_, b| {
+        std::hint::black_box(b);
+    });
     let ns = thread_cpu_ns() - t0;
-    std::hint::black_box(&batches);
+    batches.drain(|_, b| {
+        std::hint::black_box(b);
+    });
     Ok(ns as f64 / keys.len() as f64)
 }

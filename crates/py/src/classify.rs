@@ -108,7 +108,9 @@ impl PacketWorkload {
     /// Runs the classifiers over the trace (GIL released).
     pub(crate) fn execute(&self, py: Python<'_>, spec: &RunSpec) -> PyResult<RunReport> {
         let (snap, packets) = (&self.snap, &self.packets);
-        py.allow_threads(|| run::execute(snap, packets, spec)).map_err(to_py)
+        // A replayed trace repeats with the period of the capture.
+        let spec = RunSpec { period: self.base_len, ..spec.clone() };
+        py.allow_threads(|| run::execute(snap, packets, &spec)).map_err(to_py)
     }
 }
 
@@ -212,6 +214,7 @@ impl PacketWorkload {
             seed: get(config, "seed", 1u64)?,
             stats: get(config, "stats", false)?,
             window: get(config, "window", 0usize)?,
+            period: 0,
         };
         let report = self.execute(py, &spec)?;
         let out = PyDict::new(py);

@@ -13,6 +13,24 @@ use superlinear_core::Worker;
 /// A packet's index in the shared trace.
 pub type Descriptor = u32;
 
+/// How many descriptors ahead the dispatcher prefetches a packet header.
+const PREFETCH_AHEAD: usize = 16;
+
+const NO_LOADS: WorkerLoads<'static> = WorkerLoads { dispatched: &[] };
+
+/// Hints the CPU to load `packets[i]` (if in bounds) into L1; a no-op elsewhere than x86-64.
+#[inline(always)]
+fn prefetch(packets: &[Packet], i: Descriptor) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(p) = packets.get(i as usize) {
+        // SAFETY: `_mm_prefetch` is only a hint: it never faults and changes no state the
+        // program can observe, and the pointer comes from a reference to a live element.
+        unsafe { std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>((p as *const Packet).cast()) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (packets, i);
+}
+
 /// Routes descriptors by the packet they point to, with any packet dispatcher `D`.
 pub struct DescriptorDispatcher<D> {
     inner: D,
@@ -36,41 +54,24 @@ impl<D: Dispatcher<Packet>> Dispatcher<Descriptor> for DescriptorDispatcher<D> {
         self.inner.load_aware()
     }
 
-    /// Routes a stream into per-worker queues through small per-worker staging buffers that
-    /// stay in L1 and are appended a cache line's worth at a time (as a NIC writes descriptors
-    /// in bursts): with k queues, writing one descriptor at a time into k separate memory
-    /// streams would wait for a cache-line fill on most writes.
-    fn split_into(&mut self, requests: &[Descriptor], dispatched: &mut [u64], queues: &mut [Vec<Descriptor>]) {
-        if self.inner.load_aware() {
-            for d in requests {
-                let w = self.inner.route(&self.packets[*d as usize], &WorkerLoads { dispatched });
-                dispatched[w] += 1;
-                queues[w].push(*d);
+    /// Routes a chunk, prefetching the header of the packet [`PREFETCH_AHEAD`] descriptors
+    /// ahead (as DPDK receive loops do): without it, on traces of a million distinct packets
+    /// the header reads and the hash did not overlap and the dispatcher cost 0.5–1.7 ns more per
+    /// packet on this VM.
+    fn route_chunk(&mut self, requests: &[Descriptor], dispatched: &mut [u64], workers: &mut [u32]) {
+        let load_aware = self.inner.load_aware();
+        for (j, (d, slot)) in requests.iter().zip(workers.iter_mut()).enumerate() {
+            if let Some(&ahead) = requests.get(j + PREFETCH_AHEAD) {
+                prefetch(&self.packets, ahead);
             }
-            return;
-        }
-        const STAGE: usize = 16;
-        let k = queues.len();
-        let before: Vec<usize> = queues.iter().map(Vec::len).collect();
-        let mut stage = vec![[0 as Descriptor; STAGE]; k];
-        let mut fill = vec![0usize; k];
-        let none = WorkerLoads { dispatched: &[] };
-        for d in requests {
-            let w = self.inner.route(&self.packets[*d as usize], &none);
-            let f = fill[w];
-            stage[w][f] = *d;
-            if f + 1 == STAGE {
-                queues[w].extend_from_slice(&stage[w]);
-                fill[w] = 0;
+            let p = &self.packets[*d as usize];
+            let w = if load_aware {
+                self.inner.route(p, &WorkerLoads { dispatched })
             } else {
-                fill[w] = f + 1;
-            }
-        }
-        for w in 0..k {
-            queues[w].extend_from_slice(&stage[w][..fill[w]]);
-        }
-        for ((count, q), b) in dispatched.iter_mut().zip(queues.iter()).zip(before) {
-            *count += (q.len() - b) as u64;
+                self.inner.route(p, &NO_LOADS)
+            };
+            dispatched[w] += 1;
+            *slot = w as u32;
         }
     }
 
@@ -124,20 +125,20 @@ mod tests {
     use crate::dispatch::{FieldMask, RssToeplitzDispatcher};
 
     #[test]
-    fn staged_split_routes_like_route() {
+    fn chunk_routing_routes_like_route() {
         let packets: Arc<[Packet]> =
             (0..1000u32).map(|i| Packet::new(i * 7, i, i as u16, (i * 3) as u16, 17)).collect();
         let mut d = DescriptorDispatcher::new(RssToeplitzDispatcher::new(FieldMask::FIVE_TUPLE, 5), packets.clone());
         let ids: Vec<Descriptor> = (0..1000).collect();
-        let mut queues = vec![vec![7u32]; 5];
+        let mut workers = vec![0u32; ids.len()];
         let mut dispatched = vec![1u64; 5];
-        d.split_into(&ids, &mut dispatched, &mut queues);
+        d.route_chunk(&ids, &mut dispatched, &mut workers);
         let none = WorkerLoads { dispatched: &[] };
-        for (w, q) in queues.iter().enumerate() {
-            assert_eq!(dispatched[w], q.len() as u64);
-            assert!(q[1..].windows(2).all(|p| p[0] < p[1]), "order kept");
-            assert!(q[1..].iter().all(|&i| d.route(&i, &none) == w));
+        for (i, &w) in ids.iter().zip(&workers) {
+            assert_eq!(d.route(i, &none), w as usize);
         }
-        assert_eq!(dispatched.iter().sum::<u64>(), 1005);
+        for (w, &n) in dispatched.iter().enumerate() {
+            assert_eq!(n, 1 + workers.iter().filter(|&&x| x as usize == w).count() as u64);
+        }
     }
 }

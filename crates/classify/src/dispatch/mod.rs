@@ -11,7 +11,7 @@ pub mod rule_aware;
 pub mod toeplitz;
 
 pub use rss::{FieldMask, RssToeplitzDispatcher};
-pub use rule_aware::{score_with_law, LawScore, RuleAwareDispatcher, RuleAwarePlan};
+pub use rule_aware::{score_with_law, score_with_mrf, FieldScore, RuleAwareDispatcher, RuleAwarePlan};
 
 use crate::packet::Packet;
 use crate::table::Snapshot;
