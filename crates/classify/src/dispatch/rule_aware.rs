@@ -28,9 +28,9 @@
 //! At dispatch time it is plain RSS (Toeplitz over the masked fields, indirection table): as
 //! cheap as 5-tuple RSS and implementable by NICs that hash selected fields; no flow table and
 //! no classification in the dispatcher (which would be serial work). Because the plain RSS
-//! field sets are among the candidates, it is at least as good as the best of them on the
-//! calibration sample among the shortlisted ones. On the paper's flow-diversity workload it picks the destination port
-//! (Fig. 9d).
+//! field sets are among the candidates, it is at least as good on the calibration sample as
+//! the best of them that the law shortlists. On the paper's flow-diversity workload it picks
+//! the destination port (Fig. 9d).
 
 use super::rss::{FieldMask, RssToeplitzDispatcher};
 use crate::classifier::{MrfClassifier, MrfVariant};
