@@ -231,22 +231,6 @@ impl Dispatcher<Packet> for RssToeplitzDispatcher {
         self.worker(p)
     }
 
-    /// Hashes a block of packets first, then appends them to their queues: the hashes are
-    /// independent table lookups the CPU overlaps, and the appends no longer wait for them.
-    fn split_into(&mut self, requests: &[Packet], dispatched: &mut [u64], queues: &mut [Vec<Packet>]) {
-        const BLOCK: usize = 64;
-        let mut workers = [0u16; BLOCK];
-        for block in requests.chunks(BLOCK) {
-            for (w, p) in workers.iter_mut().zip(block) {
-                *w = self.reta[self.hasher.hash(p) as usize & self.reta_mask];
-            }
-            for (&w, p) in workers.iter().zip(block) {
-                queues[w as usize].push(*p);
-                dispatched[w as usize] += 1;
-            }
-        }
-    }
-
     fn home(&self, p: &Packet) -> Option<usize> {
         Some(self.worker(p))
     }

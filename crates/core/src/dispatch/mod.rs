@@ -38,8 +38,9 @@ pub trait Dispatcher<R = u64>: Send {
         }
     }
 
-    /// Routes a whole stream, appending each request to its worker's queue: the projected
-    /// runner's serial part, fused into one monomorphised loop (one virtual call per stream).
+    /// Routes a whole stream, appending each request to its worker's queue: how the projected
+    /// runner materialises the workers' streams (untimed; its timed dispatch is
+    /// [`crate::runner::route_into_batches`]). One monomorphised loop, one virtual call per stream.
     fn split_into(&mut self, requests: &[R], dispatched: &mut [u64], queues: &mut [Vec<R>])
     where
         R: Clone,
