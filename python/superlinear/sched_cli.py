@@ -193,21 +193,30 @@ def cmd_worker(args: argparse.Namespace) -> int:
                   caption="attack rate as a fraction of the innocent rate; DF = innocent Gbit/s lost per attack "
                           "Gbit/s; fcfs = unprotected worker, wsjf = SurgeProtector (learned job sizes)",
                   caption_justify="left")
-        t.add_column("attack / innocent", justify="right")
-        for p in study.policies:
-            t.add_column(f"{p} Gbit/s", justify="right")
-            t.add_column(f"{p} DF", justify="right")
-        for f in (0.0, *study.attack_fractions):
-            cells = [f"{f:.3g}"]
-            for p in study.policies:
-                r = next(r for r in rows if r["adversary"] == adv and r["policy"] == p and r["attack_fraction"] == f)
-                cells += [f"{r['goodput_gbps']:.3f}", "—" if f == 0 else f"{r['displacement_factor']:.3g}"]
-            t.add_row(*cells)
-        console.print(t)
+        console.print(_goodput_table(t, rows, adv, study.policies, study.attack_fractions))
         console.print("  displacement factor (max): " + ", ".join(
             f"{p} {v:.3g}" for p, v in s["displacement_factor"].items()))
     _print_files(out, path, plots)
     return 0
+
+
+def _goodput_table(t: Table, rows: list[dict[str, Any]], adversary: str, policies: Sequence[str],
+                   fractions: Sequence[float], mark_unresolved: bool = False) -> Table:
+    """Fills `t`: one row per attack rate, innocent Gbit/s and displacement factor per policy;
+    with `mark_unresolved`, a factor from fewer than 100 attack packets is marked with *."""
+    t.add_column("attack / innocent", justify="right")
+    for p in policies:
+        t.add_column(f"{p} Gbit/s", justify="right")
+        t.add_column(f"{p} DF", justify="right")
+    for f in (0.0, *fractions):
+        cells = [f"{f:.3g}"]
+        for p in policies:
+            r = next(r for r in rows if r["adversary"] == adversary and r["policy"] == p and r["attack_fraction"] == f)
+            unresolved = mark_unresolved and not r["resolved"]
+            df = "—" if f == 0 else f"{r['displacement_factor']:.3g}" + ("*" if unresolved else "")
+            cells += [f"{r['goodput_gbps']:.3f}", df]
+        t.add_row(*cells)
+    return t
 
 
 def cmd_classifier(args: argparse.Namespace) -> int:
@@ -271,18 +280,7 @@ def cmd_classifier(args: argparse.Namespace) -> int:
                           f"({study.estimator} estimator). Work probe (exact): {s['probe_attack_work']:.0f} rules "
                           f"compared per attack packet vs {s['probe_innocent_work']:.1f} per innocent packet.",
                   caption_justify="left")
-        t.add_column("attack / innocent", justify="right")
-        for p in study.policies:
-            t.add_column(f"{p} Gbit/s", justify="right")
-            t.add_column(f"{p} DF", justify="right")
-        for f in (0.0, *study.attack_fractions):
-            cells = [f"{f:.3g}"]
-            for p in study.policies:
-                r = next(r for r in rows if r["adversary"] == adv and r["policy"] == p and r["attack_fraction"] == f)
-                df = "—" if f == 0 else f"{r['displacement_factor']:.3g}" + ("" if r["resolved"] else "*")
-                cells += [f"{r['goodput_gbps']:.3f}", df]
-            t.add_row(*cells)
-        console.print(t)
+        console.print(_goodput_table(t, rows, adv, study.policies, study.attack_fractions, mark_unresolved=True))
         dfs = ", ".join(f"{p} {v:.3g}" for p, v in s["displacement_factor"].items())
         console.print(f"  displacement factor (max over resolved rates; * = fewer than 100 attack packets): {dfs}")
     _print_files(out, path, plots)
