@@ -209,7 +209,7 @@ pub fn first_match_ids(snap: &Snapshot, packets: &[Packet]) -> Vec<u32> {
 
 /// The worker of every packet under a dispatcher, exactly as a run routes them.
 pub fn assign(
-    snap: &Snapshot,
+    snap: &Arc<Snapshot>,
     packets: &[Packet],
     dispatch_spec: &str,
     k: usize,

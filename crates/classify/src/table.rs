@@ -161,7 +161,7 @@ impl Snapshot {
     }
 
     /// The fields the rule-aware dispatcher hashes at k (scored once per k, then cached).
-    pub fn rule_aware_fields(&self, k: usize) -> FieldMask {
+    pub fn rule_aware_fields(self: &Arc<Self>, k: usize) -> FieldMask {
         if let Some(m) = self.rule_aware_choice.lock().unwrap_or_else(|e| e.into_inner()).get(&k) {
             return *m;
         }
@@ -180,25 +180,10 @@ impl Snapshot {
         } else {
             let shortlist: Vec<FieldMask> =
                 score_with_law(self, sample, k).iter().take(SIMULATED_SHORTLIST).map(|s| s.mask).collect();
-            score_with_mrf(&self.detached(), sample, k, &shortlist).first().map_or(FieldMask::FIVE_TUPLE, |s| s.mask)
+            score_with_mrf(self, sample, k, &shortlist).first().map_or(FieldMask::FIVE_TUPLE, |s| s.mask)
         };
         self.rule_aware_choice.lock().unwrap_or_else(|e| e.into_inner()).insert(k, choice);
         choice
-    }
-
-    /// The same compiled rule set, owned anew (no calibration, no cached choices): what the
-    /// rule-aware calibration runs its simulated MRF workers on.
-    fn detached(&self) -> Arc<Snapshot> {
-        Arc::new(Snapshot {
-            rules: self.rules.clone(),
-            table: self.table.clone(),
-            deps: self.deps.clone(),
-            default_code: self.default_code,
-            generation: self.generation,
-            rule_aware: OnceLock::new(),
-            calibration: OnceLock::new(),
-            rule_aware_choice: Mutex::new(HashMap::new()),
-        })
     }
 
     /// Whether `u` depends on `v`: `v` has higher priority, they overlap, their actions differ.

@@ -21,11 +21,12 @@ use superlinear_core::dispatch::{Dispatcher, RandomDispatcher, RoundRobinDispatc
 use superlinear_core::Error;
 
 /// Builds a packet dispatcher for k workers: (argument after `:`, k, seed, rules).
-pub type PacketDispatcherConstructor = fn(&str, usize, u64, &Snapshot) -> Result<Box<dyn Dispatcher<Packet>>, Error>;
+pub type PacketDispatcherConstructor =
+    fn(&str, usize, u64, &Arc<Snapshot>) -> Result<Box<dyn Dispatcher<Packet>>, Error>;
 
 /// Builds the same dispatcher over descriptors into `packets` (what runs use).
 pub type DescriptorDispatcherConstructor =
-    fn(&str, usize, u64, &Snapshot, Arc<[Packet]>) -> Result<Box<dyn Dispatcher<Descriptor>>, Error>;
+    fn(&str, usize, u64, &Arc<Snapshot>, Arc<[Packet]>) -> Result<Box<dyn Dispatcher<Descriptor>>, Error>;
 
 /// One registry entry.
 pub struct PacketDispatcherEntry {
@@ -66,7 +67,7 @@ pub const REGISTRY: &[PacketDispatcherEntry] = &[
     PacketDispatcherEntry {
         name: "rule",
         flow_affine: true,
-        summary: "rule-aware RSS: hashes the header bits that pin the most rules to one worker",
+        summary: "rule-aware RSS: the header fields (or leading bits) whose split gives MRF workers the least busiest-worker work on a calibration sample",
         build: |arg, k, _, snap| {
             no_argument("rule", arg)?;
             Ok(Box::new(RuleAwareDispatcher::new(snap, k)))
@@ -116,7 +117,7 @@ pub fn lookup(spec: &str) -> Result<(&'static PacketDispatcherEntry, &str), Erro
 }
 
 /// Builds the dispatcher `spec` for k workers over `snap`.
-pub fn build(spec: &str, k: usize, seed: u64, snap: &Snapshot) -> Result<Box<dyn Dispatcher<Packet>>, Error> {
+pub fn build(spec: &str, k: usize, seed: u64, snap: &Arc<Snapshot>) -> Result<Box<dyn Dispatcher<Packet>>, Error> {
     let (entry, arg) = lookup(spec)?;
     (entry.build)(arg, k.max(1), seed, snap)
 }
@@ -126,7 +127,7 @@ pub fn build_descriptors(
     spec: &str,
     k: usize,
     seed: u64,
-    snap: &Snapshot,
+    snap: &Arc<Snapshot>,
     packets: Arc<[Packet]>,
 ) -> Result<Box<dyn Dispatcher<Descriptor>>, Error> {
     let (entry, arg) = lookup(spec)?;
@@ -135,7 +136,7 @@ pub fn build_descriptors(
 
 /// The canonical name of a spec (`rss` → `rss:sip,dip,sport,dport,proto`; `rule` →
 /// `rule(dport)` with the fields it picks for k).
-pub fn describe(spec: &str, k: usize, snap: &Snapshot) -> Result<String, Error> {
+pub fn describe(spec: &str, k: usize, snap: &Arc<Snapshot>) -> Result<String, Error> {
     let (entry, arg) = lookup(spec)?;
     Ok(match entry.name {
         "rss" => format!("rss:{}", if arg.is_empty() { FieldMask::FIVE_TUPLE } else { FieldMask::parse(arg)? }.name()),

@@ -279,7 +279,7 @@ pub struct RuleAwareDispatcher {
 impl RuleAwareDispatcher {
     /// The dispatcher for `k` workers over the fields the rule set's calibration chose
     /// (see [`Snapshot::rule_aware_fields`]).
-    pub fn new(snap: &Snapshot, k: usize) -> Self {
+    pub fn new(snap: &Arc<Snapshot>, k: usize) -> Self {
         Self { inner: RssToeplitzDispatcher::new(snap.rule_aware_fields(k), k) }
     }
 
@@ -313,7 +313,7 @@ mod tests {
         assert_eq!(c.mask.name(), "dport");
         assert_eq!((c.pinned, c.blocks, c.largest_block), (997, 997, 1));
         let spec = generate::SyntheticSpec { rules: 997, depth: 0, flows_per_rule: 50, catch_all_fraction: 0.0 };
-        let snap = Snapshot::new(spec.rule_set().unwrap());
+        let snap = Arc::new(Snapshot::new(spec.rule_set().unwrap()));
         let sample = spec.trace(20_000, 9).unwrap();
         let scores = score_with_law(&snap, &sample, 16);
         // Hashing the destination port (alone or with constant fields) pins every rule.
