@@ -21,6 +21,7 @@ pub mod dispatch;
 pub mod hash;
 pub mod law;
 pub mod mad;
+pub mod prefetch;
 pub mod run_config;
 pub mod runner;
 pub mod workload;

@@ -7,7 +7,8 @@
 
 use crate::packet::Packet;
 use std::sync::Arc;
-use superlinear_core::dispatch::{Dispatcher, WorkerLoads};
+use superlinear_core::dispatch::{Dispatcher, WorkerLoads, NO_LOADS};
+use superlinear_core::prefetch::prefetch;
 use superlinear_core::Worker;
 
 /// A packet's index in the shared trace.
@@ -15,21 +16,6 @@ pub type Descriptor = u32;
 
 /// How many descriptors ahead the dispatcher prefetches a packet header.
 const PREFETCH_AHEAD: usize = 64;
-
-const NO_LOADS: WorkerLoads<'static> = WorkerLoads { dispatched: &[] };
-
-/// Hints the CPU to load `packets[i]` (if in bounds) into L1; a no-op elsewhere than x86-64.
-#[inline(always)]
-fn prefetch(packets: &[Packet], i: Descriptor) {
-    #[cfg(target_arch = "x86_64")]
-    if let Some(p) = packets.get(i as usize) {
-        // SAFETY: `_mm_prefetch` is only a hint: it never faults and changes no state the
-        // program can observe, and the pointer comes from a reference to a live element.
-        unsafe { std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>((p as *const Packet).cast()) };
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (packets, i);
-}
 
 /// Routes descriptors by the packet they point to, with any packet dispatcher `D`.
 pub struct DescriptorDispatcher<D> {
@@ -58,20 +44,12 @@ impl<D: Dispatcher<Packet>> Dispatcher<Descriptor> for DescriptorDispatcher<D> {
     /// ahead (as DPDK receive loops do). On a synthetic trace of 10⁶ packets (16 MB) the
     /// dispatcher took 8.2–8.4 ns per packet at k = 32 without prefetch or 16 ahead (at ~6 ns
     /// a packet that is less than a memory latency), 5.6–5.8 ns 32 or 64 ahead, on this VM.
-    fn route_chunk(&mut self, requests: &[Descriptor], dispatched: &mut [u64], workers: &mut [u32]) {
-        let load_aware = self.inner.load_aware();
+    fn assign_chunk(&mut self, requests: &[Descriptor], workers: &mut [u32]) {
         for (j, (d, slot)) in requests.iter().zip(workers.iter_mut()).enumerate() {
-            if let Some(&ahead) = requests.get(j + PREFETCH_AHEAD) {
-                prefetch(&self.packets, ahead);
+            if let Some(p) = requests.get(j + PREFETCH_AHEAD).and_then(|&ahead| self.packets.get(ahead as usize)) {
+                prefetch(p);
             }
-            let p = &self.packets[*d as usize];
-            let w = if load_aware {
-                self.inner.route(p, &WorkerLoads { dispatched })
-            } else {
-                self.inner.route(p, &NO_LOADS)
-            };
-            dispatched[w] += 1;
-            *slot = w as u32;
+            *slot = self.inner.route(&self.packets[*d as usize], &NO_LOADS) as u32;
         }
     }
 
@@ -133,7 +111,7 @@ mod tests {
         let mut workers = vec![0u32; ids.len()];
         let mut dispatched = vec![1u64; 5];
         d.route_chunk(&ids, &mut dispatched, &mut workers);
-        let none = WorkerLoads { dispatched: &[] };
+        let none = NO_LOADS;
         for (i, &w) in ids.iter().zip(&workers) {
             assert_eq!(d.route(i, &none), w as usize);
         }

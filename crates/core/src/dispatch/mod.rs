@@ -21,6 +21,9 @@ pub struct WorkerLoads<'a> {
     pub dispatched: &'a [u64],
 }
 
+/// The loads given to dispatchers that do not read them.
+pub const NO_LOADS: WorkerLoads<'static> = WorkerLoads { dispatched: &[] };
+
 /// A dispatcher splits one request stream into `k` streams.
 pub trait Dispatcher<R = u64>: Send {
     /// The worker (in `0..k`) that serves `request`.
@@ -29,12 +32,30 @@ pub trait Dispatcher<R = u64>: Send {
     /// Routes a chunk of requests: `workers[i]` receives the worker of `requests[i]` and
     /// `dispatched` is kept up to date. The provided body is monomorphised per dispatcher, so
     /// runners pay one virtual call per chunk and `route` is inlined (the dispatcher is the
-    /// serial fraction of every run: each nanosecond here caps the speedup).
+    /// serial fraction of every run: each nanosecond here caps the speedup). Dispatchers that
+    /// are not load aware route through [`Dispatcher::assign_chunk`].
     fn route_chunk(&mut self, requests: &[R], dispatched: &mut [u64], workers: &mut [u32]) {
+        if self.load_aware() {
+            for (r, slot) in requests.iter().zip(workers.iter_mut()) {
+                let w = self.route(r, &WorkerLoads { dispatched });
+                dispatched[w] += 1;
+                *slot = w as u32;
+            }
+        } else {
+            self.assign_chunk(requests, workers);
+            for &w in &workers[..requests.len()] {
+                dispatched[w as usize] += 1;
+            }
+        }
+    }
+
+    /// Routes a chunk without counting: `workers[i]` receives the worker of `requests[i]`. Only
+    /// for dispatchers that are not [load aware](Dispatcher::load_aware): `route` is given no
+    /// loads. The runners' dispatch loop calls this and derives the counts from its batches, so
+    /// a dispatcher that routes a chunk faster (vectorised hashing, prefetching) overrides it.
+    fn assign_chunk(&mut self, requests: &[R], workers: &mut [u32]) {
         for (r, slot) in requests.iter().zip(workers.iter_mut()) {
-            let w = self.route(r, &WorkerLoads { dispatched });
-            dispatched[w] += 1;
-            *slot = w as u32;
+            *slot = self.route(r, &NO_LOADS) as u32;
         }
     }
 
