@@ -200,14 +200,22 @@ impl MrfClassifier {
     /// Moves `rule` from `p` to `target` (≤ p), shifting the block in between back by one.
     #[inline]
     fn shift(&mut self, target: usize, p: usize) {
-        if target < p {
-            self.order[target..=p].rotate_right(1);
-            if self.track {
-                for j in target..=p {
-                    self.pos[self.order[j] as usize] = j as u32;
-                }
-            }
+        if target >= p {
+            return;
         }
+        let moved = self.order[p];
+        if self.track {
+            // New positions first, read from the order before the memmove rewrites it, with a
+            // slice walk: the original index-range loop after a `rotate_right` was a third of
+            // the samples of a k = 32 acl1 run (5-tuple RSS: busiest worker 16.4–16.9 → 12.0–12.5 ms).
+            let (order, pos) = (&self.order[target..p], &mut self.pos);
+            for (j, &r) in (target as u32 + 1..).zip(order) {
+                pos[r as usize] = j;
+            }
+            pos[moved as usize] = target as u32;
+        }
+        self.order.copy_within(target..p, target + 1);
+        self.order[target] = moved;
     }
 
     /// MRF with precomputed dependencies; returns the chain levels touched.
