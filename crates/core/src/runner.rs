@@ -197,16 +197,19 @@ pub fn run_projected<R: Copy + Default + Send + Sync>(
 ) -> Accounting {
     let k = k.max(1);
     let repeats = repeats.max(1);
-    // Each worker's streams, materialised untimed: in the projected model the workers serve
-    // them afterwards, one after another on the available cores.
+    // Each worker's streams, materialised untimed by the same dispatch loop that is timed below.
     let (warm, counted) = {
         let mut d = dispatcher();
         let mut dispatched = vec![0u64; k];
-        let mut warm: Vec<Vec<R>> = (0..k).map(|_| Vec::with_capacity(streams.warmup.len() / k + 1)).collect();
-        d.split_into(streams.warmup, &mut dispatched, &mut warm);
-        let mut counted: Vec<Vec<R>> = (0..k).map(|_| Vec::with_capacity(streams.counted.len() / k + 1)).collect();
-        d.split_into(streams.counted, &mut dispatched, &mut counted);
-        (warm, counted)
+        let mut batches = Batches::new(k);
+        let mut split = |requests: &[R]| {
+            let mut queues: Vec<Vec<R>> = (0..k).map(|_| Vec::with_capacity(requests.len() / k + 1)).collect();
+            let mut append = |w: usize, batch: &[R]| queues[w].extend_from_slice(batch);
+            route_into_batches(d.as_mut(), requests, &mut dispatched, &mut batches, &mut append);
+            batches.drain(append);
+            queues
+        };
+        (split(streams.warmup), split(streams.counted))
     };
     // The dispatcher's CPU time, taken as the threaded runner's dispatcher spends it (routing
     // and appending to reused batches; see [`route_into_batches`]), from a fresh dispatcher

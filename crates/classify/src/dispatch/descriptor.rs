@@ -111,9 +111,8 @@ mod tests {
         let mut workers = vec![0u32; ids.len()];
         let mut dispatched = vec![1u64; 5];
         d.route_chunk(&ids, &mut dispatched, &mut workers);
-        let none = NO_LOADS;
         for (i, &w) in ids.iter().zip(&workers) {
-            assert_eq!(d.route(i, &none), w as usize);
+            assert_eq!(d.route(i, &NO_LOADS), w as usize);
         }
         for (w, &n) in dispatched.iter().enumerate() {
             assert_eq!(n, 1 + workers.iter().filter(|&&x| x as usize == w).count() as u64);

@@ -59,32 +59,6 @@ pub trait Dispatcher<R = u64>: Send {
         }
     }
 
-    /// Routes a whole stream, appending each request to its worker's queue: how the projected
-    /// runner materialises the workers' streams (untimed; its timed dispatch is
-    /// [`crate::runner::route_into_batches`]). One monomorphised loop, one virtual call per stream.
-    fn split_into(&mut self, requests: &[R], dispatched: &mut [u64], queues: &mut [Vec<R>])
-    where
-        R: Clone,
-    {
-        if self.load_aware() {
-            for r in requests {
-                let w = self.route(r, &WorkerLoads { dispatched });
-                dispatched[w] += 1;
-                queues[w].push(r.clone());
-            }
-        } else {
-            // Nobody reads the counts while routing: derive them from the queues afterwards.
-            let before: Vec<usize> = queues.iter().map(Vec::len).collect();
-            for r in requests {
-                let w = self.route(r, &WorkerLoads { dispatched });
-                queues[w].push(r.clone());
-            }
-            for ((d, q), b) in dispatched.iter_mut().zip(queues.iter()).zip(before) {
-                *d += (q.len() - b) as u64;
-            }
-        }
-    }
-
     /// Whether `route` reads [`WorkerLoads`] (two-choice and other load-aware dispatchers);
     /// the others let the runners skip per-request bookkeeping.
     fn load_aware(&self) -> bool {
