@@ -14,6 +14,7 @@ import pytest
 from superlinear import _native
 from superlinear.classify import PacketWorkloadSpec, load
 from superlinear.experiments.driver import Driver
+from superlinear.experiments.packets import packet_panel
 from superlinear.experiments.spec import Experiment, Panel, Series
 
 Cli = Callable[..., CompletedProcess[str]]
@@ -152,6 +153,32 @@ def test_driver_runs_packet_panels_with_all_speedup_kinds(tmp_path: Path) -> Non
     assert by[("rss:dport", 8)]["speedup_work"] > 8
     assert all(r["throughput_vs_static_k1"] is not None for r in rows)
     assert by[("rss", 8)]["dispatch_resolved"] == "rss:sip,dip,sport,dport,proto"
+
+
+def test_steady_state_packet_panels_serve_the_warm_up_first(cli: Cli, fixtures: Path, tmp_path: Path) -> None:
+    spec = PacketWorkloadSpec(kind="synthetic", synthetic_rules=499, flows_per_rule=20, packets=24_000,
+                              calibration=5_000)
+    panel = packet_panel("t", "tiny", spec, (Series("mrf", "rss:dport"),), (1, 8))
+    assert panel.warmup == 6_000
+    exp = Experiment(name="tinypk", description="tiny packet experiment", panels=(panel,))
+    driver = Driver(measure=False, show_progress=False)
+    cold = {r["k"]: r for r in driver.run(exp)}
+    steady = {r["k"]: r for r in driver.run(exp.steady_state())}
+    assert all(r["warmup"] == "excluded" and r["warmup_requests"] == 6_000 for r in steady.values())
+    assert all(r["requests"] == 24_000 for r in [*cold.values(), *steady.values()])
+    # Without the first touch of every rule, k = 8 saves relatively more than one worker does.
+    assert steady[8]["speedup_work"] > 1.1 * cold[8]["speedup_work"]
+    # The CLI: --packets counted after --warmup; on a trace alone, the warm-up comes out of it.
+    rules, trace = str(fixtures / "r.txt"), str(fixtures / "t.bin")
+    r = cli("classify", "--rules", rules, "--trace", trace, "--packets", "3000", "--warmup", "1000", "--json",
+            "--no-measure")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert (doc["info"]["packets"], doc["projected"]["requests"], doc["warmup"]) == (4000, 3000, 1000)
+    r = cli("classify", "--rules", rules, "--trace", trace, "--warmup", "1000", "--json", "--no-measure")
+    assert json.loads(r.stdout)["projected"]["requests"] == 3000
+    assert_clean_error(cli("classify", "--rules", rules, "--trace", trace, "--warmup", "4000"),
+                       "nothing left to count")
 
 
 def test_packet_workload_check_and_law_items() -> None:

@@ -28,7 +28,9 @@ class PacketWorkloadSpec:
     ``catch_all`` traffic share). ``packets`` > 0 replays a trace file until it holds that many
     packets (a traffic generator looping a capture), or sets the generated trace's length.
     ``calibration`` packets from the start of the trace (before replay) calibrate the
-    rule-aware dispatcher. ``actions`` assigns actions to ClassBench filters.
+    rule-aware dispatcher. ``actions`` assigns actions to ClassBench filters. ``warmup`` > 0
+    puts that many more packets in front (the replay or the generated trace runs on), which
+    every run serves first and leaves out of its figures: the steady state.
     """
 
     kind: str = "synthetic"
@@ -43,6 +45,7 @@ class PacketWorkloadSpec:
     packets: int = 0
     calibration: int = 100_000
     seed: int = 1
+    warmup: int = 0
 
     def label(self) -> str:
         if self.name:
@@ -65,14 +68,15 @@ def load(spec: PacketWorkloadSpec) -> _native.PacketWorkload:
     if spec.kind == "files":
         if not spec.rules:
             raise SuperlinearError("a packet workload from files needs a rules file")
-        cfg: dict[str, Any] = {"actions": spec.actions, "generate": spec.packets or 100_000, "seed": spec.seed}
+        total = (spec.packets or 100_000) + spec.warmup
+        cfg: dict[str, Any] = {"actions": spec.actions, "generate": total, "seed": spec.seed}
         w = _native.PacketWorkload.load(spec.rules, spec.trace, cfg)
-        if spec.trace and spec.packets:
-            w.replay(spec.packets)
+        if spec.trace and (spec.packets or spec.warmup):
+            w.replay(total)
     elif spec.kind == "synthetic":
         syn = {"rules": spec.synthetic_rules, "depth": spec.depth, "flows_per_rule": spec.flows_per_rule,
                "catch_all": spec.catch_all}
-        w = _native.PacketWorkload.synthetic(syn, spec.packets or 100_000, spec.seed)
+        w = _native.PacketWorkload.synthetic(syn, (spec.packets or 100_000) + spec.warmup, spec.seed)
     else:
         raise SuperlinearError(f"unknown packet workload kind '{spec.kind}' (known: files, synthetic)")
     w.calibrate(spec.calibration)
@@ -88,9 +92,10 @@ def _acc(v: dict[str, Any] | None) -> Accounting | None:
 
 def run_point(spec: PacketWorkloadSpec, algo: str, dispatch: str, k: int, modes: tuple[str, ...],
               repeats: int = 1, seed: int = 1) -> RunResult:
-    """One run of ``algo`` behind ``dispatch`` with k workers on the workload of ``spec``."""
+    """One run of ``algo`` behind ``dispatch`` with k workers on the workload of ``spec``
+    (its warm-up served first and left out)."""
     w = load(spec)
     raw = w.run({"algo": algo, "dispatch": dispatch, "k": k, "modes": list(modes), "repeats": repeats,
-                 "seed": seed})
+                 "seed": seed, "warmup": spec.warmup})
     return RunResult(items=raw["items"], cores=raw["cores"], projected=_acc(raw["projected"]),
                      measured=_acc(raw["measured"]), single_core=None)

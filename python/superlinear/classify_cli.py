@@ -16,7 +16,7 @@ from rich.table import Table
 
 from superlinear import _native
 from superlinear.classify import CLASSBENCH_SETS, PacketWorkloadSpec, load
-from superlinear.cli_args import positive_int
+from superlinear.cli_args import non_negative_int, positive_int
 from superlinear.engine import SuperlinearError
 from superlinear.results import write_results
 
@@ -39,17 +39,19 @@ def _fraction(text: str) -> float:
 def _workload(args: argparse.Namespace) -> Any:
     if args.rules:
         cfg = {"rule_format": args.rule_format, "actions": args.actions, "default_action": args.default,
-               "trace_format": args.trace_format, "generate": args.packets or 100_000, "seed": args.seed}
+               "trace_format": args.trace_format, "generate": (args.packets or 100_000) + args.warmup,
+               "seed": args.seed}
         w = _native.PacketWorkload.load(args.rules, args.trace, cfg)
         if args.trace and args.packets:
-            w.replay(args.packets)
+            w.replay(args.packets + args.warmup)
         w.calibrate(args.calibration)
         return w
     if args.trace:
         raise SuperlinearError("--trace needs --rules (the rule set to classify against)")
     spec = PacketWorkloadSpec(kind="synthetic", synthetic_rules=args.synthetic_rules, depth=args.depth,
                               flows_per_rule=args.flows_per_rule, catch_all=args.catch_all,
-                              packets=args.packets or 100_000, seed=args.seed, calibration=args.calibration)
+                              packets=args.packets or 100_000, seed=args.seed, calibration=args.calibration,
+                              warmup=args.warmup)
     return load(spec)
 
 
@@ -58,13 +60,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     info = w.info()
     modes = ["projected"] + (["measured"] if not args.no_measure else [])
     raw = w.run({"algo": args.algo, "dispatch": args.dispatch, "k": args.workers, "modes": modes, "stats": True,
-                 "window": args.window, "seed": args.seed})
+                 "window": args.window, "seed": args.seed, "warmup": args.warmup})
     p, m = raw["projected"], raw["measured"]
     mpps = p["requests"] * 1e3 / max(p["projected_ns"], 1)
     matches = [sum(s["matches"][i] for s in raw["stats"]) for i in range(info["rules"])] if raw["stats"] else []
     default_hits = sum(s["default_hits"] for s in raw["stats"])
     doc: dict[str, Any] = {"rules_file": args.rules, "trace_file": args.trace, "algo": args.algo,
                            "dispatch": raw["dispatch"], "k": args.workers, "info": info, "cores": raw["cores"],
+                           "warmup": args.warmup,
                            "mpps_projected": mpps,
                            "mpps_measured": m["requests"] * 1e3 / m["wall_ns"] if m and m["wall_ns"] else None,
                            "projected": p, "measured": m, "work_per_packet": p["work_total"] / max(p["requests"], 1),
@@ -84,10 +87,11 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def _print_run(doc: dict[str, Any], top: int) -> None:
     info = doc["info"]
+    warm = f" (the first {doc['warmup']:,} a warm-up, left out of throughput and work)" if doc["warmup"] else ""
     console.print(f"{doc['algo']} behind {doc['dispatch']}, k = {doc['k']}: {info['rules']:,} rules "
                   f"({info['dependency_edges']:,} dependencies, {info['dependent_rules']:,} dependent rules, longest "
                   f"chain {info['max_dependency_depth']}; graph built in {info['dependency_seconds'] * 1e3:,.1f} ms), "
-                  f"{info['packets']:,} packets")
+                  f"{info['packets']:,} packets{warm}")
     skipped = sum(info.get(k, 0) for k in ("skipped_not_ipv4", "skipped_not_tcp_udp", "skipped_truncated"))
     if skipped:
         console.print(f"  skipped frames: {info.get('skipped_not_ipv4', 0):,} not IPv4, "
@@ -279,6 +283,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--check", action="store_true", help="verify every verdict against brute-force first match "
                    "(exit 1 on any mismatch)")
     p.add_argument("--packets", type=positive_int, help="replay the trace to N packets, or generate N packets")
+    p.add_argument("--warmup", type=non_negative_int, default=0, metavar="N",
+                   help="serve N packets first and leave them out of throughput and work (steady state); "
+                   "with --packets they come on top, otherwise from the start of the trace (default 0)")
     p.add_argument("--calibration", type=positive_int, default=100_000,
                    help="packets at the start of the trace that calibrate the rule-aware dispatcher "
                    "(default 100000; the whole trace if shorter)")

@@ -46,6 +46,9 @@ pub struct RunSpec {
     /// capture's memory, not a copy per replayed packet (which would turn the dispatcher's
     /// header reads into a DRAM stream no receive path has).
     pub period: usize,
+    /// Packets served first and left out of every figure (steady state): the first `warmup`
+    /// packets warm each worker's order, the rest are timed and counted.
+    pub warmup: usize,
 }
 
 impl Default for RunSpec {
@@ -62,6 +65,7 @@ impl Default for RunSpec {
             stats: false,
             window: 0,
             period: 0,
+            warmup: 0,
         }
     }
 }
@@ -87,8 +91,12 @@ pub fn execute(snap: &Arc<Snapshot>, packets: &[Packet], spec: &RunSpec) -> Resu
     if spec.k == 0 {
         return Err(Error::config("k must be at least 1"));
     }
-    if packets.is_empty() {
-        return Err(Error::config("the trace holds no packets"));
+    if packets.len() <= spec.warmup {
+        return Err(Error::config(format!(
+            "the trace holds {} packets: nothing left to count after a warm-up of {}",
+            packets.len(),
+            spec.warmup
+        )));
     }
     let dispatch_name = dispatch::describe(&spec.dispatch, spec.k, snap)?;
     let seed = spec.seed ^ ENGINE_DISPATCH_SALT;
@@ -110,7 +118,8 @@ pub fn execute(snap: &Arc<Snapshot>, packets: &[Packet], spec: &RunSpec) -> Resu
     };
     let make =
         || dispatch::build_descriptors(&spec.dispatch, spec.k, seed, snap, shared.clone()).expect("checked above");
-    let streams = Streams { warmup: &[], counted: &descriptors[..] };
+    let (warmup, counted) = descriptors.split_at(spec.warmup);
+    let streams = Streams { warmup, counted };
     let cores = available_cores();
     let parallel = if spec.parallel == 0 { cores } else { spec.parallel };
     let projected = spec.projected.then(|| run_projected(streams, &make, spec.k, &factory, parallel, spec.repeats));

@@ -131,3 +131,36 @@ fn a_replayed_capture_runs_by_descriptors_with_the_same_work() {
     let err = execute(&snap, &replayed, &wrong).unwrap_err().to_string();
     assert!(err.contains("replay period"), "{err}");
 }
+
+#[test]
+fn a_warm_up_is_served_first_and_left_out_of_the_counts() {
+    // Stateless RSS gives each worker the same stream prefix with or without the rest, so the
+    // counted work after a warm-up is exactly the whole run's work less the warm-up's alone,
+    // worker by worker, in the projected and the threaded runner alike.
+    let spec = SyntheticSpec { rules: 307, depth: 1, flows_per_rule: 3, catch_all_fraction: 0.05 };
+    let snap = Arc::new(Snapshot::new(spec.rule_set().unwrap()));
+    let packets = spec.trace(12_000, 5).unwrap();
+    let warmup = 4_000;
+    let run = |packets: &[superlinear_classify::Packet], warmup: usize, measured: bool| {
+        let spec = RunSpec { k: 2, warmup, measured, projected: !measured, parallel: 1, ..Default::default() };
+        let r = execute(&snap, packets, &spec).unwrap();
+        let acc = if measured { r.measured } else { r.projected }.unwrap();
+        (acc.requests, acc.worker_work.clone(), acc.worker_requests.clone())
+    };
+    let (_, whole, whole_requests) = run(&packets, 0, false);
+    let (_, first, first_requests) = run(&packets[..warmup], 0, false);
+    let expected_work: Vec<u64> = whole.iter().zip(&first).map(|(a, b)| a - b).collect();
+    let expected_requests: Vec<u64> = whole_requests.iter().zip(&first_requests).map(|(a, b)| a - b).collect();
+    assert!(expected_work.iter().all(|&w| w > 0));
+    // The threaded runner needs a core per worker.
+    let threaded = superlinear_core::cputime::available_cores() >= 2;
+    for measured in [false, true].into_iter().filter(|&m| !m || threaded) {
+        let (requests, work, served) = run(&packets, warmup, measured);
+        assert_eq!(requests, (packets.len() - warmup) as u64, "measured = {measured}");
+        assert_eq!(work, expected_work, "measured = {measured}");
+        assert_eq!(served, expected_requests, "measured = {measured}");
+    }
+    let all = RunSpec { warmup: packets.len(), ..Default::default() };
+    let err = execute(&snap, &packets, &all).unwrap_err().to_string();
+    assert!(err.contains("nothing left to count"), "{err}");
+}

@@ -194,7 +194,7 @@ impl PacketWorkload {
         Ok(d)
     }
 
-    /// One run (config: algo, dispatch, k, modes, repeats, parallel, seed, stats, window):
+    /// One run (config: algo, dispatch, k, modes, repeats, parallel, seed, stats, window, warmup):
     /// {dispatch, cores, items, projected, measured, stats}.
     fn run<'py>(&self, py: Python<'py>, config: &Bound<'py, PyDict>) -> PyResult<Bound<'py, PyDict>> {
         let modes: Vec<String> = get(config, "modes", vec!["projected".to_string()])?;
@@ -215,6 +215,7 @@ impl PacketWorkload {
             stats: get(config, "stats", false)?,
             window: get(config, "window", 0usize)?,
             period: 0,
+            warmup: get(config, "warmup", 0usize)?,
         };
         let report = self.execute(py, &spec)?;
         let out = PyDict::new(py);

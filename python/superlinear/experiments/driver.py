@@ -5,7 +5,7 @@ progress, result files, plots and the summary table.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -43,12 +43,18 @@ def _spec(panel: Panel, series: Series, k: int, modes: tuple[str, ...]) -> RunSp
     )
 
 
+def _packets(panel: Panel, series: Series) -> PacketWorkloadSpec:
+    """The packet workload of a series: the panel's, with its warm-up in front when excluded."""
+    assert isinstance(panel.workload, PacketWorkloadSpec)
+    return replace(panel.workload, warmup=panel.warmup if series.exclude_warmup else 0)
+
+
 def _run(panel: Panel, series: Series, k: int, modes: tuple[str, ...]) -> RunResult:
     """One grid point: the key engine, or the packet classifier for packet workloads."""
     if isinstance(panel.workload, PacketWorkloadSpec):
         from superlinear.classify import run_point
 
-        return run_point(panel.workload, series.algo, series.dispatch, k, modes, panel.repeats, panel.seed)
+        return run_point(_packets(panel, series), series.algo, series.dispatch, k, modes, panel.repeats, panel.seed)
     return run(_spec(panel, series, k, modes))
 
 
@@ -58,7 +64,7 @@ def _packet_extras(panel: Panel, series: Series, k: int) -> Row:
         return {}
     from superlinear.classify import load
 
-    w = load(panel.workload)
+    w = load(_packets(panel, series))
     return {"dispatch_resolved": w.describe_dispatch(series.dispatch, k), "rules": w.rules}
 
 

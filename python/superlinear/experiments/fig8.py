@@ -7,8 +7,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from superlinear.experiments.packets import KS_FULL, KS_QUICK, RSS5, classbench, find_data, series, synthetic
-from superlinear.experiments.spec import Experiment, Panel
+from superlinear.experiments.packets import (
+    KS_FULL,
+    KS_QUICK,
+    RSS5,
+    classbench,
+    find_data,
+    packet_panel,
+    series,
+    synthetic,
+)
+from superlinear.experiments.spec import Experiment
 
 __all__ = ["experiment"]
 
@@ -24,13 +33,11 @@ def experiment(quick: bool = False, data: Path | None = None) -> Experiment:
     if root is not None:
         algos = [("static", RSS5), ("mrf", RSS5), ("mrf", "rule")] + ([] if quick else [("mrf-swap", RSS5)])
         for name, letter in (("acl1", "a"), ("ipc1", "b"), ("fw1", "c")):
-            panels.append(Panel(name=letter, title=f"ClassBench {name} 5k, RSS",
-                                workload=classbench(root, name, "5k", quick), series=series(*algos), ks=ks,
-                                requests=0, metric="packets", static_baseline="static", repeats=repeats))
+            panels.append(packet_panel(letter, f"ClassBench {name} 5k, RSS", classbench(root, name, "5k", quick),
+                                       series(*algos), ks, repeats=repeats))
     for label, n in zip(("d2k", "d5k", "d10k"), RULE_SIZES, strict=True):
-        panels.append(Panel(name=label, title=f"synthetic, {n:,} independent rules, 1 flow/rule",
-                            workload=synthetic(n, quick), series=series(("static", RSS5), ("mrf", RSS5)), ks=ks,
-                            requests=0, metric="packets", static_baseline="static", repeats=repeats))
+        panels.append(packet_panel(label, f"synthetic, {n:,} independent rules, 1 flow/rule", synthetic(n, quick),
+                                   series(("static", RSS5), ("mrf", RSS5)), ks, repeats=repeats))
     return Experiment(
         name="fig8",
         description="Paper Fig. 8: MRF vs static first-match list, RSS dispatch (speedup above, Mpps below)"

@@ -8,7 +8,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from superlinear.experiments.packets import KS_FULL, KS_QUICK, RSS5, classbench, find_data, series, synthetic
+from superlinear.experiments.packets import (
+    KS_FULL,
+    KS_QUICK,
+    RSS5,
+    classbench,
+    find_data,
+    packet_panel,
+    series,
+    synthetic,
+)
 from superlinear.experiments.spec import Experiment, Panel
 
 __all__ = ["experiment"]
@@ -23,28 +32,24 @@ def experiment(quick: bool = False, data: Path | None = None) -> Experiment:
     panels: list[Panel] = []
     root = find_data(data)
     if root is not None:
-        panels.append(Panel(name="a", title="mean time per packet, ClassBench acl1 5k", metric="latency",
-                            workload=classbench(root, "acl1", "5k", quick), ks=ks, requests=0,
-                            series=series(("static", RSS5), ("mrf", RSS5)), static_baseline="static"))
+        acl1 = classbench(root, "acl1", "5k", quick)
+        panels.append(packet_panel("a", "mean time per packet, ClassBench acl1 5k", acl1,
+                                   series(("static", RSS5), ("mrf", RSS5)), ks, metric="latency"))
     for d in (1, 2, 4, 8):
-        panels.append(Panel(name=f"b{d}", title=f"dependency depth d = {d} ({base:,} chains of {d + 1})",
-                            workload=synthetic(base, quick, depth=d, packets=100_000 if quick else 500_000),
-                            series=series(("mrf", RSS5)), ks=ks, requests=0, metric="packets",
-                            static_baseline="static", repeats=repeats))
+        panels.append(packet_panel(f"b{d}", f"dependency depth d = {d} ({base:,} chains of {d + 1})",
+                                   synthetic(base, quick, depth=d, packets=100_000 if quick else 500_000),
+                                   series(("mrf", RSS5)), ks, repeats=repeats))
     for f in (1, 5, 50, 500):
-        panels.append(Panel(name=f"c{f}", title=f"{f} flows per rule ({base:,} independent rules), 5-tuple RSS",
-                            workload=synthetic(base, quick, flows=f), series=series(("mrf", RSS5)), ks=ks,
-                            requests=0, metric="packets", static_baseline="static", repeats=repeats))
+        panels.append(packet_panel(f"c{f}", f"{f} flows per rule ({base:,} independent rules), 5-tuple RSS",
+                                   synthetic(base, quick, flows=f), series(("mrf", RSS5)), ks, repeats=repeats))
     hashes = series(*(("mrf", h) for h in ("rss:sip", RSS5, "rss:dport", "rule")))
-    panels.append(Panel(name="d", title=f"hash functions, 500 flows per rule ({base:,} independent rules)",
-                        workload=synthetic(base, quick, flows=500), series=hashes, ks=ks, requests=0,
-                        metric="packets", static_baseline="static", repeats=repeats))
+    panels.append(packet_panel("d", f"hash functions, 500 flows per rule ({base:,} independent rules)",
+                               synthetic(base, quick, flows=500), hashes, ks, repeats=repeats))
     if root is not None:
         for name, letter in (("acl1", "e"), ("ipc1", "f"), ("fw1", "g")):
-            panels.append(Panel(name=letter, title=f"dispatchers, ClassBench {name} 5k",
-                                workload=classbench(root, name, "5k", quick),
-                                series=series(*(("mrf", h) for h in DISPATCHERS)), ks=KS_QUICK, requests=0,
-                                metric="packets", static_baseline="static", repeats=repeats))
+            trace = classbench(root, name, "5k", quick)
+            panels.append(packet_panel(letter, f"dispatchers, ClassBench {name} 5k", trace,
+                                       series(*(("mrf", h) for h in DISPATCHERS)), KS_QUICK, repeats=repeats))
     return Experiment(
         name="fig9",
         description="Paper Fig. 9: latency, dependency depth, flow diversity and dispatch hash (MRF)"
