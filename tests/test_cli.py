@@ -78,6 +78,14 @@ def test_sweep_runs_a_grid(cli: Cli, tmp_path: Path) -> None:
     assert all(row["speedup_measured"] is None for row in rows)
 
 
+def test_shipped_sweep_files_load() -> None:
+    from superlinear.sweep import load_sweep
+
+    for path in sorted((Path(__file__).parent.parent / "examples").glob("*.toml")):
+        experiment, measure = load_sweep(path)
+        assert experiment.panels and measure, path
+
+
 def test_bad_sweep_configs_give_one_line(cli: Cli, tmp_path: Path) -> None:
     cases = {
         'algos = ["mtf"\n': ("bad.toml", "invalid TOML", "line"),

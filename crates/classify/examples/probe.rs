@@ -1,7 +1,7 @@
 //! A developer's probe: dependency statistics of a rule file and the k-scaling (projected and
 //! work) of static, MRF and MRF-swap behind the given dispatchers, without Python.
 //! `REPS=N cargo run --release -p superlinear-classify --example probe -- RULES TRACE [DISPATCH...]`
-//! (`REPS` replays the trace N times).
+//! (`REPS` replays the trace N times; `REPEATS=N`: projected timings best of N).
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -31,11 +31,15 @@ fn main() {
     for _ in 1..reps {
         packets.extend_from_slice(&base);
     }
+    let repeats: usize = std::env::var("REPEATS").ok().and_then(|v| v.parse().ok()).unwrap_or(1);
     let dispatches: Vec<String> = if args.len() > 3 { args[3..].to_vec() } else { vec!["rss".into()] };
     for algo in ["static", "mrf", "mrf-swap"] {
-        let b =
-            execute(&snap, &packets, &RunSpec { algo: algo.into(), dispatch: "rr".into(), k: 1, ..Default::default() })
-                .unwrap();
+        let b = execute(
+            &snap,
+            &packets,
+            &RunSpec { algo: algo.into(), dispatch: "rr".into(), k: 1, repeats, ..Default::default() },
+        )
+        .unwrap();
         let bp = b.projected.unwrap();
         println!(
             "{algo} k=1: {:.3} Mpps, work/pkt {:.1}",
@@ -47,17 +51,18 @@ fn main() {
                 let r = execute(
                     &snap,
                     &packets,
-                    &RunSpec { algo: algo.into(), dispatch: d.clone(), k, ..Default::default() },
+                    &RunSpec { algo: algo.into(), dispatch: d.clone(), k, repeats, ..Default::default() },
                 )
                 .unwrap();
                 let p = r.projected.unwrap();
                 println!(
-                    "  {} k={k}: projected x{:.1} work x{:.1} {:.2} Mpps (disp {:.1} ns/pkt)",
+                    "  {} k={k}: projected x{:.1} work x{:.1} {:.2} Mpps (disp {:.1} ns/pkt, busiest worker {:.2} ms)",
                     r.dispatch,
                     bp.projected_ns() as f64 / p.projected_ns() as f64,
                     bp.work_span() as f64 / p.work_span() as f64,
                     packets.len() as f64 * 1e3 / p.projected_ns() as f64,
-                    p.dispatcher_cpu_ns as f64 / packets.len() as f64
+                    p.dispatcher_cpu_ns as f64 / packets.len() as f64,
+                    p.worker_cpu_ns.iter().max().copied().unwrap_or(0) as f64 / 1e6
                 );
             }
         }

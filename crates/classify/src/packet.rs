@@ -13,7 +13,11 @@ pub mod proto {
 }
 
 /// An IPv4 5-tuple. Ports are 0 for protocols without ports.
+///
+/// `repr(C)`: the fields lie in declaration order in the first 13 bytes, which the GFNI RSS
+/// kernel (`dispatch::toeplitz_gfni`) loads directly.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(C)]
 pub struct Packet {
     /// Source address.
     pub src: u32,

@@ -9,6 +9,7 @@ pub mod descriptor;
 pub mod rss;
 pub mod rule_aware;
 pub mod toeplitz;
+pub mod toeplitz_gfni;
 
 pub use rss::{FieldMask, RssToeplitzDispatcher};
 pub use rule_aware::{score_with_law, score_with_mrf, FieldScore, RuleAwareDispatcher, RuleAwarePlan};

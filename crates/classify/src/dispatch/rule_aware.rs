@@ -32,6 +32,7 @@
 //! the best of them that the law shortlists. On the paper's flow-diversity workload it picks
 //! the destination port (Fig. 9d).
 
+use super::descriptor::{Descriptor, RouteDescriptors};
 use super::rss::{FieldMask, RssToeplitzDispatcher};
 use crate::classifier::{MrfClassifier, MrfVariant};
 use crate::packet::Packet;
@@ -286,6 +287,13 @@ impl RuleAwareDispatcher {
     /// The hashed fields it chose.
     pub fn fields(&self) -> FieldMask {
         self.inner.fields()
+    }
+}
+
+impl RouteDescriptors for RuleAwareDispatcher {
+    #[inline]
+    fn route_descriptors(&mut self, packets: &[Packet], descriptors: &[Descriptor], workers: &mut [u32]) {
+        self.inner.route_descriptors(packets, descriptors, workers)
     }
 }
 
