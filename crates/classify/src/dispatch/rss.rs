@@ -179,12 +179,12 @@ impl FieldHasher {
         Self { tables }
     }
 
-    /// The hash of `p`.
     /// Each input slot's contribution of each byte value (13 slots: the 5-tuple, big-endian).
     pub(crate) fn tables(&self) -> &[[u32; 256]; MAX_INPUT] {
         &self.tables
     }
 
+    /// The hash of `p`.
     #[inline(always)]
     pub fn hash(&self, p: &Packet) -> u32 {
         let t = &self.tables;
