@@ -91,6 +91,9 @@ pub fn execute(snap: &Arc<Snapshot>, packets: &[Packet], spec: &RunSpec) -> Resu
     if spec.k == 0 {
         return Err(Error::config("k must be at least 1"));
     }
+    if packets.is_empty() {
+        return Err(Error::config("the trace holds no packets"));
+    }
     if packets.len() <= spec.warmup {
         return Err(Error::config(format!(
             "the trace holds {} packets: nothing left to count after a warm-up of {}",
