@@ -5,7 +5,7 @@ The Rust core (``superlinear._native``) runs dispatchers and self-adjusting work
 owns the user-facing API, the ``superlinear`` CLI, the experiments and the plots.
 """
 
-from superlinear.engine import RunSpec, SuperlinearError, run
+from superlinear.engine.runs import RunSpec, SuperlinearError, run
 
 __all__ = ["RunSpec", "SuperlinearError", "run"]
 __version__ = "0.1.0"

@@ -13,8 +13,8 @@ from rich.console import Console
 from rich.table import Table
 
 from superlinear import _native
-from superlinear.cli_args import non_negative_int, positive_int
-from superlinear.engine import RunSpec, SuperlinearError, Workload, run
+from superlinear.common.args import non_negative_int, positive_int
+from superlinear.engine.runs import RunSpec, SuperlinearError, Workload, run
 
 console = Console(width=max(120, Console().width))
 HONESTY = (
@@ -69,7 +69,7 @@ def summary_table(rows: list[dict[str, Any]], title: str) -> Table:
 def _run_experiment(experiment: Any, out: Path, panels: list[str] | None, quick: bool, measure: bool,
                     as_json: bool) -> int:
     from superlinear.experiments.driver import Driver, experiment_config, save
-    from superlinear.results import write_results
+    from superlinear.output.results import write_results
 
     known = [p.name for p in experiment.panels]
     if panels:
@@ -122,7 +122,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from superlinear.report import write_report
+    from superlinear.output.report import write_report
 
     path, experiments = write_report(Path(args.results), Path(args.out) if args.out else None)
     console.print(f"report: {path} ({experiments} experiments)")
@@ -130,7 +130,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    from superlinear.sweep import load_sweep
+    from superlinear.engine.sweep import load_sweep
 
     experiment, measure = load_sweep(Path(args.config))
     out = Path(args.out) if args.out else Path("results") / experiment.name
@@ -200,7 +200,7 @@ def cmd_law(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from superlinear.bench import run_bench
+    from superlinear.engine.bench import run_bench
 
     return run_bench(args, console)
 
@@ -252,7 +252,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("sweep", help="run a grid declared in a TOML file",
                        description="Run algorithm × dispatcher × workload × k declared in a TOML file "
-                       "(see `python -c 'import superlinear.sweep; help(superlinear.sweep)'`).")
+                       "(see `python -c 'import superlinear.engine.sweep; help(superlinear.engine.sweep)'`).")
     s.add_argument("config", help="sweep file (TOML)")
     s.add_argument("--out", metavar="DIR", help="output folder (default results/NAME)")
     s.add_argument("--no-measure", action="store_true", help="skip the real-thread runs")
@@ -302,7 +302,7 @@ def build_parser() -> argparse.ArgumentParser:
     from superlinear.analysis.usl_cli import add_parser as add_usl_parser
 
     add_usl_parser(sub)
-    from superlinear.sched_cli import add_parser as add_attack_parser
+    from superlinear.attack.cli import add_parser as add_attack_parser
 
     add_attack_parser(sub)
 
@@ -310,19 +310,19 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_predict_parser(sub)
 
-    from superlinear.cache_cli import add_parser as add_cache_parser
+    from superlinear.cache.cli import add_parser as add_cache_parser
 
     add_cache_parser(sub)
 
-    from superlinear.latency_cli import add_parser as add_latency_parser
+    from superlinear.latency.cli import add_parser as add_latency_parser
 
     add_latency_parser(sub)
 
-    from superlinear.classify_cli import add_parser as add_classify_parser
+    from superlinear.classify.cli import add_parser as add_classify_parser
 
     add_classify_parser(sub)
 
-    from superlinear.nft_cli import add_parser as add_nft_parser
+    from superlinear.nft.cli import add_parser as add_nft_parser
 
     add_nft_parser(sub)
 

@@ -27,8 +27,8 @@ from typing import Any
 
 from superlinear import _native
 from superlinear.analysis.predict import LawPoint, Progress, law_model
-from superlinear.engine import Workload
-from superlinear.figures import save_figure
+from superlinear.engine.runs import Workload
+from superlinear.output.figures import save_figure
 
 __all__ = ["Advice", "CandidateScore", "advise", "advise_assigned", "plot_advice"]
 

@@ -32,8 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from superlinear import _native
-from superlinear.engine import RunSpec, Workload, run
-from superlinear.figures import save_figure
+from superlinear.engine.runs import RunSpec, Workload, run
+from superlinear.output.figures import save_figure
 
 __all__ = [
     "EngineCheck",

@@ -17,9 +17,9 @@ from rich.table import Table
 
 from superlinear.analysis.advisor import Advice, advise, plot_advice
 from superlinear.analysis.predict import Prediction, parse_ks, plot_prediction, predict
-from superlinear.cli_args import non_negative_int, positive_int
-from superlinear.engine import SuperlinearError, Workload
-from superlinear.results import write_results
+from superlinear.common.args import non_negative_int, positive_int
+from superlinear.engine.runs import SuperlinearError, Workload
+from superlinear.output.results import write_results
 
 console = Console(width=max(120, Console().width))
 KINDS = ("predicted = the working-set law on this stream (paper App. A), exact in the engine's work units; "

@@ -10,7 +10,7 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from superlinear.figures import save_figure
+from superlinear.output.figures import save_figure
 
 if TYPE_CHECKING:  # numpy and scipy load only when a fit runs, not for every CLI start
     from superlinear.analysis.usl import USLFit

@@ -1,7 +1,7 @@
 """The driver of service-backed experiments (Fig. 11, the DistCache skew study).
 
 The shared driver runs the in-process engine; these experiments need real servers. This driver
-starts them (:mod:`superlinear.services`) in a private directory, loads the table, runs every
+starts them (:mod:`superlinear.cache.services`) in a private directory, loads the table, runs every
 panel's grid with the Rust benchmark client, writes ``result.json``/``result.csv`` in the shared
 schema and the plots, and stops the servers, whatever happens.
 
@@ -37,11 +37,11 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from superlinear import _native
-from superlinear.cache_cli import bench_row, client_config
-from superlinear.engine import SuperlinearError
+from superlinear.cache.client import bench_row, client_config
+from superlinear.cache.services import Services
+from superlinear.common.errors import SuperlinearError
 from superlinear.experiments.fig11 import CachePanel, CacheStudy, cache_skew, fig11
-from superlinear.results import write_results
-from superlinear.services import Services
+from superlinear.output.results import write_results
 
 Row = dict[str, Any]
 

@@ -15,25 +15,15 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from superlinear import _native
-from superlinear.classify import CLASSBENCH_SETS, PacketWorkloadSpec, load
-from superlinear.cli_args import non_negative_int, positive_int
-from superlinear.engine import SuperlinearError
-from superlinear.results import write_results
+from superlinear.classify.workload import CLASSBENCH_SETS, PacketWorkloadSpec, load
+from superlinear.common.args import fraction, non_negative_int, positive_int
+from superlinear.common.errors import SuperlinearError
+from superlinear.output.results import write_results
 
 console = Console(width=max(120, Console().width))
 ACTIONS = ("run", "bench", "gen-rules", "gen-trace", "convert", "algorithms")
 KINDS = ("projected = serial dispatcher CPU time + slowest worker's own CPU time; measured = wall clock with real "
          "threads (only k ≤ cores); work = rules compared (exact).")
-
-
-def _fraction(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number in [0, 1], got {text!r}") from None
-    if not 0.0 <= v <= 1.0:
-        raise argparse.ArgumentTypeError(f"expected a number in [0, 1], got {v}")
-    return v
 
 
 def _workload(args: argparse.Namespace) -> Any:
@@ -299,7 +289,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--depth", type=int, default=0, choices=range(0, 33), metavar="D",
                    help="synthetic dependency depth d (default 0: independent rules)")
     p.add_argument("--flows-per-rule", type=positive_int, default=1, help="synthetic flows per rule (default 1)")
-    p.add_argument("--catch-all", type=_fraction, default=0.0,
+    p.add_argument("--catch-all", type=fraction, default=0.0,
                    help="share of synthetic traffic to a final catch-all rule (default 0: none)")
     p.add_argument("--format", help="output format: rules native|nft|classbench, traces binary|pcap|pcapng|classbench")
     p.add_argument("--out", metavar="FILE", help="output file (gen-rules, gen-trace, convert) or folder (bench)")

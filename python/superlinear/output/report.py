@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from superlinear.engine import SuperlinearError
+from superlinear.common.errors import SuperlinearError
 
 #: Rows shown per experiment; the CSV next to the JSON always has them all.
 MAX_ROWS = 400

@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from superlinear import _native
-from superlinear.results import write_results
+from superlinear.output.results import write_results
 
 #: (algo, m, compare cycles, miss cycles): the Fig. 5 structures at their panel sizes. The no-cache
 #: baseline is left out: with ρ = 0 it does no work at all, and with ρ > 0 it measures the busy loop.

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from superlinear import _native
-from superlinear.engine import SuperlinearError
+from superlinear.common.errors import SuperlinearError
 
 SIMULATED = "simulated"
 MEASURED = "measured"

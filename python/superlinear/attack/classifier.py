@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from superlinear import _native
-from superlinear.experiments.attack import COLORS, log_space
-from superlinear.figures import save_figure
+from superlinear.attack.studies import COLORS, log_space
+from superlinear.output.figures import save_figure
 
 Row = dict[str, Any]
 Progress = Callable[[str], None]

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from superlinear import _native
-from superlinear.figures import save_figure
+from superlinear.output.figures import save_figure
 
 Row = dict[str, Any]
 Progress = Callable[[str], None]

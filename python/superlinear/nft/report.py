@@ -13,8 +13,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from rich.table import Table
 
-from superlinear.figures import save_figure
-from superlinear.nft_bench import SetResult
+from superlinear.nft.bench import SetResult
+from superlinear.output.figures import save_figure
 
 KINDS = ("measured = this machine: nftables from its counters over a fixed duration, per CPU second of the "
          "sending core's whole path (sender thread + inline softirq + ksoftirqd); cost per packet = 1/rate(rules) − "

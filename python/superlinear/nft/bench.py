@@ -2,10 +2,10 @@
 classifiers, cross-checked rule by rule and measured side by side (paper §4: the self-adjusting
 MRF classifier against the vanilla Linux classifier, which evaluates a chain as a linear list).
 
-Per rule set, inside one pair of namespaces (:class:`superlinear.netns.NetnsPair`):
+Per rule set, inside one pair of namespaces (:class:`superlinear.nft.netns.NetnsPair`):
 
 1. **Round trip.** The rules become one linear chain with a counter per rule (the Rust
-   ``superlinear_nftbench::chain``); ``nft -j list`` read back (:mod:`superlinear.nft_json`) must
+   ``superlinear_nftbench::chain``); ``nft -j list`` read back (:mod:`superlinear.nft.ruleset_json`) must
    equal the input rules, in order.
 2. **Exact check.** The trace is replayed exactly once, paced; the counters' sum must equal the
    packets sent (every packet was classified; otherwise the replay is repeated at half the rate),
@@ -16,7 +16,7 @@ Per rule set, inside one pair of namespaces (:class:`superlinear.netns.NetnsPair
    packets come from the counters. On a veth pair the receive path runs on the sending CPU
    (softirq at the end of each send), so a rate covers the whole path on one core: our sender,
    the AF_PACKET send, veth, the receive path and the nftables chains. Rates are per second of
-   CPU time of that path (:mod:`superlinear.cpuacct`), as ours are, and also per wall second. The
+   CPU time of that path (:mod:`superlinear.nft.cpuacct`), as ours are, and also per wall second. The
    difference ``1/rate(rules) − 1/rate(empty)`` is what evaluating the rules costs per packet.
 4. **Our side.** Static list and MRF with one worker: single-thread CPU time per packet over the
    same trace (measured, release build); MRF with k = 2…32 workers behind a dispatcher: the
@@ -33,10 +33,10 @@ from pathlib import Path
 from typing import Any
 
 from superlinear import _native
-from superlinear.cpuacct import ReceivePathClock
-from superlinear.engine import SuperlinearError
-from superlinear.netns import NetnsPair
-from superlinear.nft_json import RuleRow, TableListing, compare_rows, describe_row, parse_table
+from superlinear.common.errors import SuperlinearError
+from superlinear.nft.cpuacct import ReceivePathClock
+from superlinear.nft.netns import NetnsPair
+from superlinear.nft.ruleset_json import RuleRow, TableListing, compare_rows, describe_row, parse_table
 
 Progress = Callable[[str], None]
 #: Longest single call into the sender, so Ctrl-C is answered within about this long.
@@ -204,7 +204,7 @@ def kernel_throughput(pair: NetnsPair, w: Any, cfg: BenchConfig, progress: Progr
     """Classified packets per second with the rule chain and with an empty chain, alternating,
     ``repeats`` times, and the cost per packet of evaluating the rules. Two clocks: CPU time
     (the sender thread's, which the inline receive path is charged to, plus ksoftirqd's and, where
-    accounted apart, softirq time: see :mod:`superlinear.cpuacct`) and wall time. CPU time is the
+    accounted apart, softirq time: see :mod:`superlinear.nft.cpuacct`) and wall time. CPU time is the
     primary one: it is what our classifiers are measured with, and it stays right when other
     processes share the core."""
     texts = {"empty": w.nft_table(pair.table, pair.rx_dev, True), "rules": w.nft_table(pair.table, pair.rx_dev)}

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from superlinear import _native
-from superlinear.engine import SuperlinearError, Workload
+from superlinear.engine.runs import SuperlinearError, Workload
 from superlinear.experiments.spec import Experiment, Panel, Series
 
 TOP_KEYS = {"name", "algos", "dispatch", "k", "requests", "seed", "warmup", "exclude_warmup", "repeats",

@@ -21,47 +21,15 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
-from superlinear import latency
-from superlinear.cli_args import non_negative_whole, positive_whole
-from superlinear.engine import SuperlinearError
-from superlinear.latency import Trace, TraceSpec
-from superlinear.results import write_results
+from superlinear.common.args import int_list, non_negative_whole, number, positive_number, positive_whole
+from superlinear.common.errors import SuperlinearError
+from superlinear.latency import sim as latency
+from superlinear.latency.sim import Trace, TraceSpec
+from superlinear.output.results import write_results
 
 console = Console(width=max(120, Console().width))
 KIND_NOTE = ("latency: simulated, mean per request in request-times (Z = a full miss); AMAT: Eq. 2.1 from the "
              "miss rate of a classical simulation of the same policy")
-
-
-def _positive_number(text: str) -> float:
-    v = _number(text)
-    if not v > 0:
-        raise argparse.ArgumentTypeError(f"must be positive, got {text}")
-    return v
-
-
-def _number(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
-    if v != v:
-        raise argparse.ArgumentTypeError("NaN is not a number here")
-    return v
-
-
-def _ints(option: str, text: str) -> list[int]:
-    out = []
-    for part in (p.strip() for p in text.split(",") if p.strip()):
-        try:
-            v = int(part)
-        except ValueError:
-            raise SuperlinearError(f"{option}: '{part}' is not a whole number") from None
-        if v < 1:
-            raise SuperlinearError(f"{option}: values must be at least 1, got {v}")
-        out.append(v)
-    if not out:
-        raise SuperlinearError(f"{option}: give at least one value")
-    return out
 
 
 def _trace(args: argparse.Namespace) -> Trace:
@@ -92,7 +60,7 @@ def _zs(args: argparse.Namespace, trace: Trace) -> list[int | None]:
         if not trace.has_latencies:
             raise SuperlinearError("--z trace needs a trace with TIMESTAMP and LATENCY columns")
         return [None]
-    return list(_ints("--z", args.z))
+    return list(int_list("--z", args.z))
 
 
 def _source(args: argparse.Namespace) -> dict[str, Any]:
@@ -149,7 +117,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     config = {"source": _source(args), "requests": len(trace), "objects": trace.objects, "policies": names,
               "z": [_fmt_z(z) for z in zs], "sizes": sizes, "belatedly": args.belatedly}
     path = write_results(out, "latency-sim", config, rows)
-    from superlinear.latency_plots import plot_all
+    from superlinear.latency.plots import plot_all
 
     plots = plot_all(out, rows)
     if args.json:
@@ -202,7 +170,7 @@ def cmd_gen(args: argparse.Namespace) -> int:
     if args.latencies:
         if args.binary:
             raise SuperlinearError("--latencies needs a text trace (the binary form holds objects only)")
-        choices = _ints("--latencies", args.latencies)
+        choices = int_list("--latencies", args.latencies)
         # Each object gets one of the latencies, spread by a multiplicative hash of its id.
         latencies = [choices[(o * 2654435761 % 2**32) % len(choices)] for o in range(trace.objects)]
     out = Path(args.out)
@@ -276,7 +244,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     trace = _trace(args)
     gen_s = time.perf_counter() - t0
     c = latency.parse_sizes(args.size, trace.objects)[0]
-    z = _ints("--z", args.z)[0]
+    z = int_list("--z", args.z)[0]
     rows = []
     for n in names:
         if not args.json and sys.stderr.isatty():
@@ -321,11 +289,11 @@ def _trace_options(p: argparse.ArgumentParser, requests: int = 200_000, objects:
     g.add_argument("--trace", metavar="FILE", help="text (OBJECT [TIMESTAMP [LATENCY]] per line) or binary SLKT trace")
     g.add_argument("--requests", type=positive_whole, default=requests, help=f"generated requests (default {requests})")
     g.add_argument("--objects", type=positive_whole, default=objects, help=f"generated objects (default {objects})")
-    g.add_argument("--bursty", type=_number, default=0.5, help="share of bursty objects (default 0.5)")
-    g.add_argument("--burst-length", type=_number, default=8.0, help="mean requests per burst (default 8)")
-    g.add_argument("--burst-gap", type=_number, default=2.0, help="mean steps between requests of a burst (default 2)")
-    g.add_argument("--alpha", type=_number, default=0.8, help="Zipf exponent of object popularity (default 0.8)")
-    g.add_argument("--jitter", type=_number, default=0.2, help="relative jitter of paced periods (default 0.2)")
+    g.add_argument("--bursty", type=number, default=0.5, help="share of bursty objects (default 0.5)")
+    g.add_argument("--burst-length", type=number, default=8.0, help="mean requests per burst (default 8)")
+    g.add_argument("--burst-gap", type=number, default=2.0, help="mean steps between requests of a burst (default 2)")
+    g.add_argument("--alpha", type=number, default=0.8, help="Zipf exponent of object popularity (default 0.8)")
+    g.add_argument("--jitter", type=number, default=0.2, help="relative jitter of paced periods (default 0.2)")
     g.add_argument("--seed", type=int, default=1, help="generator and rounding seed (default 1)")
 
 
@@ -377,7 +345,7 @@ def add_parser(sub: Any) -> None:
     b.add_argument("--rounds", type=non_negative_whole, default=4,
                    help="random roundings besides the threshold ones (default 4)")
     b.add_argument("--compare", default="lru,lru-mad,belady,belady-ad", help="policies to simulate alongside")
-    b.add_argument("--time-limit", type=_positive_number, help="solver time limit in seconds")
+    b.add_argument("--time-limit", type=positive_number, help="solver time limit in seconds")
     b.add_argument("--max-requests", type=positive_whole, default=200_000, help="refuse larger traces (default 200000)")
     b.add_argument("--out", default="results/latency-belatedly", help="output folder")
     b.add_argument("--json", action="store_true")

@@ -21,9 +21,8 @@ from rich.console import Console
 from rich.table import Table
 
 from superlinear import _native
-from superlinear.cli_args import non_negative_whole, positive_whole
-from superlinear.engine import SuperlinearError
-from superlinear.experiments.attack import (
+from superlinear.attack.classifier import ClassifierStudy, plot_classifier, run_classifier_study
+from superlinear.attack.studies import (
     ALL_POLICIES,
     QueueBench,
     SimStudy,
@@ -36,43 +35,11 @@ from superlinear.experiments.attack import (
     run_sim_study,
     run_worker_study,
 )
-from superlinear.experiments.attack_classifier import ClassifierStudy, plot_classifier, run_classifier_study
-from superlinear.results import write_results
+from superlinear.common.args import floats, int_list, names, non_negative_whole, positive_number, positive_whole
+from superlinear.common.errors import SuperlinearError
+from superlinear.output.results import write_results
 
 console = Console(width=max(120, Console().width))
-
-
-def _floats(option: str, text: str | None, positive: bool = True) -> tuple[float, ...] | None:
-    if text is None:
-        return None
-    values = []
-    for part in text.split(","):
-        try:
-            v = float(part)
-        except ValueError:
-            raise SuperlinearError(f"{option}: '{part.strip()}' is not a number") from None
-        if positive and not v > 0:
-            raise SuperlinearError(f"{option}: values must be positive, got {part.strip()}")
-        values.append(v)
-    if not values:
-        raise SuperlinearError(f"{option}: give at least one value")
-    return tuple(values)
-
-
-def _ints(option: str, text: str) -> tuple[int, ...]:
-    values = _floats(option, text)
-    assert values is not None
-    if any(v != int(v) for v in values):
-        raise SuperlinearError(f"{option}: values must be whole numbers")
-    return tuple(int(v) for v in values)
-
-
-def _names(option: str, text: str, known: Sequence[str]) -> tuple[str, ...]:
-    names = tuple(n.strip() for n in text.split(",") if n.strip())
-    bad = [n for n in names if n not in known and n.split(":")[0] not in known]
-    if bad or not names:
-        raise SuperlinearError(f"{option}: unknown {', '.join(bad) or 'empty list'} (known: {', '.join(known)})")
-    return names
 
 
 def _progress(enabled: bool) -> Any:
@@ -105,10 +72,10 @@ def cmd_sim(args: argparse.Namespace) -> int:
                       job_max=args.jmax, trace=args.trace, flows=args.flows)
     study = SimStudy(
         traffic=traffic,
-        policies=_names("--policies", args.policies, ALL_POLICIES),
+        policies=names("--policies", args.policies, ALL_POLICIES),
         load=args.load,
-        attack_rates_gbps=_floats("--attack-rates", args.attack_rates),
-        jmax_sweep=() if args.no_growth else (_floats("--jmax-sweep", args.jmax_sweep) or ()),
+        attack_rates_gbps=floats("--attack-rates", args.attack_rates),
+        jmax_sweep=() if args.no_growth else (floats("--jmax-sweep", args.jmax_sweep) or ()),
         buffer=args.buffer,
         packets=args.packets or (20_000 if args.quick else 100_000),
         probe_jobs=args.probe,
@@ -157,7 +124,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
     _native.check_algo(args.algo)
     if args.trace and not Path(args.trace).is_file():
         raise SuperlinearError(f"{args.trace}: no such file")
-    adversaries = _names("--adversary", args.adversary, [a[0] for a in _native.sched_catalogue()["adversaries"]])
+    adversaries = names("--adversary", args.adversary, [a[0] for a in _native.sched_catalogue()["adversaries"]])
     study = WorkerStudy(
         algo=args.algo,
         adversaries=adversaries,
@@ -168,13 +135,13 @@ def cmd_worker(args: argparse.Namespace) -> int:
         requests=args.requests or (20_000 if args.quick else 100_000),
         packet=args.packet_size,
         load=args.load,
-        policies=_names("--policies", args.policies, ALL_POLICIES),
+        policies=names("--policies", args.policies, ALL_POLICIES),
         buffer=args.buffer,
         learn=args.learn,
         us_per_work=args.us_per_work,
         seed=args.seed,
     )
-    fractions = _floats("--attack-rates", args.attack_rates)
+    fractions = floats("--attack-rates", args.attack_rates)
     if fractions:
         study = replace(study, attack_fractions=fractions)
     rows, summary = run_worker_study(study, _progress(not args.json and sys.stderr.isatty()))
@@ -245,16 +212,16 @@ def cmd_classifier(args: argparse.Namespace) -> int:
         algo=args.algo,
         estimator=args.estimator,
         learn=args.learn,
-        adversaries=_names("--adversary", args.adversary, [a[0] for a in cat["classifier_adversaries"]]),
+        adversaries=names("--adversary", args.adversary, [a[0] for a in cat["classifier_adversaries"]]),
         packet=args.packet_size,
         attack_bytes=args.attack_bytes,
         load=args.load,
-        policies=_names("--policies", args.policies, ALL_POLICIES),
+        policies=names("--policies", args.policies, ALL_POLICIES),
         buffer=args.buffer,
         us_per_work=args.us_per_work,
         seed=args.seed,
     )
-    fractions = _floats("--attack-rates", args.attack_rates)
+    fractions = floats("--attack-rates", args.attack_rates)
     if fractions:
         study = replace(study, attack_fractions=fractions)
     rows, summary = run_classifier_study(study, _progress(not args.json and sys.stderr.isatty()))
@@ -290,10 +257,10 @@ def cmd_classifier(args: argparse.Namespace) -> int:
 def cmd_bench_queue(args: argparse.Namespace) -> int:
     cat = _native.sched_catalogue()
     bench = QueueBench(
-        sizes=_ints("--sizes", args.sizes),
+        sizes=int_list("--sizes", args.sizes),
         pairs=args.pairs or (300_000 if args.quick else 1_000_000),
-        queues=_names("--queues", args.queues, cat["queues"]),
-        patterns=_names("--patterns", args.patterns, [p[0] for p in cat["patterns"]]),
+        queues=names("--queues", args.queues, cat["queues"]),
+        patterns=names("--patterns", args.patterns, [p[0] for p in cat["patterns"]]),
         width=args.width,
         levels=args.levels,
         seed=args.seed,
@@ -347,16 +314,6 @@ def cmd_policies(args: argparse.Namespace) -> int:
     return 0
 
 
-def _positive_float(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
-    if not v > 0:
-        raise argparse.ArgumentTypeError(f"must be positive, got {text}")
-    return v
-
-
 def add_parser(sub: Any) -> None:
     a = sub.add_parser("attack", help="algorithmic complexity attacks, SurgeProtector (WSJF) and the HFFS queue",
                        description="Attacks on self-adjusting workers and their mitigation by SurgeProtector's "
@@ -376,10 +333,10 @@ def add_parser(sub: Any) -> None:
     s.add_argument("--job-size", default="exp:1", metavar="DIST", help="innocent job µs, same forms (default exp:1)")
     s.add_argument("--pmin", type=positive_whole, default=64, help="smallest packet, bytes (default 64)")
     s.add_argument("--pmax", type=positive_whole, default=1500, help="largest packet, bytes (default 1500)")
-    s.add_argument("--jmax", type=_positive_float, default=10.0, help="largest job, µs (default 10)")
+    s.add_argument("--jmax", type=positive_number, default=10.0, help="largest job, µs (default 10)")
     s.add_argument("--trace", metavar="FILE", help="innocent (BYTES JOB_US) pairs, one per line, instead of DISTs")
     s.add_argument("--flows", type=positive_whole, default=64, help="innocent flows (default 64)")
-    s.add_argument("--load", type=_positive_float, default=0.83, help="innocent load r_I / r_max (default 0.83)")
+    s.add_argument("--load", type=positive_number, default=0.83, help="innocent load r_I / r_max (default 0.83)")
     s.add_argument("--attack-rates", metavar="GBPS,...", help="attack rates (default: 17 from 1e-4 to 1 × r_max)")
     s.add_argument("--jmax-sweep", default="5,10,20,50", metavar="US,...", help="J_max values for the growth panel")
     s.add_argument("--no-growth", action="store_true", help="skip the J_max growth panel")
@@ -406,18 +363,18 @@ def add_parser(sub: Any) -> None:
     w.add_argument("--adversary", default="rotate,absent", help="comma-separated: deep, rotate[:N], absent")
     w.add_argument("--workload", choices=["zipf", "uniform"], default="zipf")
     w.add_argument("--m", type=positive_whole, default=5000, help="items (default 5000)")
-    w.add_argument("--alpha", type=_positive_float, default=1.1, help="zipf exponent (default 1.1)")
+    w.add_argument("--alpha", type=positive_number, default=1.1, help="zipf exponent (default 1.1)")
     w.add_argument("--trace", metavar="FILE", help="innocent key trace (as for `superlinear run`)")
     w.add_argument("--requests", type=positive_whole, help="innocent packets (default 100000, quick 20000)")
     w.add_argument("--packet-size", default="normal:1250:400", metavar="DIST", help="innocent packet bytes")
-    w.add_argument("--load", type=_positive_float, default=0.8, help="innocent load of the worker (default 0.8)")
+    w.add_argument("--load", type=positive_number, default=0.8, help="innocent load of the worker (default 0.8)")
     w.add_argument("--attack-rates", metavar="FRACTION,...",
                    help="attack rates as fractions of the innocent rate (default 9 from 1e-4 to 1)")
     w.add_argument("--policies", default="fcfs,wsjf", help="comma-separated (default fcfs,wsjf)")
     w.add_argument("--buffer", type=positive_whole, default=1024, help="buffer in packets (default 1024)")
     w.add_argument("--learn", choices=["last", "max", "ewma"], default="last",
                    help="how a learned job size follows observations (default last)")
-    w.add_argument("--us-per-work", type=_positive_float, help="µs per work unit (default: calibrate here)")
+    w.add_argument("--us-per-work", type=positive_number, help="µs per work unit (default: calibrate here)")
     w.add_argument("--seed", type=int, default=1)
     w.add_argument("--quick", action="store_true", help="fewer packets")
     w.add_argument("--out", default="results/attack-worker", help="output folder (default results/attack-worker)")
@@ -446,7 +403,7 @@ def add_parser(sub: Any) -> None:
     c.add_argument("--chains", type=positive_whole, default=500, help="synthetic: dependency chains (default 500)")
     c.add_argument("--depth", type=non_negative_whole, default=4, help="synthetic: dependencies per chain (default 4)")
     c.add_argument("--flows", type=positive_whole, default=4, help="synthetic: innocent flows per chain (default 4)")
-    c.add_argument("--alpha", type=_positive_float, default=1.1, help="synthetic: Zipf popularity (default 1.1)")
+    c.add_argument("--alpha", type=positive_number, default=1.1, help="synthetic: Zipf popularity (default 1.1)")
     c.add_argument("--catch-all", type=float, default=0.002,
                    help="synthetic: innocent share to the catch-all rule (default 0.002; 0: no catch-all rule)")
     c.add_argument("--packets", type=positive_whole,
@@ -460,12 +417,12 @@ def add_parser(sub: Any) -> None:
                    help="how learned per-rule work follows observations (--estimator learned; default last)")
     c.add_argument("--packet-size", default="normal:1250:400", metavar="DIST", help="innocent packet bytes")
     c.add_argument("--attack-bytes", type=positive_whole, default=64, help="attack packet bytes (default 64)")
-    c.add_argument("--load", type=_positive_float, default=0.8, help="innocent load of the worker (default 0.8)")
+    c.add_argument("--load", type=positive_number, default=0.8, help="innocent load of the worker (default 0.8)")
     c.add_argument("--attack-rates", "--attack-rate", dest="attack_rates", metavar="FRACTION,...",
                    help="attack rates as fractions of the innocent rate (default 9 from 1e-4 to 1)")
     c.add_argument("--policies", default="fcfs,wsjf", help="comma-separated (default fcfs,wsjf)")
     c.add_argument("--buffer", type=positive_whole, default=1024, help="buffer in packets (default 1024)")
-    c.add_argument("--us-per-work", type=_positive_float, help="µs per rule compared (default: calibrate here)")
+    c.add_argument("--us-per-work", type=positive_number, help="µs per rule compared (default: calibrate here)")
     c.add_argument("--seed", type=int, default=1)
     c.add_argument("--quick", action="store_true", help="fewer packets")
     c.add_argument("--out", default="results/attack-classifier",

@@ -1,5 +1,5 @@
 """Lifecycle of the network namespaces ``superlinear nft-bench`` runs in, next to
-:mod:`superlinear.services` (which owns the cache tier's servers).
+:mod:`superlinear.cache.services` (which owns the cache tier's servers).
 
 Two namespaces joined by a veth pair, made with iproute2::
 
@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from types import FrameType, TracebackType
 from typing import Any
 
-from superlinear.engine import SuperlinearError
+from superlinear.common.errors import SuperlinearError
 
 #: Every namespace this module creates is named PREFIX-PID-tx / PREFIX-PID-rx.
 PREFIX = "slnft"

@@ -17,7 +17,7 @@ from matplotlib.axes import Axes
 from matplotlib.ticker import NullLocator, ScalarFormatter
 
 from superlinear.experiments.spec import Experiment, Panel
-from superlinear.figures import save_figure
+from superlinear.output.figures import save_figure
 
 Row = dict[str, Any]
 COLORS = {"mtf": "#d62728", "splay": "#d62728", "lru": "#d62728", "static": "#1f77b4", "tree": "#1f77b4",

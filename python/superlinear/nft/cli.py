@@ -1,6 +1,6 @@
 """``superlinear nft-bench``: your rules and trace through Linux nftables and through our
 classifiers, cross-checked rule by rule and measured side by side (see
-:mod:`superlinear.nft_bench` for what is measured and how).
+:mod:`superlinear.nft.bench` for what is measured and how).
 
 Exit codes: 0 everything equal; 1 a check failed (a counter or the round trip differs; the
 report names the rules); 2 bad input or usage; 69 ``ip`` or ``nft`` missing; 77 not enough
@@ -18,36 +18,16 @@ from typing import Any
 
 from rich.console import Console
 
-from superlinear.cli_args import positive_int
-from superlinear.engine import SuperlinearError
-from superlinear.netns import RX_DEV, TABLE, NeedsPrivilegesError, TerminatedError, remove_all
-from superlinear.nft_bench import DATA_SETS, BenchConfig, RuleSetInput, SetResult, load_workload, run_sets
-from superlinear.results import write_results
+from superlinear.common.args import k_list, positive_float, positive_int
+from superlinear.common.errors import SuperlinearError
+from superlinear.nft.bench import DATA_SETS, BenchConfig, RuleSetInput, SetResult, load_workload, run_sets
+from superlinear.nft.netns import RX_DEV, TABLE, NeedsPrivilegesError, TerminatedError, remove_all
+from superlinear.output.results import write_results
 
 console = Console(width=max(120, Console().width))
 err = Console(stderr=True, width=max(120, Console(stderr=True).width))
 EXIT_CHECK_FAILED = 1
 EXIT_TERMINATED = 143
-
-
-def _positive_float(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
-    if not v > 0:
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {v}")
-    return v
-
-
-def _ks(text: str) -> tuple[int, ...]:
-    try:
-        ks = tuple(int(x) for x in text.split(",") if x.strip())
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated integers like 2,4,8, got {text!r}") from None
-    if not ks or any(k < 2 for k in ks):
-        raise argparse.ArgumentTypeError(f"every k must be at least 2 (k = 1 is always measured), got {text!r}")
-    return ks
 
 
 def inputs_from(args: argparse.Namespace) -> list[RuleSetInput]:
@@ -95,7 +75,7 @@ def _config(args: argparse.Namespace) -> BenchConfig:
 
 
 def _save(out: Path, cfg: BenchConfig, inputs: list[RuleSetInput], results: list[SetResult]) -> Path:
-    from superlinear.nft_report import plot, write_check
+    from superlinear.nft.report import plot, write_check
 
     config: dict[str, Any] = {**cfg.__dict__, "ks": list(cfg.ks),
                               "sets": [{"name": i.name, "rules": i.rules, "trace": i.trace, **i.options}
@@ -130,7 +110,7 @@ def cmd_nft_bench(args: argparse.Namespace) -> int:
         print(f"superlinear: nft-bench: {e}; namespaces removed", file=sys.stderr)
         return EXIT_TERMINATED
     path = _save(out, cfg, inputs, results)
-    from superlinear.nft_report import check_lines, path_lines, side_by_side
+    from superlinear.nft.report import check_lines, path_lines, side_by_side
 
     ok = all(r.check["counters_equal"] and r.check["round_trip"]["equal"] for r in results)
     if args.json:
@@ -171,13 +151,14 @@ def add_parser(sub: Any) -> None:
                         "as `superlinear classify`)")
     g.add_argument("--default", default="accept", help="default policy where the file sets none (default accept)")
     m = p.add_argument_group("measurement")
-    m.add_argument("--duration", type=_positive_float, default=3.0, help="seconds per throughput run (default 3)")
+    m.add_argument("--duration", type=positive_float, default=3.0, help="seconds per throughput run (default 3)")
     m.add_argument("--repeats", type=positive_int, default=3,
                    help="throughput runs per chain, and single-core runs of ours (default 3; median and spread)")
-    m.add_argument("--ks", type=_ks, default=(2, 4, 8, 16, 32), help="MRF projected at these k (default 2,4,8,16,32)")
+    m.add_argument("--ks", type=k_list, default=(2, 4, 8, 16, 32),
+                   help="MRF projected at these k (default 2,4,8,16,32)")
     m.add_argument("--dispatch", default="rss", help="dispatcher for the projected MRF runs (default rss, 5-tuple)")
     m.add_argument("--check-only", action="store_true", help="round trip and exact counters only, no throughput")
-    m.add_argument("--check-rate", type=_positive_float, default=50_000.0,
+    m.add_argument("--check-rate", type=positive_float, default=50_000.0,
                    help="pace of the exact check's replay in packets/s (default 50000; halved on a shortfall)")
     m.add_argument("--batch", type=positive_int, default=256, help="frames per sendmmsg call (default 256)")
     m.add_argument("--cpu", type=int, default=None,

@@ -14,7 +14,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
-from superlinear.figures import save_figure
+from superlinear.output.figures import save_figure
 
 Row = dict[str, Any]
 STYLE = {

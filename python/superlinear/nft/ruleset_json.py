@@ -15,7 +15,7 @@ import socket
 from dataclasses import dataclass, field
 from typing import Any
 
-from superlinear.engine import SuperlinearError
+from superlinear.common.errors import SuperlinearError
 
 RuleRow = tuple[int, int, int, int, int, int, int, int, int, int, str]
 ANY_ADDR = (0, 0xFFFF_FFFF)

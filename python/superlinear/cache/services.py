@@ -37,7 +37,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from superlinear.engine import SuperlinearError
+from superlinear.common.errors import SuperlinearError
 
 DEFAULT_DIR = ".superlinear/services"
 PG_USER = "superlinear"

@@ -1,6 +1,6 @@
 """Typed front of the packet classifier (crate ``superlinear-classify``): packet workloads as
 data, loaded once and cached, and one run of classifier × dispatcher × k returning the engine's
-:class:`~superlinear.engine.RunResult`, so the shared experiment driver runs packet panels
+:class:`~superlinear.engine.runs.RunResult`, so the shared experiment driver runs packet panels
 exactly like key panels (paper §4, Figs. 8–9)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from superlinear import _native
-from superlinear.engine import Accounting, RunResult, SuperlinearError
+from superlinear.engine.runs import Accounting, RunResult, SuperlinearError
 
 __all__ = ["CLASSBENCH_SETS", "PacketWorkloadSpec", "load", "run_point"]
 
