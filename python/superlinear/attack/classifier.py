@@ -19,9 +19,9 @@ from typing import Any
 
 from superlinear import _native
 from superlinear.attack.studies import COLORS, log_space
+from superlinear.common.rows import Row
 from superlinear.output.figures import save_figure
 
-Row = dict[str, Any]
 Progress = Callable[[str], None]
 
 

@@ -11,13 +11,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from collections.abc import Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
 from rich.table import Table
 
 from superlinear import _native
@@ -37,40 +35,35 @@ from superlinear.attack.studies import (
 )
 from superlinear.common.args import floats, int_list, names, non_negative_whole, positive_number, positive_whole
 from superlinear.common.errors import SuperlinearError
-from superlinear.output.results import write_results
-
-console = Console(width=max(120, Console().width))
-
-
-def _progress(enabled: bool) -> Any:
-    if not enabled:
-        return None
-    return lambda msg: print(f"  … {msg}", file=sys.stderr, flush=True)
+from superlinear.common.rows import Row
+from superlinear.common.study import Outcome, Progress, Study, console, run_study
 
 
-def _add_summary(path: Path, summary: dict[str, Any]) -> dict[str, Any]:
-    """Adds the study's summary to its result.json; returns the whole document."""
-    doc: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    doc["summary"] = summary
-    path.write_text(json.dumps(doc, indent=1, default=str) + "\n", encoding="utf-8")
-    return doc
+class Sim(Study[SimStudy]):
+    """``attack sim``: every policy under its optimal attack, simulated."""
+
+    experiment = "attack-sim"
+
+    def config_from(self, args: argparse.Namespace) -> SimStudy:
+        return _sim_config(args)
+
+    def run(self, config: SimStudy, progress: Progress | None) -> Outcome:
+        rows, summary = run_sim_study(config, progress)
+        return Outcome(rows, {"study": "sim", **asdict(config)}, summary)
+
+    def plot(self, out: Path, config: SimStudy, outcome: Outcome) -> list[Path]:
+        return plot_sim(out, outcome.rows)
+
+    def table(self, config: SimStudy, outcome: Outcome) -> None:
+        _sim_tables(config, outcome.rows, outcome.summary or {})
 
 
-def _print_files(out: Path, path: Path, plots: list[Path]) -> None:
-    console.print(f"results: {path} and {out / 'result.csv'}")
-    for plot_path in plots:
-        console.print(f"plot:    {plot_path} (and .svg)")
-
-
-# --------------------------------------------------------------------------------------------
-
-
-def cmd_sim(args: argparse.Namespace) -> int:
+def _sim_config(args: argparse.Namespace) -> SimStudy:
     if args.trace and not Path(args.trace).is_file():
         raise SuperlinearError(f"{args.trace}: no such file")
     traffic = Traffic(packet=args.packet_size, job=args.job_size, bytes_min=args.pmin, bytes_max=args.pmax,
                       job_max=args.jmax, trace=args.trace, flows=args.flows)
-    study = SimStudy(
+    return SimStudy(
         traffic=traffic,
         policies=names("--policies", args.policies, ALL_POLICIES),
         load=args.load,
@@ -83,15 +76,10 @@ def cmd_sim(args: argparse.Namespace) -> int:
         levels=args.levels,
         seed=args.seed,
     )
-    rows, summary = run_sim_study(study, _progress(not args.json and sys.stderr.isatty()))
-    out = Path(args.out)
-    config = {"study": "sim", **asdict(study)}
-    path = write_results(out, "attack-sim", config, rows)
-    plots = plot_sim(out, rows)
-    doc = _add_summary(path, summary)
-    if args.json:
-        print(json.dumps(doc, indent=1, default=str))
-        return 0
+
+
+def _sim_tables(study: SimStudy, rows: list[Row], summary: dict[str, Any]) -> None:
+    traffic = study.traffic
     t = Table(title=f"Displacement factor under each policy's optimal attack (simulated G/G/1/K, load "
                     f"{study.load:g}, r_max {summary['r_max_gbps']:.2f} Gbit/s, J_max {traffic.job_max:g} µs, "
                     f"P_min {traffic.bytes_min} B)",
@@ -116,11 +104,28 @@ def cmd_sim(args: argparse.Namespace) -> int:
             vals = {r["job_max_us"]: r["displacement_factor"] for r in growth if r["policy"] == policy}
             g.add_row(policy, *[f"{vals[j]:.3g}" for j in jmaxes])
         console.print(g)
-    _print_files(out, path, plots)
-    return 0
 
 
-def cmd_worker(args: argparse.Namespace) -> int:
+class Worker(Study[WorkerStudy]):
+    """``attack worker``: a real worker under attack, with and without SurgeProtector."""
+
+    experiment = "attack-worker"
+
+    def config_from(self, args: argparse.Namespace) -> WorkerStudy:
+        return _worker_config(args)
+
+    def run(self, config: WorkerStudy, progress: Progress | None) -> Outcome:
+        rows, summary = run_worker_study(config, progress)
+        return Outcome(rows, {"study": "worker", **asdict(config)}, summary)
+
+    def plot(self, out: Path, config: WorkerStudy, outcome: Outcome) -> list[Path]:
+        return plot_worker(out, outcome.rows, config.algo)
+
+    def table(self, config: WorkerStudy, outcome: Outcome) -> None:
+        _worker_tables(config, outcome.rows, outcome.summary or {})
+
+
+def _worker_config(args: argparse.Namespace) -> WorkerStudy:
     _native.check_algo(args.algo)
     if args.trace and not Path(args.trace).is_file():
         raise SuperlinearError(f"{args.trace}: no such file")
@@ -142,18 +147,12 @@ def cmd_worker(args: argparse.Namespace) -> int:
         seed=args.seed,
     )
     fractions = floats("--attack-rates", args.attack_rates)
-    if fractions:
-        study = replace(study, attack_fractions=fractions)
-    rows, summary = run_worker_study(study, _progress(not args.json and sys.stderr.isatty()))
-    out = Path(args.out)
-    path = write_results(out, "attack-worker", {"study": "worker", **asdict(study)}, rows)
-    plots = plot_worker(out, rows, args.algo)
-    doc = _add_summary(path, summary)
-    if args.json:
-        print(json.dumps(doc, indent=1, default=str))
-        return 0
+    return replace(study, attack_fractions=fractions) if fractions else study
+
+
+def _worker_tables(study: WorkerStudy, rows: list[Row], summary: dict[str, Any]) -> None:
     for adv, s in summary["adversaries"].items():
-        t = Table(title=f"{args.algo} worker over {s['items']:,} items vs '{adv}' adversary: innocent goodput "
+        t = Table(title=f"{study.algo} worker over {s['items']:,} items vs '{adv}' adversary: innocent goodput "
                         f"(work-clocked, {s['us_per_work'] * 1e3:.3g} ns per work unit"
                         f"{' calibrated here' if s['calibrated'] else ''}; load {study.load:g} of "
                         f"{s['r_max_gbps']:.3g} Gbit/s)",
@@ -163,8 +162,6 @@ def cmd_worker(args: argparse.Namespace) -> int:
         console.print(_goodput_table(t, rows, adv, study.policies, study.attack_fractions))
         console.print("  displacement factor (max): " + ", ".join(
             f"{p} {v:.3g}" for p, v in s["displacement_factor"].items()))
-    _print_files(out, path, plots)
-    return 0
 
 
 def _goodput_table(t: Table, rows: list[dict[str, Any]], adversary: str, policies: Sequence[str],
@@ -186,7 +183,26 @@ def _goodput_table(t: Table, rows: list[dict[str, Any]], adversary: str, policie
     return t
 
 
-def cmd_classifier(args: argparse.Namespace) -> int:
+class Classifier(Study[ClassifierStudy]):
+    """``attack classifier``: our packet classifier under attack, with and without SurgeProtector."""
+
+    experiment = "attack-classifier"
+
+    def config_from(self, args: argparse.Namespace) -> ClassifierStudy:
+        return _classifier_config(args)
+
+    def run(self, config: ClassifierStudy, progress: Progress | None) -> Outcome:
+        rows, summary = run_classifier_study(config, progress)
+        return Outcome(rows, {"study": "classifier", **asdict(config)}, summary)
+
+    def plot(self, out: Path, config: ClassifierStudy, outcome: Outcome) -> list[Path]:
+        return plot_classifier(out, outcome.rows, config.algo)
+
+    def table(self, config: ClassifierStudy, outcome: Outcome) -> None:
+        _classifier_tables(config, outcome.rows, outcome.summary or {})
+
+
+def _classifier_config(args: argparse.Namespace) -> ClassifierStudy:
     cat = _native.sched_catalogue()
     if args.algo not in cat["classifier_algos"]:
         known = ", ".join(cat["classifier_algos"])
@@ -222,20 +238,14 @@ def cmd_classifier(args: argparse.Namespace) -> int:
         seed=args.seed,
     )
     fractions = floats("--attack-rates", args.attack_rates)
-    if fractions:
-        study = replace(study, attack_fractions=fractions)
-    rows, summary = run_classifier_study(study, _progress(not args.json and sys.stderr.isatty()))
-    out = Path(args.out)
-    path = write_results(out, "attack-classifier", {"study": "classifier", **asdict(study)}, rows)
-    plots = plot_classifier(out, rows, args.algo)
-    doc = _add_summary(path, summary)
-    if args.json:
-        print(json.dumps(doc, indent=1, default=str))
-        return 0
+    return replace(study, attack_fractions=fractions) if fractions else study
+
+
+def _classifier_tables(study: ClassifierStudy, rows: list[Row], summary: dict[str, Any]) -> None:
     w = summary["workload"]
-    source = f"{args.rules}" + (f" + {args.trace}" if args.trace else " + generated headers") if args.rules else (
-        f"synthetic: {args.chains} chains of depth {args.depth} + catch-all")
-    console.print(f"[bold]{args.algo}[/bold] classifier: {w['rules']:,} rules ({source}), {w['packets']:,} innocent "
+    source = f"{study.rules}" + (f" + {study.trace}" if study.trace else " + generated headers") if study.rules \
+        else f"synthetic: {study.chains} chains of depth {study.depth} + catch-all"
+    console.print(f"[bold]{study.algo}[/bold] classifier: {w['rules']:,} rules ({source}), {w['packets']:,} innocent "
                   f"packets, {w['dependency_edges']:,} dependency edges, longest chain {w['max_dependency_depth']}")
     for adv, s in summary["adversaries"].items():
         calibrated = " calibrated here" if s["calibrated"] else ""
@@ -250,13 +260,29 @@ def cmd_classifier(args: argparse.Namespace) -> int:
         console.print(_goodput_table(t, rows, adv, study.policies, study.attack_fractions, mark_unresolved=True))
         dfs = ", ".join(f"{p} {v:.3g}" for p, v in s["displacement_factor"].items())
         console.print(f"  displacement factor (max over resolved rates; * = fewer than 100 attack packets): {dfs}")
-    _print_files(out, path, plots)
-    return 0
 
 
-def cmd_bench_queue(args: argparse.Namespace) -> int:
+class BenchQueue(Study[QueueBench]):
+    """``attack bench-queue``: enqueue+dequeue pairs per second of each priority queue."""
+
+    experiment = "queue-bench"
+
+    def config_from(self, args: argparse.Namespace) -> QueueBench:
+        return _queue_bench_config(args)
+
+    def run(self, config: QueueBench, progress: Progress | None) -> Outcome:
+        return Outcome(run_queue_bench(config, progress), {"study": "queue-bench", **asdict(config)})
+
+    def plot(self, out: Path, config: QueueBench, outcome: Outcome) -> list[Path]:
+        return plot_queue_bench(out, outcome.rows)
+
+    def table(self, config: QueueBench, outcome: Outcome) -> None:
+        _queue_bench_table(config, outcome.rows)
+
+
+def _queue_bench_config(args: argparse.Namespace) -> QueueBench:
     cat = _native.sched_catalogue()
-    bench = QueueBench(
+    return QueueBench(
         sizes=int_list("--sizes", args.sizes),
         pairs=args.pairs or (300_000 if args.quick else 1_000_000),
         queues=names("--queues", args.queues, cat["queues"]),
@@ -265,13 +291,9 @@ def cmd_bench_queue(args: argparse.Namespace) -> int:
         levels=args.levels,
         seed=args.seed,
     )
-    rows = run_queue_bench(bench, _progress(not args.json and sys.stderr.isatty()))
-    out = Path(args.out)
-    path = write_results(out, "queue-bench", {"study": "queue-bench", **asdict(bench)}, rows)
-    plots = plot_queue_bench(out, rows)
-    if args.json:
-        print(path.read_text(encoding="utf-8"))
-        return 0
+
+
+def _queue_bench_table(bench: QueueBench, rows: list[Row]) -> None:
     t = Table(title=f"M enqueue+dequeue pairs/s, one core, measured (thread CPU time); HFFS {bench.width}-bit × "
                     f"{bench.levels} levels = {bench.width ** bench.levels:,} priorities",
               caption="hold model: n elements queued, each pair = one push + one pop-min (pop-max for drop-max); "
@@ -293,8 +315,6 @@ def cmd_bench_queue(args: argparse.Namespace) -> int:
                 cells.append(f"{h:.1f}" if h else "—")
             t.add_row(*cells)
     console.print(t)
-    _print_files(out, path, plots)
-    return 0
 
 
 def cmd_policies(args: argparse.Namespace) -> int:
@@ -350,7 +370,7 @@ def add_parser(sub: Any) -> None:
     s.add_argument("--quick", action="store_true", help="fewer packets")
     s.add_argument("--out", default="results/attack-sim", help="output folder (default results/attack-sim)")
     s.add_argument("--json", action="store_true", help="print result.json")
-    s.set_defaults(func=cmd_sim)
+    s.set_defaults(func=lambda args: run_study(Sim(), args))
 
     w = asub.add_parser("worker", help="attack a real worker (mtf, static, splay, ...) with and without SurgeProtector",
                         description="One worker from the core registry serves innocent keys at a given load; an "
@@ -379,7 +399,7 @@ def add_parser(sub: Any) -> None:
     w.add_argument("--quick", action="store_true", help="fewer packets")
     w.add_argument("--out", default="results/attack-worker", help="output folder (default results/attack-worker)")
     w.add_argument("--json", action="store_true", help="print result.json")
-    w.set_defaults(func=cmd_worker)
+    w.set_defaults(func=lambda args: run_study(Worker(), args))
 
     c = asub.add_parser("classifier", help="attack our MRF packet classifier with and without SurgeProtector",
                         description="One MRF classifier worker classifies innocent packets for real; an adversary "
@@ -428,7 +448,7 @@ def add_parser(sub: Any) -> None:
     c.add_argument("--out", default="results/attack-classifier",
                    help="output folder (default results/attack-classifier)")
     c.add_argument("--json", action="store_true", help="print result.json")
-    c.set_defaults(func=cmd_classifier)
+    c.set_defaults(func=lambda args: run_study(Classifier(), args))
 
     b = asub.add_parser("bench-queue", help="HFFS queue vs binary heap, B-tree and min-max heap (pairs/s)",
                         description="Enqueue+dequeue pairs per second on one core with n elements queued, per "
@@ -443,7 +463,7 @@ def add_parser(sub: Any) -> None:
     b.add_argument("--quick", action="store_true", help="fewer pairs")
     b.add_argument("--out", default="results/queue-bench", help="output folder (default results/queue-bench)")
     b.add_argument("--json", action="store_true", help="print result.json")
-    b.set_defaults(func=cmd_bench_queue)
+    b.set_defaults(func=lambda args: run_study(BenchQueue(), args))
 
     p = asub.add_parser("policies", help="list scheduling policies, adversaries, queues and patterns")
     p.add_argument("--json", action="store_true")

@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from superlinear import _native
+from superlinear.common.rows import Row
 from superlinear.output.figures import save_figure
 
-Row = dict[str, Any]
 Progress = Callable[[str], None]
 ALL_POLICIES = ("fcfs", "fq", "sjf", "wsjf", "wsjf-inorder")
 COLORS = {"fcfs": "#1f77b4", "fq": "#9467bd", "sjf": "#ff7f0e", "wsjf": "#2ca02c", "wsjf-inorder": "#17becf"}

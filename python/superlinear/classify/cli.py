@@ -18,9 +18,10 @@ from superlinear import _native
 from superlinear.classify.workload import CLASSBENCH_SETS, PacketWorkloadSpec, load
 from superlinear.common.args import fraction, non_negative_int, positive_int
 from superlinear.common.errors import SuperlinearError
-from superlinear.output.results import write_results
+from superlinear.common.rows import Row
+from superlinear.common.study import Outcome, Study, console, run_study
+from superlinear.common.study import Progress as ProgressLine
 
-console = Console(width=max(120, Console().width))
 ACTIONS = ("run", "bench", "gen-rules", "gen-trace", "convert", "algorithms")
 KINDS = ("projected = serial dispatcher CPU time + slowest worker's own CPU time; measured = wall clock with real "
          "threads (only k ≤ cores); work = rules compared (exact).")
@@ -119,10 +120,44 @@ def _print_run(doc: dict[str, Any], top: int) -> None:
                       f"mismatches [{verdict}]" + (f"; first: {c['first_mismatch']}" if c["first_mismatch"] else ""))
 
 
+class Bench(Study[argparse.Namespace]):
+    """``classify bench``: single-core classification throughput per ClassBench set and classifier."""
+
+    experiment = "classify-bench"
+
+    def config_from(self, args: argparse.Namespace) -> argparse.Namespace:
+        return args
+
+    def run(self, config: argparse.Namespace, progress: ProgressLine | None) -> Outcome:
+        rows = _bench_rows(config, progress is not None)
+        return Outcome(rows, {"quick": config.quick, "kind": "measured: thread CPU time, one core, best of 3 "
+                              "(1 with --quick)"})
+
+    def table(self, config: argparse.Namespace, outcome: Outcome) -> None:
+        t = Table(title="single-core classification throughput (measured, thread CPU time, best of runs)")
+        for c in ("rule set", "rules", "packets", "algo", "Mpps", "rules compared / packet", "ns / rule compared"):
+            t.add_column(c, justify="right")
+        for r in outcome.rows:
+            t.add_row(r["rules_set"], f"{r['rules']:,}", f"{r['packets']:,}", r["algo"],
+                      f"{r['mpps_single_core']:.3f}", f"{r['work_per_packet']:,.1f}",
+                      f"{r['ns_per_rule_compared']:.2f}")
+        console.print(t)
+
+    def json_text(self, path: Path, outcome: Outcome) -> str:
+        return json.dumps(outcome.rows, indent=1)
+
+    def footer(self, out: Path, path: Path, plots: list[Path], outcome: Outcome) -> list[str]:
+        return [f"results: {path}"]
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
+    return run_study(Bench(), args)
+
+
+def _bench_rows(args: argparse.Namespace, show: bool) -> list[Row]:
     from superlinear.experiments.packets import find_data
 
-    rows: list[dict[str, Any]] = []
+    rows: list[Row] = []
     targets: list[tuple[str, Any]] = []
     if args.rules:
         targets.append((Path(args.rules).name, _workload(args)))
@@ -142,7 +177,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     algos = [a.strip() for a in args.algos.split(",") if a.strip()]
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=Console(stderr=True), transient=True,
-                  disable=args.json or not sys.stderr.isatty()) as bar:
+                  disable=not show) as bar:
         task = bar.add_task("classify bench", total=len(targets) * len(algos))
         for label, w in targets:
             info = w.info()
@@ -153,21 +188,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
                              "packets": info["packets"], "algo": algo, "mpps_single_core": pps / 1e6,
                              "work_per_packet": work, "ns_per_rule_compared": 1e9 / pps / max(work, 1e-9)})
                 bar.advance(task)
-    out = Path(args.out)
-    write_results(out, "classify-bench", {"quick": args.quick, "kind": "measured: thread CPU time, one core, "
-                                          "best of 3 (1 with --quick)"}, rows)
-    if args.json:
-        print(json.dumps(rows, indent=1))
-        return 0
-    t = Table(title="single-core classification throughput (measured, thread CPU time, best of runs)")
-    for c in ("rule set", "rules", "packets", "algo", "Mpps", "rules compared / packet", "ns / rule compared"):
-        t.add_column(c, justify="right")
-    for r in rows:
-        t.add_row(r["rules_set"], f"{r['rules']:,}", f"{r['packets']:,}", r["algo"], f"{r['mpps_single_core']:.3f}",
-                  f"{r['work_per_packet']:,.1f}", f"{r['ns_per_rule_compared']:.2f}")
-    console.print(t)
-    console.print(f"results: {out / 'result.json'}")
-    return 0
+    return rows
 
 
 def cmd_gen_rules(args: argparse.Namespace) -> int:

@@ -40,10 +40,9 @@ from superlinear import _native
 from superlinear.cache.client import bench_row, client_config
 from superlinear.cache.services import Services
 from superlinear.common.errors import SuperlinearError
+from superlinear.common.rows import Row
 from superlinear.experiments.fig11 import CachePanel, CacheStudy, cache_skew, fig11
 from superlinear.output.results import write_results
-
-Row = dict[str, Any]
 
 #: name → builder(quick) of the studies this driver runs.
 SERVICE_EXPERIMENTS: dict[str, Callable[[bool], CacheStudy]] = {"fig11": fig11, "cache-skew": cache_skew}

@@ -12,11 +12,10 @@ from typing import Any
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from superlinear.classify.workload import PacketWorkloadSpec
+from superlinear.common.rows import Row
 from superlinear.engine.runs import Accounting, RunResult, RunSpec, Workload, run
 from superlinear.experiments.spec import Experiment, Panel, Series
 from superlinear.output.results import write_results
-
-Row = dict[str, Any]
 
 
 class _NoAcc:

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from contextlib import nullcontext
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,11 +22,12 @@ from rich.table import Table
 
 from superlinear.common.args import int_list, non_negative_whole, number, positive_number, positive_whole
 from superlinear.common.errors import SuperlinearError
+from superlinear.common.rows import Row
+from superlinear.common.study import Outcome, Study, console, run_study
+from superlinear.common.study import Progress as ProgressLine
 from superlinear.latency import sim as latency
 from superlinear.latency.sim import Trace, TraceSpec
-from superlinear.output.results import write_results
 
-console = Console(width=max(120, Console().width))
 KIND_NOTE = ("latency: simulated, mean per request in request-times (Z = a full miss); AMAT: Eq. 2.1 from the "
              "miss rate of a classical simulation of the same policy")
 
@@ -86,7 +86,38 @@ def _fmt_z(z: Any) -> str:
     return "trace" if z is None or z == "trace" else f"{z:,}"
 
 
-def cmd_run(args: argparse.Namespace) -> int:
+@dataclass
+class RunConfig:
+    """``latency-sim run``: the trace, the policies, the Z values and the cache sizes."""
+
+    args: argparse.Namespace
+    trace: Trace
+    names: list[str]
+    zs: list[int | None]
+    sizes: list[int]
+
+
+class Run(Study[RunConfig]):
+    """``latency-sim run``: every policy at every Z and cache size, optionally Belatedly's bound."""
+
+    experiment = "latency-sim"
+
+    def config_from(self, args: argparse.Namespace) -> RunConfig:
+        return _run_config(args)
+
+    def run(self, config: RunConfig, progress: ProgressLine | None) -> Outcome:
+        return _run_grid(config, progress is not None)
+
+    def plot(self, out: Path, config: RunConfig, outcome: Outcome) -> list[Path]:
+        from superlinear.latency.plots import plot_all
+
+        return plot_all(out, outcome.rows)
+
+    def table(self, config: RunConfig, outcome: Outcome) -> None:
+        _run_tables(config, outcome.rows)
+
+
+def _run_config(args: argparse.Namespace) -> RunConfig:
     trace = _trace(args)
     names = [n.strip() for n in args.policies.split(",") if n.strip()] if args.policies else latency.policy_names()
     latency.check_policies(names)
@@ -95,7 +126,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.belatedly and len(trace) > args.belatedly_max:
         raise SuperlinearError(f"--belatedly: the trace has {len(trace):,} requests, more than --belatedly-max "
                                f"{args.belatedly_max:,} (Belatedly's LP grows with the trace; see the README's limits)")
-    show = not args.json and sys.stderr.isatty()
+    return RunConfig(args, trace, names, zs, sizes)
+
+
+def _run_grid(config: RunConfig, show: bool) -> Outcome:
+    args, trace, names, zs, sizes = config.args, config.trace, config.names, config.zs, config.sizes
     total = len(names) * len(zs) * len(sizes) + (len(zs) * len(sizes) if args.belatedly else 0)
     rows: list[dict[str, Any]] = []
     with _progress(show, total, "simulating") as bar:
@@ -113,16 +148,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         lru = next((x for x in rows if x["policy"] == "lru" and x["z"] == r["z"] and x["capacity"] == r["capacity"]),
                    None)
         r["vs_lru"] = r["mean_latency"] / lru["mean_latency"] - 1 if lru and lru["mean_latency"] else None
-    out = Path(args.out)
-    config = {"source": _source(args), "requests": len(trace), "objects": trace.objects, "policies": names,
-              "z": [_fmt_z(z) for z in zs], "sizes": sizes, "belatedly": args.belatedly}
-    path = write_results(out, "latency-sim", config, rows)
-    from superlinear.latency.plots import plot_all
+    recorded = {"source": _source(args), "requests": len(trace), "objects": trace.objects, "policies": names,
+                "z": [_fmt_z(z) for z in zs], "sizes": sizes, "belatedly": args.belatedly}
+    return Outcome(rows, recorded)
 
-    plots = plot_all(out, rows)
-    if args.json:
-        print(path.read_text(encoding="utf-8"))
-        return 0
+
+def _run_tables(config: RunConfig, rows: list[Row]) -> None:
+    trace, zs, sizes = config.trace, config.zs, config.sizes
     console.print(f"{len(trace):,} requests over {trace.objects:,} objects ({trace.source})")
     for c in sizes:
         t = Table(title=f"Mean latency (simulated, request-times), cache size {c:,}; in brackets: vs LRU",
@@ -154,10 +186,6 @@ def cmd_run(args: argparse.Namespace) -> int:
                   f"{r['miss_rate']:.3f}", f"{r['mean_latency']:,.2f}", f"{r['amat_latency']:,.2f}",
                   f"{100 * r['amat_error']:+.1f}%")
     console.print(t)
-    console.print(f"results: {path} and {out / 'result.csv'}")
-    for p in plots:
-        console.print(f"plot:    {p} (and .svg)")
-    return 0
 
 
 def _zkey(z: int | None) -> Any:
@@ -188,7 +216,25 @@ def cmd_gen(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_belatedly(args: argparse.Namespace) -> int:
+class Belatedly(Study[argparse.Namespace]):
+    """``latency-sim belatedly``: the LP lower bound and its rounding, against online policies."""
+
+    experiment = "latency-belatedly"
+
+    def config_from(self, args: argparse.Namespace) -> argparse.Namespace:
+        return args
+
+    def run(self, config: argparse.Namespace, progress: ProgressLine | None) -> Outcome:
+        return _belatedly(config, progress)
+
+    def table(self, config: argparse.Namespace, outcome: Outcome) -> None:
+        _belatedly_table(outcome)
+
+    def footer(self, out: Path, path: Path, plots: list[Path], outcome: Outcome) -> list[str]:
+        return [f"results: {path}"]
+
+
+def _belatedly(args: argparse.Namespace, progress: ProgressLine | None) -> Outcome:
     trace = _trace(args)
     zs = _zs(args, trace)
     if len(zs) != 1:
@@ -201,8 +247,8 @@ def cmd_belatedly(args: argparse.Namespace) -> int:
     if len(trace) > args.max_requests:
         raise SuperlinearError(f"the trace has {len(trace):,} requests, more than --max-requests "
                                f"{args.max_requests:,} (Belatedly's LP grows with the trace)")
-    if not args.json and sys.stderr.isatty():
-        print(f"  … building and solving Belatedly's LP for {len(trace):,} requests", file=sys.stderr, flush=True)
+    if progress is not None:
+        progress(f"building and solving Belatedly's LP for {len(trace):,} requests")
     b = latency.belatedly(trace, z, c, rounds=args.rounds, seed=args.seed, time_limit=args.time_limit)
     rows = b.rows_out()
     names = [n.strip() for n in args.compare.split(",") if n.strip()] if args.compare else []
@@ -212,13 +258,14 @@ def cmd_belatedly(args: argparse.Namespace) -> int:
         r = latency.simulate(trace, n, z, c, amat=False).row()
         r["vs_bound"] = r["mean_latency"] / b.lower_bound_mean - 1
         rows.append(r)
-    out = Path(args.out)
     config = {"source": _source(args), "requests": len(trace), "objects": trace.objects, "z": _fmt_z(z),
               "capacity": c, "rounds": args.rounds, "seed": args.seed}
-    path = write_results(out, "latency-belatedly", config, rows)
-    if args.json:
-        print(path.read_text(encoding="utf-8"))
-        return 0
+    return Outcome(rows, config, extra=(trace, z, c, b))
+
+
+def _belatedly_table(outcome: Outcome) -> None:
+    trace, z, c, b = outcome.extra
+    rows = outcome.rows
     t = Table(title=f"Belatedly, {len(trace):,} requests, {trace.objects:,} objects, Z = {_fmt_z(z)}, cache {c:,}",
               caption="latency: simulated, mean request-times; LP bound: HiGHS optimum of the relaxation (a lower "
                       "bound on every schedule); times: measured wall clock", caption_justify="left")
@@ -233,11 +280,27 @@ def cmd_belatedly(args: argparse.Namespace) -> int:
     console.print(f"LP: {b.variables:,} variables, {b.rows:,} rows, {b.nonzeros:,} non-zeros, {b.intervals:,} caching "
                   f"intervals; built in {b.build_s:.2f} s, solved in {b.solve_s:.1f} s (measured, {b.solver})"
                   + ("; the LP solution is integral" if b.integral else ""))
-    console.print(f"results: {path}")
-    return 0
 
 
-def cmd_bench(args: argparse.Namespace) -> int:
+class Bench(Study[argparse.Namespace]):
+    """``latency-sim bench``: simulator speed per policy."""
+
+    experiment = "latency-bench"
+
+    def config_from(self, args: argparse.Namespace) -> argparse.Namespace:
+        return args
+
+    def run(self, config: argparse.Namespace, progress: ProgressLine | None) -> Outcome:
+        return _bench(config, progress)
+
+    def table(self, config: argparse.Namespace, outcome: Outcome) -> None:
+        _bench_table(outcome)
+
+    def footer(self, out: Path, path: Path, plots: list[Path], outcome: Outcome) -> list[str]:
+        return [f"trace generated in {outcome.config['trace_seconds_measured']:.1f} s (measured); results: {path}"]
+
+
+def _bench(args: argparse.Namespace, progress: ProgressLine | None) -> Outcome:
     names = [n.strip() for n in args.policies.split(",") if n.strip()]
     latency.check_policies(names)
     t0 = time.perf_counter()
@@ -247,17 +310,18 @@ def cmd_bench(args: argparse.Namespace) -> int:
     z = int_list("--z", args.z)[0]
     rows = []
     for n in names:
-        if not args.json and sys.stderr.isatty():
-            print(f"  … {n} over {len(trace):,} requests", file=sys.stderr, flush=True)
+        if progress is not None:
+            progress(f"{n} over {len(trace):,} requests")
         s = latency.speed(trace, n, z, c)
         rows.append({**asdict(s), "z": z, "capacity": c, "objects": trace.objects})
-    out = Path(args.out)
     config = {"source": _source(args), "requests": len(trace), "z": z, "capacity": c,
               "trace_seconds_measured": gen_s}
-    path = write_results(out, "latency-bench", config, rows)
-    if args.json:
-        print(path.read_text(encoding="utf-8"))
-        return 0
+    return Outcome(rows, config, extra=(trace, z, c))
+
+
+def _bench_table(outcome: Outcome) -> None:
+    trace, z, c = outcome.extra
+    rows = outcome.rows
     t = Table(title=f"Simulator speed: {len(trace):,} requests, {trace.objects:,} objects, Z = {z:,}, cache {c:,}",
               caption="measured: one core, thread CPU time of the simulation (policy construction included)",
               caption_justify="left")
@@ -266,8 +330,6 @@ def cmd_bench(args: argparse.Namespace) -> int:
     for r in rows:
         t.add_row(r["policy"], f"{r['requests_per_s'] / 1e6:,.2f}", f"{r['cpu_s']:,.2f}", f"{r['mean_latency']:,.2f}")
     console.print(t)
-    console.print(f"trace generated in {gen_s:.1f} s (measured); results: {path}")
-    return 0
 
 
 def cmd_policies(args: argparse.Namespace) -> int:
@@ -325,7 +387,7 @@ def add_parser(sub: Any) -> None:
                    help="random roundings besides the threshold ones (default 4)")
     r.add_argument("--out", default="results/latency-run", help="output folder (default results/latency-run)")
     r.add_argument("--json", action="store_true", help="print result.json")
-    r.set_defaults(func=cmd_run)
+    r.set_defaults(func=lambda args: run_study(Run(), args))
 
     g = asub.add_parser("gen", help="write a trace of bursty and paced objects",
                         description="Generate a trace: bursty objects arrive in trains, paced ones at a steady period.")
@@ -349,7 +411,7 @@ def add_parser(sub: Any) -> None:
     b.add_argument("--max-requests", type=positive_whole, default=200_000, help="refuse larger traces (default 200000)")
     b.add_argument("--out", default="results/latency-belatedly", help="output folder")
     b.add_argument("--json", action="store_true")
-    b.set_defaults(func=cmd_belatedly)
+    b.set_defaults(func=lambda args: run_study(Belatedly(), args))
 
     s = asub.add_parser("bench", help="simulator speed (requests/s) on a large trace",
                         description="Requests per second of the simulator per policy, thread CPU time (measured).")
@@ -359,7 +421,7 @@ def add_parser(sub: Any) -> None:
     s.add_argument("--size", default="1%", help="cache size (default 1%% of objects)")
     s.add_argument("--out", default="results/latency-bench", help="output folder")
     s.add_argument("--json", action="store_true")
-    s.set_defaults(func=cmd_bench)
+    s.set_defaults(func=lambda args: run_study(Bench(), args))
 
     p = asub.add_parser("policies", help="list the eviction policies")
     p.add_argument("--json", action="store_true")

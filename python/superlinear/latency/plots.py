@@ -14,9 +14,9 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
+from superlinear.common.rows import Row
 from superlinear.output.figures import save_figure
 
-Row = dict[str, Any]
 STYLE = {
     "lru": ("#1f77b4", "-"), "lru-mad": ("#1f77b4", "--"), "lfu": ("#2ca02c", "-"), "lfu-mad": ("#2ca02c", "--"),
     "arc": ("#9467bd", "-"), "arc-mad": ("#9467bd", "--"), "belady": ("#7f7f7f", "-"),

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 from pathlib import Path
-from typing import Any
 
 import matplotlib
 
@@ -16,10 +15,10 @@ import matplotlib.pyplot as plt
 from matplotlib.axes import Axes
 from matplotlib.ticker import NullLocator, ScalarFormatter
 
+from superlinear.common.rows import Row
 from superlinear.experiments.spec import Experiment, Panel
 from superlinear.output.figures import save_figure
 
-Row = dict[str, Any]
 COLORS = {"mtf": "#d62728", "splay": "#d62728", "lru": "#d62728", "static": "#1f77b4", "tree": "#1f77b4",
           "nocache": "#1f77b4", "hashmap": "#2ca02c", "mrf": "#d62728", "mrf-swap": "#ff7f0e"}
 MARKERS = {"hash": "o", "rr": "s", "random": "^", "rss": "o", "rule": "*", "rss:dport": "D", "rss:sip": "v",
