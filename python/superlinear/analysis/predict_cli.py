@@ -16,6 +16,7 @@ from rich.table import Table
 from superlinear.analysis.advisor import Advice, advise, plot_advice
 from superlinear.analysis.predict import Prediction, parse_ks, plot_prediction, predict
 from superlinear.common.args import non_negative_int, positive_int
+from superlinear.common.listing import known
 from superlinear.common.study import Outcome, Study, console, run_study
 from superlinear.common.study import Progress as ProgressLine
 from superlinear.engine.runs import SuperlinearError, Workload
@@ -228,7 +229,11 @@ def _add_workload_args(p: argparse.ArgumentParser, requests_help: str) -> None:
     p.add_argument("--json", action="store_true", help="print result.json instead of the table")
 
 
-def add_parser(sub: Any) -> None:
+def register(sub: Any) -> None:
+    """Adds ``predict`` and ``advise``."""
+    from superlinear import _native
+
+    dispatchers = known(d["name"] for d in _native.dispatchers())
     req_help = (f"requests (default: the whole trace, or {DEFAULT_GENERATED_REQUESTS:,} generated); "
                 "a trace is cut to its first N keys")
     p = sub.add_parser("predict", help="predict ℓ(k), q(k) and S(k) from a request stream (paper App. A)",
@@ -236,7 +241,7 @@ def add_parser(sub: Any) -> None:
                        "worker's own stream, ℓ(k), q(k), predicted S(k), exact in the engine's work units. "
                        + KINDS)
     _add_workload_args(p, req_help)
-    p.add_argument("--dispatch", default="hash", help="dispatcher: hash, rr, random (default hash)")
+    p.add_argument("--dispatch", default="hash", help=f"dispatcher: {dispatchers} (default hash)")
     p.add_argument("--k", default="1,2,4,8,16,32,64", help="comma-separated k (default 1,2,4,...,64)")
     p.add_argument("--s", type=float, default=0.0, help="serial fraction s for the general law (default 0)")
     p.add_argument("--compare", action="store_true",

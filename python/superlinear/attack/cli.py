@@ -10,7 +10,6 @@ per-unit cost calibrated on this machine) or **measured** (thread CPU time).
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -35,6 +34,7 @@ from superlinear.attack.studies import (
 )
 from superlinear.common.args import floats, int_list, names, non_negative_whole, positive_number, positive_whole
 from superlinear.common.errors import SuperlinearError
+from superlinear.common.listing import Listing, known, show_listing
 from superlinear.common.rows import Row
 from superlinear.common.study import Outcome, Progress, Study, console, run_study
 
@@ -317,24 +317,30 @@ def _queue_bench_table(bench: QueueBench, rows: list[Row]) -> None:
     console.print(t)
 
 
-def cmd_policies(args: argparse.Namespace) -> int:
+def _attack_doc() -> dict[str, Any]:
     cat = _native.sched_catalogue()
-    doc = {"policies": _native.sched_policies(),
-           "adversaries": [{"name": a, "summary": s} for a, s in cat["adversaries"]],
-           "classifier_adversaries": [{"name": a, "summary": s} for a, s in cat["classifier_adversaries"]],
-           "queues": cat["queues"], "patterns": [{"name": a, "summary": s} for a, s in cat["patterns"]]}
-    if args.json:
-        print(json.dumps(doc, indent=1))
-        return 0
+    return {"policies": _native.sched_policies(),
+            "adversaries": [{"name": a, "summary": s} for a, s in cat["adversaries"]],
+            "classifier_adversaries": [{"name": a, "summary": s} for a, s in cat["classifier_adversaries"]],
+            "queues": cat["queues"], "patterns": [{"name": a, "summary": s} for a, s in cat["patterns"]]}
+
+
+def _show_attack(doc: dict[str, Any]) -> None:
     for section in ("policies", "adversaries", "classifier_adversaries", "patterns"):
         console.print(f"[bold]{section}[/bold]")
         for e in doc[section]:
             console.print(f"  {e['name']:<14} {e['summary']}")
     console.print(f"[bold]queues[/bold]  {', '.join(doc['queues'])}")
-    return 0
 
 
-def add_parser(sub: Any) -> None:
+LISTING = Listing("attack", "scheduling policies, adversaries, priority queues and their patterns", _attack_doc,
+                  _show_attack)
+
+
+def register(sub: Any) -> None:
+    """Adds ``attack`` and its studies (``attack policies`` is an alias of ``list attack``)."""
+    policies = "comma-separated: " + known(ALL_POLICIES)
+    classifiers = known(_native.sched_catalogue()["classifier_algos"])
     a = sub.add_parser("attack", help="algorithmic complexity attacks, SurgeProtector (WSJF) and the HFFS queue",
                        description="Attacks on self-adjusting workers and their mitigation by SurgeProtector's "
                        "WSJF scheduling on an HFFS/BBQ priority queue (thesis ch. 3 and 4).")
@@ -346,7 +352,7 @@ def add_parser(sub: Any) -> None:
                         "load plus the optimal adversary of each policy (FCFS/FQ: P_min packets with J_max jobs; "
                         "SJF, WSJF: Eqs. 3.8, 3.9 solved by bisection), swept over attack rates; then the "
                         "displacement factor against J_max / P_min. Sizes in bytes, job sizes in µs, rates in Gbit/s.")
-    s.add_argument("--policies", default=",".join(ALL_POLICIES), help="comma-separated (default: all five)")
+    s.add_argument("--policies", default=",".join(ALL_POLICIES), help=policies + " (default: all)")
     s.add_argument("--packet-size", default="normal:1250:400", metavar="DIST",
                    help="innocent packet bytes: const:V, uniform:LO:HI, exp:MEAN, normal:MEAN:SD, "
                         "lognormal:MEDIAN:SIGMA, bimodal:A:B:P (default normal:1250:400)")
@@ -372,14 +378,14 @@ def add_parser(sub: Any) -> None:
     s.add_argument("--json", action="store_true", help="print result.json")
     s.set_defaults(func=lambda args: run_study(Sim(), args))
 
-    w = asub.add_parser("worker", help="attack a real worker (mtf, static, splay, ...) with and without SurgeProtector",
+    w = asub.add_parser("worker", help="attack a real worker (`list engine`) with and without SurgeProtector",
                         description="One worker from the core registry serves innocent keys at a given load; an "
                         "adversary adds minimum-size packets (deep: the last item; rotate[:N]: round robin over "
                         "the N least popular items, which keeps defeating move-to-front; absent: keys the worker "
                         "does not hold, a full scan like a classifier's catch-all rule). Compares FCFS (unprotected) "
                         "with WSJF on the HFFS queue (SurgeProtector, job sizes learned per item). Real work; "
                         "time is work-clocked.")
-    w.add_argument("--algo", default="mtf", help="worker (default mtf; see `superlinear algorithms`)")
+    w.add_argument("--algo", default="mtf", help="worker (default mtf; see `superlinear list engine`)")
     w.add_argument("--adversary", default="rotate,absent", help="comma-separated: deep, rotate[:N], absent")
     w.add_argument("--workload", choices=["zipf", "uniform"], default="zipf")
     w.add_argument("--m", type=positive_whole, default=5000, help="items (default 5000)")
@@ -390,7 +396,7 @@ def add_parser(sub: Any) -> None:
     w.add_argument("--load", type=positive_number, default=0.8, help="innocent load of the worker (default 0.8)")
     w.add_argument("--attack-rates", metavar="FRACTION,...",
                    help="attack rates as fractions of the innocent rate (default 9 from 1e-4 to 1)")
-    w.add_argument("--policies", default="fcfs,wsjf", help="comma-separated (default fcfs,wsjf)")
+    w.add_argument("--policies", default="fcfs,wsjf", help=policies + " (default fcfs,wsjf)")
     w.add_argument("--buffer", type=positive_whole, default=1024, help="buffer in packets (default 1024)")
     w.add_argument("--learn", choices=["last", "max", "ewma"], default="last",
                    help="how a learned job size follows observations (default last)")
@@ -428,7 +434,7 @@ def add_parser(sub: Any) -> None:
                    help="synthetic: innocent share to the catch-all rule (default 0.002; 0: no catch-all rule)")
     c.add_argument("--packets", type=positive_whole,
                    help="innocent packets (default: the whole trace, or 100000 generated; quick 20000)")
-    c.add_argument("--algo", default="mrf", help="classifier: mrf, mrf-swap, static (default mrf)")
+    c.add_argument("--algo", default="mrf", help=f"classifier: {classifiers} (default mrf)")
     c.add_argument("--adversary", default="rotate,catch-all", help="comma-separated: deep, rotate[:N], catch-all")
     c.add_argument("--estimator", choices=["position", "learned", "oracle"], default="position",
                    help="SurgeProtector's job size for a flow it has seen: its rule's current position (default), "
@@ -440,7 +446,7 @@ def add_parser(sub: Any) -> None:
     c.add_argument("--load", type=positive_number, default=0.8, help="innocent load of the worker (default 0.8)")
     c.add_argument("--attack-rates", "--attack-rate", dest="attack_rates", metavar="FRACTION,...",
                    help="attack rates as fractions of the innocent rate (default 9 from 1e-4 to 1)")
-    c.add_argument("--policies", default="fcfs,wsjf", help="comma-separated (default fcfs,wsjf)")
+    c.add_argument("--policies", default="fcfs,wsjf", help=policies + " (default fcfs,wsjf)")
     c.add_argument("--buffer", type=positive_whole, default=1024, help="buffer in packets (default 1024)")
     c.add_argument("--us-per-work", type=positive_number, help="µs per rule compared (default: calibrate here)")
     c.add_argument("--seed", type=int, default=1)
@@ -467,7 +473,7 @@ def add_parser(sub: Any) -> None:
 
     p = asub.add_parser("policies", help="list scheduling policies, adversaries, queues and patterns")
     p.add_argument("--json", action="store_true")
-    p.set_defaults(func=cmd_policies)
+    p.set_defaults(func=lambda args: show_listing(LISTING, args.json))
 
 
-__all__ = ["add_parser"]
+__all__ = ["LISTING", "register"]

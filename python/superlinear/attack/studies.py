@@ -28,7 +28,8 @@ from superlinear.common.rows import Row
 from superlinear.output.figures import save_figure
 
 Progress = Callable[[str], None]
-ALL_POLICIES = ("fcfs", "fq", "sjf", "wsjf", "wsjf-inorder")
+#: Every scheduling policy the Rust registry knows, in its order.
+ALL_POLICIES = tuple(p["name"] for p in _native.sched_policies())
 COLORS = {"fcfs": "#1f77b4", "fq": "#9467bd", "sjf": "#ff7f0e", "wsjf": "#2ca02c", "wsjf-inorder": "#17becf"}
 
 

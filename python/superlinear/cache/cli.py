@@ -19,6 +19,7 @@ from superlinear.cache.client import bench_row, client_config
 from superlinear.cache.services import Services
 from superlinear.common.args import positive_int
 from superlinear.common.errors import SuperlinearError
+from superlinear.common.listing import Listing, known, name_table
 
 console = Console()
 
@@ -165,6 +166,13 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 0 if row["wrong_values"] == 0 else 1
 
 
+def _show_routers(routers: list[dict[str, Any]]) -> None:
+    console.print(name_table("routers (--router)", routers, [("key-affine", "key_affine")]))
+
+
+LISTING = Listing("cache", "routers of the cache tier's client", _native.cache_routers, _show_routers)
+
+
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dir", metavar="DIR", help="services directory (default .superlinear/services or "
                    "$SUPERLINEAR_SERVICES)")
@@ -177,12 +185,13 @@ def _servers(p: argparse.ArgumentParser) -> None:
     p.add_argument("--table", default="superlinear_kv", help="table name (default superlinear_kv)")
 
 
-def add_parser(sub: Any) -> None:
+def register(sub: Any) -> None:
     """Adds ``cache`` to the top-level subcommands, and routes service-backed reproductions
     (``reproduce fig11``, ``reproduce cache-skew``) to their driver."""
     c = sub.add_parser("cache", help="the Memcached + PostgreSQL cache tier: up, down, status, load, bench",
                        description="A real cache tier (paper App. B, Fig. 11): memcached replicas in front of "
                        "PostgreSQL, routed by key hash, randomly or by DistCache. " + KINDS)
+    routers = known(r["name"] for r in _native.cache_routers())
     cs = c.add_subparsers(dest="cache_command", required=True, metavar="ACTION")
 
     up = cs.add_parser("up", help="start memcached replicas and a PostgreSQL cluster")
@@ -215,7 +224,7 @@ def add_parser(sub: Any) -> None:
     b = cs.add_parser("bench", help="run the multithreaded cache-aside benchmark",
                       description="Closed-loop cache-aside reads (and optional writes), bounded in requests and "
                       "time. " + KINDS)
-    b.add_argument("--router", default="hash", help="hash (jump consistent hash), random, distcache (default hash)")
+    b.add_argument("--router", default="hash", help=routers + " (default hash)")
     b.add_argument("--replicas", type=int, help="use only the first K replicas")
     b.add_argument("--threads", type=int, default=0, help="client threads (default 4 per replica)")
     b.add_argument("--db-connections", type=int, default=0, help="PostgreSQL connections (default: one per thread)")

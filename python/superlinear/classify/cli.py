@@ -18,6 +18,7 @@ from superlinear import _native
 from superlinear.classify.workload import CLASSBENCH_SETS, PacketWorkloadSpec, load
 from superlinear.common.args import fraction, non_negative_int, positive_int
 from superlinear.common.errors import SuperlinearError
+from superlinear.common.listing import Listing, known, name_table, show_listing
 from superlinear.common.rows import Row
 from superlinear.common.study import Outcome, Study, console, run_study
 from superlinear.common.study import Progress as ProgressLine
@@ -231,19 +232,20 @@ def cmd_convert(args: argparse.Namespace) -> int:
     return 0
 
 
+def _classify_doc() -> dict[str, Any]:
+    return {"classifiers": _native.classify_algorithms(), "dispatchers": _native.classify_dispatchers()}
+
+
+def _show_classify(doc: dict[str, Any]) -> None:
+    console.print(name_table("classifiers (--algo)", doc["classifiers"]))
+    console.print(name_table("dispatchers (--dispatch)", doc["dispatchers"]))
+
+
+LISTING = Listing("classify", "packet classifiers and packet dispatchers", _classify_doc, _show_classify)
+
+
 def cmd_algorithms(args: argparse.Namespace) -> int:
-    algos, disp = _native.classify_algorithms(), _native.classify_dispatchers()
-    if args.json:
-        print(json.dumps({"classifiers": algos, "dispatchers": disp}, indent=1))
-        return 0
-    for title, items in (("classifiers (--algo)", algos), ("dispatchers (--dispatch)", disp)):
-        t = Table(title=title)
-        t.add_column("name")
-        t.add_column("what")
-        for a in items:
-            t.add_row(a["name"], a["summary"])
-        console.print(t)
-    return 0
+    return show_listing(LISTING, args.json)
 
 
 def cmd_classify(args: argparse.Namespace) -> int:
@@ -259,14 +261,28 @@ def cmd_classify(args: argparse.Namespace) -> int:
     return handler(args)
 
 
-def add_parser(sub: Any) -> None:
+def _classifier_names() -> list[str]:
+    return [a["name"] for a in _native.classify_algorithms()]
+
+
+def _dispatch_help() -> str:
+    """``--dispatch`` forms from the registry; ``rss`` takes the fields it hashes."""
+    forms = [("rss:FIELDS (sip,dip,sport,dport,proto; dip/24 for a prefix)" if d["name"] == "rss" else d["name"])
+             for d in _native.classify_dispatchers()]
+    return known(forms) + " (default 5-tuple RSS)"
+
+
+def register(sub: Any) -> None:
+    """Adds ``classify`` and its actions (``classify algorithms`` is an alias of ``list classify``)."""
+    classifiers = _classifier_names()
+    dispatchers = [("rss:FIELDS" if d["name"] == "rss" else d["name"]) for d in _native.classify_dispatchers()]
     p = sub.add_parser(
         "classify", help="packet classification: static list or self-adjusting MRF behind RSS (paper §4)",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Classify packets with k workers behind a dispatcher and report throughput, per-worker "
         "statistics and per-rule matches.\n\n"
-        "  superlinear classify --rules R [--trace T] [--algo static|mrf|mrf-swap] [--workers K]\n"
-        "                       [--dispatch rss:sip,dip,sport,dport,proto|rss:dport|rule|rr] [--check] [--json]\n"
+        "  superlinear classify --rules R [--trace T] [--algo " + "|".join(classifiers) + "] [--workers K]\n"
+        "                       [--dispatch " + "|".join(dispatchers) + "] [--check] [--json]\n"
         "  superlinear classify bench [--data DIR] [--sizes 5k] [--quick]   single-core Mpps per ClassBench set\n"
         "  superlinear classify gen-rules --rules-count N [--depth D] [--catch-all F] --out F [--format nft]\n"
         "  superlinear classify gen-trace (--rules R | --rules-count N [--depth D] [--flows-per-rule F])\n"
@@ -286,11 +302,10 @@ def add_parser(sub: Any) -> None:
                    help="actions of ClassBench filters: accept, or random:DROP_FRACTION[:SEED] (default random:0.5:1)")
     p.add_argument("--default", default="accept", choices=["accept", "drop", "reject", "queue"],
                    help="default policy when the file sets none (default accept)")
-    p.add_argument("--algo", default="mrf", choices=["static", "mrf", "mrf-swap"], help="classifier (default mrf)")
+    p.add_argument("--algo", default="mrf", choices=classifiers, help="classifier (default mrf)")
     p.add_argument("--workers", "-k", type=positive_int, default=1, help="workers k (default 1)")
     p.add_argument("--dispatch", default="rss:sip,dip,sport,dport,proto",
-                   help="rss:FIELDS (sip,dip,sport,dport,proto; dip/24 for a prefix), rule, rr, random "
-                   "(default 5-tuple RSS)")
+                   help=_dispatch_help())
     p.add_argument("--check", action="store_true", help="verify every verdict against brute-force first match "
                    "(exit 1 on any mismatch)")
     p.add_argument("--packets", type=positive_int, help="replay the trace to N packets, or generate N packets")
@@ -316,7 +331,8 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--out", metavar="FILE", help="output file (gen-rules, gen-trace, convert) or folder (bench)")
     p.add_argument("--data", metavar="DIR", help="bench: ClassBench folder")
     p.add_argument("--sizes", default="5k", help="bench: ClassBench sizes, comma-separated (default 5k)")
-    p.add_argument("--algos", default="static,mrf,mrf-swap", help="bench: classifiers (default static,mrf,mrf-swap)")
+    p.add_argument("--algos", default=",".join(classifiers),
+                   help=f"bench: classifiers (default {','.join(classifiers)})")
     p.add_argument("--quick", action="store_true", help="bench: fewer packets, one run")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=_dispatch_defaults)

@@ -22,6 +22,7 @@ from rich.table import Table
 
 from superlinear.common.args import int_list, non_negative_whole, number, positive_number, positive_whole
 from superlinear.common.errors import SuperlinearError
+from superlinear.common.listing import Listing, known, name_table, show_listing
 from superlinear.common.rows import Row
 from superlinear.common.study import Outcome, Study, console, run_study
 from superlinear.common.study import Progress as ProgressLine
@@ -332,18 +333,12 @@ def _bench_table(outcome: Outcome) -> None:
     console.print(t)
 
 
-def cmd_policies(args: argparse.Namespace) -> int:
-    ps = latency.policies()
-    if args.json:
-        print(json.dumps(ps, indent=1))
-        return 0
-    t = Table(title="eviction policies (--policies)")
-    for col in ("name", "offline", "latency-aware", "what"):
-        t.add_column(col)
-    for p in ps:
-        t.add_row(p["name"], "yes" if p["offline"] else "no", "yes" if p["latency_aware"] else "no", p["summary"])
-    console.print(t)
-    return 0
+def _show_policies(ps: list[dict[str, Any]]) -> None:
+    console.print(name_table("eviction policies (--policies)", ps,
+                             [("offline", "offline"), ("latency-aware", "latency_aware")]))
+
+
+LISTING = Listing("latency", "eviction policies of latency-sim", latency.policies, _show_policies)
 
 
 def _trace_options(p: argparse.ArgumentParser, requests: int = 200_000, objects: int = 2_000) -> None:
@@ -367,7 +362,9 @@ def _z_options(p: argparse.ArgumentParser, default: str) -> None:
                    help="miss latency in the trace's timestamp unit instead: Z = L / mean inter-request time")
 
 
-def add_parser(sub: Any) -> None:
+def register(sub: Any) -> None:
+    """Adds ``latency-sim`` and its actions (``latency-sim policies`` is an alias of ``list latency``)."""
+    policies = "comma-separated: " + known(latency.policy_names())
     a = sub.add_parser("latency-sim", help="caching with delayed hits: MAD, Belady-AD, Belatedly (thesis ch. 2)",
                        description="Latency-aware caching with delayed hits (thesis ch. 2). " + KIND_NOTE + ".")
     asub = a.add_subparsers(dest="latency_command", metavar="{run,gen,belatedly,bench,policies}")
@@ -377,7 +374,7 @@ def add_parser(sub: Any) -> None:
                         description="Simulate every policy at every Z and cache size. Writes result.json, result.csv "
                         "and plots (latency vs Z, vs cache size, AMAT vs true latency).")
     _trace_options(r)
-    r.add_argument("--policies", help="comma-separated (default: all; see `latency-sim policies`)")
+    r.add_argument("--policies", help=policies + " (default: all)")
     _z_options(r, "10,100,1000,10000")
     r.add_argument("--sizes", default="1%,5%,10%", help="cache sizes: objects or %% of objects (default 1%%,5%%,10%%)")
     r.add_argument("--belatedly", action="store_true",
@@ -416,7 +413,7 @@ def add_parser(sub: Any) -> None:
     s = asub.add_parser("bench", help="simulator speed (requests/s) on a large trace",
                         description="Requests per second of the simulator per policy, thread CPU time (measured).")
     _trace_options(s, requests=10_000_000, objects=100_000)
-    s.add_argument("--policies", default="lru,lru-mad", help="comma-separated (default lru,lru-mad)")
+    s.add_argument("--policies", default="lru,lru-mad", help=policies + " (default lru,lru-mad)")
     s.add_argument("--z", default="1000", help="Z (default 1000)")
     s.add_argument("--size", default="1%", help="cache size (default 1%% of objects)")
     s.add_argument("--out", default="results/latency-bench", help="output folder")
@@ -425,7 +422,7 @@ def add_parser(sub: Any) -> None:
 
     p = asub.add_parser("policies", help="list the eviction policies")
     p.add_argument("--json", action="store_true")
-    p.set_defaults(func=cmd_policies)
+    p.set_defaults(func=lambda args: show_listing(LISTING, args.json))
 
 
-__all__ = ["add_parser"]
+__all__ = ["LISTING", "register"]

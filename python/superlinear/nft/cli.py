@@ -128,7 +128,7 @@ def cmd_nft_bench(args: argparse.Namespace) -> int:
     return 0 if ok else EXIT_CHECK_FAILED
 
 
-def add_parser(sub: Any) -> None:
+def register(sub: Any) -> None:
     p = sub.add_parser(
         "nft-bench", help="your rules in Linux nftables vs our classifiers: exact counters and throughput",
         description="Convert a rule set into one linear nftables chain (a counter per rule), replay a trace "
