@@ -17,7 +17,7 @@ from superlinear.analysis.advisor import Advice, advise, plot_advice
 from superlinear.analysis.predict import Prediction, parse_ks, plot_prediction, predict
 from superlinear.common.args import non_negative_int, positive_int
 from superlinear.common.listing import known
-from superlinear.common.study import Outcome, Study, console, run_study
+from superlinear.common.study import Outcome, Study, add_study_options, console
 from superlinear.common.study import Progress as ProgressLine
 from superlinear.engine.runs import SuperlinearError, Workload
 
@@ -83,9 +83,6 @@ class Predict(Study[argparse.Namespace]):
     """``predict``: the working-set law's ℓ(k), q(k) and S(k), optionally checked against the engine."""
 
     experiment = "predict"
-
-    def config_from(self, args: argparse.Namespace) -> argparse.Namespace:
-        return args
 
     def run(self, config: argparse.Namespace, progress: ProgressLine | None) -> Outcome:
         return _predict(config, progress is not None)
@@ -172,9 +169,6 @@ class Advise(Study[argparse.Namespace]):
 
     experiment = "advise"
 
-    def config_from(self, args: argparse.Namespace) -> argparse.Namespace:
-        return args
-
     def run(self, config: argparse.Namespace, progress: ProgressLine | None) -> Outcome:
         return _advise(config, progress is not None)
 
@@ -226,7 +220,6 @@ def _add_workload_args(p: argparse.ArgumentParser, requests_help: str) -> None:
                    "burns ρ cycles per miss)")
     p.add_argument("--seed", type=non_negative_int, default=1,
                    help="workload and dispatcher seed, as the engine's (default 1)")
-    p.add_argument("--json", action="store_true", help="print result.json instead of the table")
 
 
 def register(sub: Any) -> None:
@@ -246,8 +239,7 @@ def register(sub: Any) -> None:
     p.add_argument("--s", type=float, default=0.0, help="serial fraction s for the general law (default 0)")
     p.add_argument("--compare", action="store_true",
                    help="also run the engine at every k (and k = 1) and compare its work speedup")
-    p.add_argument("--out", default="results/predict", help="output folder (default results/predict)")
-    p.set_defaults(func=lambda args: run_study(Predict(), args))
+    add_study_options(p, Predict(), "results/predict")
 
     a = sub.add_parser("advise", help="locality advisor: which dispatcher boosts locality most",
                        description="Score every dispatch candidate with the working-set law (q(k)·ℓ(k) per k) "
@@ -259,5 +251,4 @@ def register(sub: Any) -> None:
     a.add_argument("--rules", metavar="FILE", help="packets: rule file; --trace is then a packet trace, items are "
                    "first-match rules and candidates are packet dispatchers (paper Fig. 9d)")
     a.add_argument("--actions", default="random:0.5:1", help="with --rules: actions of ClassBench filters")
-    a.add_argument("--out", default="results/advise", help="output folder (default results/advise)")
-    a.set_defaults(func=lambda args: run_study(Advise(), args))
+    add_study_options(a, Advise(), "results/advise")

@@ -10,10 +10,10 @@ per-unit cost calibrated on this machine) or **measured** (thread CPU time).
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
-from dataclasses import asdict, replace
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from rich.table import Table
 
@@ -34,28 +34,9 @@ from superlinear.attack.studies import (
 )
 from superlinear.common.args import floats, int_list, names, non_negative_whole, positive_number, positive_whole
 from superlinear.common.errors import SuperlinearError
-from superlinear.common.listing import Listing, known, show_listing
+from superlinear.common.listing import Listing, add_listing_options, known
 from superlinear.common.rows import Row
-from superlinear.common.study import Outcome, Progress, Study, console, run_study
-
-
-class Sim(Study[SimStudy]):
-    """``attack sim``: every policy under its optimal attack, simulated."""
-
-    experiment = "attack-sim"
-
-    def config_from(self, args: argparse.Namespace) -> SimStudy:
-        return _sim_config(args)
-
-    def run(self, config: SimStudy, progress: Progress | None) -> Outcome:
-        rows, summary = run_sim_study(config, progress)
-        return Outcome(rows, {"study": "sim", **asdict(config)}, summary)
-
-    def plot(self, out: Path, config: SimStudy, outcome: Outcome) -> list[Path]:
-        return plot_sim(out, outcome.rows)
-
-    def table(self, config: SimStudy, outcome: Outcome) -> None:
-        _sim_tables(config, outcome.rows, outcome.summary or {})
+from superlinear.common.study import Outcome, Progress, Study, add_study_options, console
 
 
 def _sim_config(args: argparse.Namespace) -> SimStudy:
@@ -106,23 +87,19 @@ def _sim_tables(study: SimStudy, rows: list[Row], summary: dict[str, Any]) -> No
         console.print(g)
 
 
-class Worker(Study[WorkerStudy]):
-    """``attack worker``: a real worker under attack, with and without SurgeProtector."""
+def _work_clocked(args: argparse.Namespace) -> dict[str, Any]:
+    """Options the work-clocked studies (worker, classifier) share: innocent packets, load,
+    policies, buffer, µs per work unit and seed."""
+    return {"packet": args.packet_size, "load": args.load, "buffer": args.buffer, "us_per_work": args.us_per_work,
+            "policies": names("--policies", args.policies, ALL_POLICIES), "seed": args.seed}
 
-    experiment = "attack-worker"
 
-    def config_from(self, args: argparse.Namespace) -> WorkerStudy:
-        return _worker_config(args)
+S = TypeVar("S", WorkerStudy, ClassifierStudy)
 
-    def run(self, config: WorkerStudy, progress: Progress | None) -> Outcome:
-        rows, summary = run_worker_study(config, progress)
-        return Outcome(rows, {"study": "worker", **asdict(config)}, summary)
 
-    def plot(self, out: Path, config: WorkerStudy, outcome: Outcome) -> list[Path]:
-        return plot_worker(out, outcome.rows, config.algo)
-
-    def table(self, config: WorkerStudy, outcome: Outcome) -> None:
-        _worker_tables(config, outcome.rows, outcome.summary or {})
+def _with_attack_rates(study: S, args: argparse.Namespace) -> S:
+    fractions = floats("--attack-rates", args.attack_rates)
+    return replace(study, attack_fractions=fractions) if fractions else study
 
 
 def _worker_config(args: argparse.Namespace) -> WorkerStudy:
@@ -138,16 +115,10 @@ def _worker_config(args: argparse.Namespace) -> WorkerStudy:
         alpha=args.alpha,
         trace=args.trace,
         requests=args.requests or (20_000 if args.quick else 100_000),
-        packet=args.packet_size,
-        load=args.load,
-        policies=names("--policies", args.policies, ALL_POLICIES),
-        buffer=args.buffer,
         learn=args.learn,
-        us_per_work=args.us_per_work,
-        seed=args.seed,
+        **_work_clocked(args),
     )
-    fractions = floats("--attack-rates", args.attack_rates)
-    return replace(study, attack_fractions=fractions) if fractions else study
+    return _with_attack_rates(study, args)
 
 
 def _worker_tables(study: WorkerStudy, rows: list[Row], summary: dict[str, Any]) -> None:
@@ -183,25 +154,6 @@ def _goodput_table(t: Table, rows: list[dict[str, Any]], adversary: str, policie
     return t
 
 
-class Classifier(Study[ClassifierStudy]):
-    """``attack classifier``: our packet classifier under attack, with and without SurgeProtector."""
-
-    experiment = "attack-classifier"
-
-    def config_from(self, args: argparse.Namespace) -> ClassifierStudy:
-        return _classifier_config(args)
-
-    def run(self, config: ClassifierStudy, progress: Progress | None) -> Outcome:
-        rows, summary = run_classifier_study(config, progress)
-        return Outcome(rows, {"study": "classifier", **asdict(config)}, summary)
-
-    def plot(self, out: Path, config: ClassifierStudy, outcome: Outcome) -> list[Path]:
-        return plot_classifier(out, outcome.rows, config.algo)
-
-    def table(self, config: ClassifierStudy, outcome: Outcome) -> None:
-        _classifier_tables(config, outcome.rows, outcome.summary or {})
-
-
 def _classifier_config(args: argparse.Namespace) -> ClassifierStudy:
     cat = _native.sched_catalogue()
     if args.algo not in cat["classifier_algos"]:
@@ -229,16 +181,10 @@ def _classifier_config(args: argparse.Namespace) -> ClassifierStudy:
         estimator=args.estimator,
         learn=args.learn,
         adversaries=names("--adversary", args.adversary, [a[0] for a in cat["classifier_adversaries"]]),
-        packet=args.packet_size,
         attack_bytes=args.attack_bytes,
-        load=args.load,
-        policies=names("--policies", args.policies, ALL_POLICIES),
-        buffer=args.buffer,
-        us_per_work=args.us_per_work,
-        seed=args.seed,
+        **_work_clocked(args),
     )
-    fractions = floats("--attack-rates", args.attack_rates)
-    return replace(study, attack_fractions=fractions) if fractions else study
+    return _with_attack_rates(study, args)
 
 
 def _classifier_tables(study: ClassifierStudy, rows: list[Row], summary: dict[str, Any]) -> None:
@@ -317,6 +263,40 @@ def _queue_bench_table(bench: QueueBench, rows: list[Row]) -> None:
     console.print(t)
 
 
+@dataclass
+class AttackStudy(Study[Any]):
+    """An attack study: its config from the arguments, a run that returns rows and a summary
+    (kept in ``result.json``), its plots and its tables."""
+
+    experiment: str
+    label: str
+    build: Callable[[argparse.Namespace], Any]
+    runner: Callable[[Any, Progress | None], tuple[list[Row], dict[str, Any]]]
+    plotter: Callable[[Path, Any, list[Row]], list[Path]]
+    tables: Callable[[Any, list[Row], dict[str, Any]], None]
+
+    def config_from(self, args: argparse.Namespace) -> Any:
+        return self.build(args)
+
+    def run(self, config: Any, progress: Progress | None) -> Outcome:
+        rows, summary = self.runner(config, progress)
+        return Outcome(rows, {"study": self.label, **asdict(config)}, summary)
+
+    def plot(self, out: Path, config: Any, outcome: Outcome) -> list[Path]:
+        return self.plotter(out, config, outcome.rows)
+
+    def table(self, config: Any, outcome: Outcome) -> None:
+        self.tables(config, outcome.rows, outcome.summary or {})
+
+
+SIM = AttackStudy("attack-sim", "sim", _sim_config, run_sim_study, lambda out, _, rows: plot_sim(out, rows),
+                  _sim_tables)
+WORKER = AttackStudy("attack-worker", "worker", _worker_config, run_worker_study,
+                     lambda out, study, rows: plot_worker(out, rows, study.algo), _worker_tables)
+CLASSIFIER = AttackStudy("attack-classifier", "classifier", _classifier_config, run_classifier_study,
+                         lambda out, study, rows: plot_classifier(out, rows, study.algo), _classifier_tables)
+
+
 def _attack_doc() -> dict[str, Any]:
     cat = _native.sched_catalogue()
     return {"policies": _native.sched_policies(),
@@ -337,10 +317,26 @@ LISTING = Listing("attack", "scheduling policies, adversaries, priority queues a
                   _show_attack)
 
 
+def _work_clocked_options(p: argparse.ArgumentParser, policies: str, work_unit: str, rate_flags: list[str]) -> None:
+    """The options of :func:`_work_clocked` and the attack rates, shared by ``worker`` and ``classifier``."""
+    p.add_argument("--packet-size", default="normal:1250:400", metavar="DIST", help="innocent packet bytes")
+    p.add_argument("--load", type=positive_number, default=0.8, help="innocent load of the worker (default 0.8)")
+    p.add_argument(*rate_flags, dest="attack_rates", metavar="FRACTION,...",
+                   help="attack rates as fractions of the innocent rate (default 9 from 1e-4 to 1)")
+    p.add_argument("--policies", default="fcfs,wsjf", help=policies + " (default fcfs,wsjf)")
+    p.add_argument("--buffer", type=positive_whole, default=1024, help="buffer in packets (default 1024)")
+    p.add_argument("--us-per-work", type=positive_number, help=f"µs per {work_unit} (default: calibrate here)")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--quick", action="store_true", help="fewer packets")
+
+
 def register(sub: Any) -> None:
     """Adds ``attack`` and its studies (``attack policies`` is an alias of ``list attack``)."""
     policies = "comma-separated: " + known(ALL_POLICIES)
-    classifiers = known(_native.sched_catalogue()["classifier_algos"])
+    cat = _native.sched_catalogue()
+    classifiers = known(cat["classifier_algos"])
+    adversaries = known(a[0] for a in cat["adversaries"])
+    classifier_adversaries = known(a[0] for a in cat["classifier_adversaries"])
     a = sub.add_parser("attack", help="algorithmic complexity attacks, SurgeProtector (WSJF) and the HFFS queue",
                        description="Attacks on self-adjusting workers and their mitigation by SurgeProtector's "
                        "WSJF scheduling on an HFFS/BBQ priority queue (thesis ch. 3 and 4).")
@@ -374,9 +370,7 @@ def register(sub: Any) -> None:
     s.add_argument("--levels", type=positive_whole, default=2, help="HFFS levels (default 2)")
     s.add_argument("--seed", type=int, default=1)
     s.add_argument("--quick", action="store_true", help="fewer packets")
-    s.add_argument("--out", default="results/attack-sim", help="output folder (default results/attack-sim)")
-    s.add_argument("--json", action="store_true", help="print result.json")
-    s.set_defaults(func=lambda args: run_study(Sim(), args))
+    add_study_options(s, SIM, "results/attack-sim")
 
     w = asub.add_parser("worker", help="attack a real worker (`list engine`) with and without SurgeProtector",
                         description="One worker from the core registry serves innocent keys at a given load; an "
@@ -386,26 +380,17 @@ def register(sub: Any) -> None:
                         "with WSJF on the HFFS queue (SurgeProtector, job sizes learned per item). Real work; "
                         "time is work-clocked.")
     w.add_argument("--algo", default="mtf", help="worker (default mtf; see `superlinear list engine`)")
-    w.add_argument("--adversary", default="rotate,absent", help="comma-separated: deep, rotate[:N], absent")
+    w.add_argument("--adversary", default="rotate,absent",
+                   help=f"comma-separated: {adversaries} (rotate[:N])")
     w.add_argument("--workload", choices=["zipf", "uniform"], default="zipf")
     w.add_argument("--m", type=positive_whole, default=5000, help="items (default 5000)")
     w.add_argument("--alpha", type=positive_number, default=1.1, help="zipf exponent (default 1.1)")
     w.add_argument("--trace", metavar="FILE", help="innocent key trace (as for `superlinear run`)")
     w.add_argument("--requests", type=positive_whole, help="innocent packets (default 100000, quick 20000)")
-    w.add_argument("--packet-size", default="normal:1250:400", metavar="DIST", help="innocent packet bytes")
-    w.add_argument("--load", type=positive_number, default=0.8, help="innocent load of the worker (default 0.8)")
-    w.add_argument("--attack-rates", metavar="FRACTION,...",
-                   help="attack rates as fractions of the innocent rate (default 9 from 1e-4 to 1)")
-    w.add_argument("--policies", default="fcfs,wsjf", help=policies + " (default fcfs,wsjf)")
-    w.add_argument("--buffer", type=positive_whole, default=1024, help="buffer in packets (default 1024)")
     w.add_argument("--learn", choices=["last", "max", "ewma"], default="last",
                    help="how a learned job size follows observations (default last)")
-    w.add_argument("--us-per-work", type=positive_number, help="µs per work unit (default: calibrate here)")
-    w.add_argument("--seed", type=int, default=1)
-    w.add_argument("--quick", action="store_true", help="fewer packets")
-    w.add_argument("--out", default="results/attack-worker", help="output folder (default results/attack-worker)")
-    w.add_argument("--json", action="store_true", help="print result.json")
-    w.set_defaults(func=lambda args: run_study(Worker(), args))
+    _work_clocked_options(w, policies, "work unit", ["--attack-rates"])
+    add_study_options(w, WORKER, "results/attack-worker")
 
     c = asub.add_parser("classifier", help="attack our MRF packet classifier with and without SurgeProtector",
                         description="One MRF classifier worker classifies innocent packets for real; an adversary "
@@ -435,45 +420,34 @@ def register(sub: Any) -> None:
     c.add_argument("--packets", type=positive_whole,
                    help="innocent packets (default: the whole trace, or 100000 generated; quick 20000)")
     c.add_argument("--algo", default="mrf", help=f"classifier: {classifiers} (default mrf)")
-    c.add_argument("--adversary", default="rotate,catch-all", help="comma-separated: deep, rotate[:N], catch-all")
+    c.add_argument("--adversary", default="rotate,catch-all",
+                   help=f"comma-separated: {classifier_adversaries} (rotate[:N])")
     c.add_argument("--estimator", choices=["position", "learned", "oracle"], default="position",
                    help="SurgeProtector's job size for a flow it has seen: its rule's current position (default), "
                         "the work learned per rule, or the exact work (oracle)")
     c.add_argument("--learn", choices=["last", "max", "ewma"], default="last",
                    help="how learned per-rule work follows observations (--estimator learned; default last)")
-    c.add_argument("--packet-size", default="normal:1250:400", metavar="DIST", help="innocent packet bytes")
     c.add_argument("--attack-bytes", type=positive_whole, default=64, help="attack packet bytes (default 64)")
-    c.add_argument("--load", type=positive_number, default=0.8, help="innocent load of the worker (default 0.8)")
-    c.add_argument("--attack-rates", "--attack-rate", dest="attack_rates", metavar="FRACTION,...",
-                   help="attack rates as fractions of the innocent rate (default 9 from 1e-4 to 1)")
-    c.add_argument("--policies", default="fcfs,wsjf", help=policies + " (default fcfs,wsjf)")
-    c.add_argument("--buffer", type=positive_whole, default=1024, help="buffer in packets (default 1024)")
-    c.add_argument("--us-per-work", type=positive_number, help="µs per rule compared (default: calibrate here)")
-    c.add_argument("--seed", type=int, default=1)
-    c.add_argument("--quick", action="store_true", help="fewer packets")
-    c.add_argument("--out", default="results/attack-classifier",
-                   help="output folder (default results/attack-classifier)")
-    c.add_argument("--json", action="store_true", help="print result.json")
-    c.set_defaults(func=lambda args: run_study(Classifier(), args))
+    _work_clocked_options(c, policies, "rule compared", ["--attack-rates", "--attack-rate"])
+    add_study_options(c, CLASSIFIER, "results/attack-classifier")
 
     b = asub.add_parser("bench-queue", help="HFFS queue vs binary heap, B-tree and min-max heap (pairs/s)",
                         description="Enqueue+dequeue pairs per second on one core with n elements queued, per "
                         "priority pattern (including each heap's worst case). Measured, thread CPU time.")
     b.add_argument("--sizes", default="1000,10000,100000,1000000", help="queued elements (default 1e3..1e6)")
     b.add_argument("--pairs", type=positive_whole, help="timed pairs per queue (default 1e6, quick 3e5)")
-    b.add_argument("--queues", default="hffs,binary-heap,btree,minmax-heap")
-    b.add_argument("--patterns", default="random,ascending,descending,constant,bimodal,drop-max")
+    queues, patterns = cat["queues"], [p[0] for p in cat["patterns"]]
+    b.add_argument("--queues", default=",".join(queues), help=f"comma-separated: {known(queues)} (default: all)")
+    b.add_argument("--patterns", default=",".join(patterns),
+                   help=f"comma-separated: {known(patterns)} (default: all)")
     b.add_argument("--width", type=positive_whole, default=64, help="HFFS bitmap width (default 64)")
     b.add_argument("--levels", type=positive_whole, default=2, help="HFFS levels (default 2: 4096 priorities)")
     b.add_argument("--seed", type=int, default=1)
     b.add_argument("--quick", action="store_true", help="fewer pairs")
-    b.add_argument("--out", default="results/queue-bench", help="output folder (default results/queue-bench)")
-    b.add_argument("--json", action="store_true", help="print result.json")
-    b.set_defaults(func=lambda args: run_study(BenchQueue(), args))
+    add_study_options(b, BenchQueue(), "results/queue-bench")
 
     p = asub.add_parser("policies", help="list scheduling policies, adversaries, queues and patterns")
-    p.add_argument("--json", action="store_true")
-    p.set_defaults(func=lambda args: show_listing(LISTING, args.json))
+    add_listing_options(p, LISTING)
 
 
 __all__ = ["LISTING", "register"]

@@ -126,9 +126,6 @@ class Bench(Study[argparse.Namespace]):
 
     experiment = "classify-bench"
 
-    def config_from(self, args: argparse.Namespace) -> argparse.Namespace:
-        return args
-
     def run(self, config: argparse.Namespace, progress: ProgressLine | None) -> Outcome:
         rows = _bench_rows(config, progress is not None)
         return Outcome(rows, {"quick": config.quick, "kind": "measured: thread CPU time, one core, best of 3 "

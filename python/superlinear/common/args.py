@@ -14,7 +14,7 @@ positive integer, got 'x'`` (``run``, ``reproduce``, ``predict``, ``classify``, 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from superlinear.common.errors import SuperlinearError
 
@@ -39,26 +39,24 @@ def non_negative_int(text: str) -> int:
     return _int(text, 0, "a non-negative")
 
 
-def positive_float(text: str) -> float:
-    """A number > 0 (``nft-bench`` wording: ``expected a positive number, got 'x'``)."""
+def _float(text: str, accept: Callable[[float], bool], expected: str) -> float:
     try:
         v = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
-    if not v > 0:
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {v}")
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}") from None
+    if not accept(v):
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {v}")
     return v
+
+
+def positive_float(text: str) -> float:
+    """A number > 0 (``nft-bench`` wording: ``expected a positive number, got 'x'``)."""
+    return _float(text, lambda v: v > 0, "a positive number")
 
 
 def fraction(text: str) -> float:
     """A number in [0, 1]."""
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number in [0, 1], got {text!r}") from None
-    if not 0.0 <= v <= 1.0:
-        raise argparse.ArgumentTypeError(f"expected a number in [0, 1], got {v}")
-    return v
+    return _float(text, lambda v: 0.0 <= v <= 1.0, "a number in [0, 1]")
 
 
 def _whole(text: str) -> int:

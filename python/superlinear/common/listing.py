@@ -57,6 +57,12 @@ def show_listing(listing: Listing, as_json: bool) -> int:
     return 0
 
 
+def add_listing_options(parser: argparse.ArgumentParser, listing: Listing) -> None:
+    """Makes ``parser`` (an older list command) show ``listing``, with ``--json``."""
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.set_defaults(func=lambda args: show_listing(listing, args.json))
+
+
 def register(sub: Any, listings: Sequence[Listing]) -> None:
     """Adds ``list [DOMAIN] [--json]`` over ``listings``."""
     by_domain = {lst.domain: lst for lst in listings}

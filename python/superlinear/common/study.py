@@ -17,7 +17,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 from rich.console import Console
 
@@ -48,9 +48,10 @@ class Study(ABC, Generic[C]):
 
     experiment: str
 
-    @abstractmethod
     def config_from(self, args: argparse.Namespace) -> C:
-        """The study's config from the parsed arguments (validating them)."""
+        """The study's config from the parsed arguments (validating them); by default the
+        arguments themselves."""
+        return cast(C, args)
 
     @abstractmethod
     def run(self, config: C, progress: Progress | None) -> Outcome:
@@ -105,3 +106,11 @@ def add_summary(path: Path, summary: dict[str, Any]) -> None:
     doc: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     doc["summary"] = summary
     path.write_text(json.dumps(doc, indent=1, default=str) + "\n", encoding="utf-8")
+
+
+def add_study_options(parser: argparse.ArgumentParser, study: Study[Any], default_out: str,
+                      json_help: str = "print result.json instead of the tables") -> None:
+    """Adds ``--out`` and ``--json`` to a study's subcommand and makes the runner run it."""
+    parser.add_argument("--out", default=default_out, help=f"output folder (default {default_out})")
+    parser.add_argument("--json", action="store_true", help=json_help)
+    parser.set_defaults(func=lambda args: run_study(study, args))

@@ -33,9 +33,6 @@ class Bench(Study[argparse.Namespace]):
 
     experiment = "bench"
 
-    def config_from(self, args: argparse.Namespace) -> argparse.Namespace:
-        return args
-
     def run(self, config: argparse.Namespace, progress: Progress | None) -> Outcome:
         return Outcome(bench_rows(config.quick), {"quick": config.quick})
 

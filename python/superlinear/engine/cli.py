@@ -11,8 +11,8 @@ from typing import Any
 from superlinear import _native
 from superlinear.common.args import non_negative_int, positive_int
 from superlinear.common.errors import SuperlinearError
-from superlinear.common.listing import Listing, known, name_table, show_listing
-from superlinear.common.study import console, run_study
+from superlinear.common.listing import Listing, add_listing_options, known, name_table
+from superlinear.common.study import add_study_options, console
 from superlinear.engine.bench import Bench
 from superlinear.engine.runs import RunSpec, Workload, run
 
@@ -118,10 +118,7 @@ def register(sub: Any) -> None:
     b = sub.add_parser("bench", help="single-thread lookups/s per structure and dispatcher ns/request",
                        description="Micro-benchmarks (release build, thread CPU time).")
     b.add_argument("--quick", action="store_true", help="fewer lookups")
-    b.add_argument("--out", default="results/bench", help="output folder (default results/bench)")
-    b.add_argument("--json", action="store_true")
-    b.set_defaults(func=lambda args: run_study(Bench(), args))
+    add_study_options(b, Bench(), "results/bench")
 
     a = sub.add_parser("algorithms", help="list workers and dispatchers (the same as `list engine`)")
-    a.add_argument("--json", action="store_true")
-    a.set_defaults(func=lambda args: show_listing(LISTING, args.json))
+    add_listing_options(a, LISTING)

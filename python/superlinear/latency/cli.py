@@ -22,9 +22,9 @@ from rich.table import Table
 
 from superlinear.common.args import int_list, non_negative_whole, number, positive_number, positive_whole
 from superlinear.common.errors import SuperlinearError
-from superlinear.common.listing import Listing, known, name_table, show_listing
+from superlinear.common.listing import Listing, add_listing_options, known, name_table
 from superlinear.common.rows import Row
-from superlinear.common.study import Outcome, Study, console, run_study
+from superlinear.common.study import Outcome, Study, add_study_options, console
 from superlinear.common.study import Progress as ProgressLine
 from superlinear.latency import sim as latency
 from superlinear.latency.sim import Trace, TraceSpec
@@ -222,9 +222,6 @@ class Belatedly(Study[argparse.Namespace]):
 
     experiment = "latency-belatedly"
 
-    def config_from(self, args: argparse.Namespace) -> argparse.Namespace:
-        return args
-
     def run(self, config: argparse.Namespace, progress: ProgressLine | None) -> Outcome:
         return _belatedly(config, progress)
 
@@ -287,9 +284,6 @@ class Bench(Study[argparse.Namespace]):
     """``latency-sim bench``: simulator speed per policy."""
 
     experiment = "latency-bench"
-
-    def config_from(self, args: argparse.Namespace) -> argparse.Namespace:
-        return args
 
     def run(self, config: argparse.Namespace, progress: ProgressLine | None) -> Outcome:
         return _bench(config, progress)
@@ -382,9 +376,7 @@ def register(sub: Any) -> None:
     r.add_argument("--belatedly-max", type=positive_whole, default=50_000, help="largest trace for --belatedly")
     r.add_argument("--rounds", type=non_negative_whole, default=4,
                    help="random roundings besides the threshold ones (default 4)")
-    r.add_argument("--out", default="results/latency-run", help="output folder (default results/latency-run)")
-    r.add_argument("--json", action="store_true", help="print result.json")
-    r.set_defaults(func=lambda args: run_study(Run(), args))
+    add_study_options(r, Run(), "results/latency-run")
 
     g = asub.add_parser("gen", help="write a trace of bursty and paced objects",
                         description="Generate a trace: bursty objects arrive in trains, paced ones at a steady period.")
@@ -406,9 +398,7 @@ def register(sub: Any) -> None:
     b.add_argument("--compare", default="lru,lru-mad,belady,belady-ad", help="policies to simulate alongside")
     b.add_argument("--time-limit", type=positive_number, help="solver time limit in seconds")
     b.add_argument("--max-requests", type=positive_whole, default=200_000, help="refuse larger traces (default 200000)")
-    b.add_argument("--out", default="results/latency-belatedly", help="output folder")
-    b.add_argument("--json", action="store_true")
-    b.set_defaults(func=lambda args: run_study(Belatedly(), args))
+    add_study_options(b, Belatedly(), "results/latency-belatedly")
 
     s = asub.add_parser("bench", help="simulator speed (requests/s) on a large trace",
                         description="Requests per second of the simulator per policy, thread CPU time (measured).")
@@ -416,13 +406,10 @@ def register(sub: Any) -> None:
     s.add_argument("--policies", default="lru,lru-mad", help=policies + " (default lru,lru-mad)")
     s.add_argument("--z", default="1000", help="Z (default 1000)")
     s.add_argument("--size", default="1%", help="cache size (default 1%% of objects)")
-    s.add_argument("--out", default="results/latency-bench", help="output folder")
-    s.add_argument("--json", action="store_true")
-    s.set_defaults(func=lambda args: run_study(Bench(), args))
+    add_study_options(s, Bench(), "results/latency-bench")
 
     p = asub.add_parser("policies", help="list the eviction policies")
-    p.add_argument("--json", action="store_true")
-    p.set_defaults(func=lambda args: show_listing(LISTING, args.json))
+    add_listing_options(p, LISTING)
 
 
 __all__ = ["LISTING", "register"]
