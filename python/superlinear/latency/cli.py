@@ -133,7 +133,7 @@ def _run_config(args: argparse.Namespace) -> RunConfig:
 def _run_grid(config: RunConfig, show: bool) -> Outcome:
     args, trace, names, zs, sizes = config.args, config.trace, config.names, config.zs, config.sizes
     total = len(names) * len(zs) * len(sizes) + (len(zs) * len(sizes) if args.belatedly else 0)
-    rows: list[dict[str, Any]] = []
+    rows: list[Row] = []
     with _progress(show, total, "simulating") as bar:
         def done(_: latency.SimResult) -> None:
             _advance(bar)

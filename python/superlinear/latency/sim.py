@@ -20,6 +20,7 @@ from typing import Any
 
 from superlinear import _native
 from superlinear.common.errors import SuperlinearError
+from superlinear.common.rows import Row
 
 SIMULATED = "simulated"
 MEASURED = "measured"
@@ -253,7 +254,7 @@ class BelatedlyResult:
         """(rounded - bound) / bound."""
         return (self.rounded_latency - self.lower_bound) / self.lower_bound if self.lower_bound else 0.0
 
-    def rows_out(self) -> list[dict[str, Any]]:
+    def rows_out(self) -> list[Row]:
         """Two result rows: the LP bound and the rounded schedule."""
         common = {"z": self.z if self.z is not None else "trace", "mean_z": self.mean_z, "capacity": self.capacity,
                   "requests": self.requests, "kind": SIMULATED, "lp_variables": self.variables,

@@ -34,6 +34,7 @@ from typing import Any
 
 from superlinear import _native
 from superlinear.common.errors import SuperlinearError
+from superlinear.common.rows import Row
 from superlinear.nft.cpuacct import ReceivePathClock
 from superlinear.nft.netns import NetnsPair
 from superlinear.nft.ruleset_json import RuleRow, TableListing, compare_rows, describe_row, parse_table
@@ -274,14 +275,14 @@ def our_side(w: Any, cfg: BenchConfig, progress: Progress) -> dict[str, Any]:
 
 
 def make_rows(name: str, w: Any, cfg: BenchConfig, check: dict[str, Any], kern: dict[str, Any] | None,
-              ours: dict[str, Any] | None) -> list[dict[str, Any]]:
+              ours: dict[str, Any] | None) -> list[Row]:
     """Result rows (DESIGN.md schema, extra fields allowed): one per system, every number with its kind."""
     base = {"panel": name, "workload": name, "m": w.rules(), "requests": w.packets(),
             "speedup_measured": None, "speedup_work": None}
     checks = {"check_counters_equal": check["counters_equal"], "check_rules_mismatched": check["rules_mismatched"],
               "check_default_equal": check["default"]["equal"], "check_all_classified": check["all_classified"],
               "check_round_trip_equal": check["round_trip"]["equal"]}
-    rows: list[dict[str, Any]] = []
+    rows: list[Row] = []
     nft_pps = None
     if kern is not None:
         cost = kern["cost_ns"]
@@ -335,7 +336,7 @@ class SetResult:
     """Everything measured for one rule set."""
 
     name: str
-    rows: list[dict[str, Any]]
+    rows: list[Row]
     check: dict[str, Any]
     kernel: dict[str, Any] | None
     ours: dict[str, Any] | None

@@ -10,9 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from superlinear import _native
+from superlinear.common.rows import Machine, ResultDoc, Row
 
 
-def machine_info() -> dict[str, Any]:
+def machine_info() -> Machine:
     """Cores available to this process, CPU model and the git revision of the code."""
     cpu = platform.processor() or platform.machine()
     try:
@@ -37,10 +38,10 @@ def machine_info() -> dict[str, Any]:
     return {"cores": _native.available_cores(), "cpu": cpu, "git": git, "python": platform.python_version()}
 
 
-def write_results(out_dir: Path, experiment: str, config: dict[str, Any], rows: list[dict[str, Any]]) -> Path:
+def write_results(out_dir: Path, experiment: str, config: dict[str, Any], rows: list[Row]) -> Path:
     """Writes result.json and result.csv into ``out_dir`` (created if missing); returns the JSON path."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    doc = {"experiment": experiment, "config": config, "machine": machine_info(), "rows": rows}
+    doc: ResultDoc = {"experiment": experiment, "config": config, "machine": machine_info(), "rows": rows}
     json_path = out_dir / "result.json"
     tmp = json_path.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(doc, indent=1, default=str) + "\n", encoding="utf-8")
