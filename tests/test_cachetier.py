@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from superlinear import _native
-from superlinear.engine import SuperlinearError
-from superlinear.services import Services, binaries_available
+from superlinear.cache.services import Services, binaries_available
+from superlinear.common.errors import SuperlinearError
 
 HAVE, WHY = binaries_available()
 pytestmark = pytest.mark.skipif(not HAVE, reason=f"cache tier tests need real servers: {WHY}")
@@ -258,7 +258,7 @@ def test_service_backed_study_end_to_end(tmp_path: Path) -> None:
     pre-fill, both routers, results in the shared schema, plots, servers down."""
     from superlinear.experiments.cachetier_driver import _plot, findings, run_study
     from superlinear.experiments.fig11 import CachePanel, CacheStudy
-    from superlinear.results import write_results
+    from superlinear.output.results import write_results
 
     study = CacheStudy(name="fig11", description="mini", rows=3000, memory_mb=2, replicas=2,
                        panels=(CachePanel("joint", "mini", ("hash", "random"), (1, 2), requests=1500,

@@ -12,7 +12,7 @@ from subprocess import CompletedProcess
 import pytest
 
 from superlinear import _native
-from superlinear.classify import PacketWorkloadSpec, load
+from superlinear.classify.workload import PacketWorkloadSpec, load
 from superlinear.experiments.driver import Driver
 from superlinear.experiments.packets import packet_panel
 from superlinear.experiments.spec import Experiment, Panel, Series

@@ -79,7 +79,7 @@ def test_sweep_runs_a_grid(cli: Cli, tmp_path: Path) -> None:
 
 
 def test_shipped_sweep_files_load() -> None:
-    from superlinear.sweep import load_sweep
+    from superlinear.engine.sweep import load_sweep
 
     for path in sorted((Path(__file__).parent.parent / "examples").glob("*.toml")):
         experiment, measure = load_sweep(path)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from superlinear.engine import RunResult, RunSpec, SuperlinearError, Workload, run
+from superlinear.engine.runs import RunResult, RunSpec, SuperlinearError, Workload, run
 
 UNIFORM = Workload("uniform", 2_000)
 

@@ -1,4 +1,4 @@
-"""``superlinear latency-sim`` and ``superlinear.latency``: caching with delayed hits (thesis ch. 2).
+"""``superlinear latency-sim`` and ``superlinear.latency.sim``: caching with delayed hits (thesis ch. 2).
 
 Every trace is generated here; assertions are on exact simulated latencies, on the bound chain
 LP ≤ exhaustive optimum ≤ rounded schedule, and on wide-margin ratios; never on timings.
@@ -17,9 +17,10 @@ import pytest
 import scipy.sparse as sp
 from scipy.optimize import Bounds, LinearConstraint, milp
 
-from superlinear import _native, latency
+from superlinear import _native
 from superlinear.cli import main
-from superlinear.latency import Trace, TraceSpec
+from superlinear.latency import sim as latency
+from superlinear.latency.sim import Trace, TraceSpec
 
 Cli = Callable[..., CompletedProcess[str]]
 ALL = ["lru", "lfu", "arc", "lru-mad", "lfu-mad", "arc-mad", "belady", "belady-ad"]

@@ -17,9 +17,10 @@ from typing import Any
 
 import pytest
 
-from superlinear import _native, cli, netns
-from superlinear.engine import SuperlinearError
-from superlinear.nft_json import compare_rows, describe_row, parse_rule, parse_table
+from superlinear import _native, cli
+from superlinear.common.errors import SuperlinearError
+from superlinear.nft import netns
+from superlinear.nft.ruleset_json import compare_rows, describe_row, parse_rule, parse_table
 
 HAVE_NETNS, WHY_NOT = netns.availability()
 needs_netns = pytest.mark.skipif(not HAVE_NETNS, reason=f"needs real network namespaces: {WHY_NOT}")

@@ -15,7 +15,7 @@ import pytest
 from superlinear import _native
 from superlinear.analysis.advisor import advise, advise_assigned
 from superlinear.analysis.predict import parse_ks, predict, predict_assigned
-from superlinear.engine import Workload
+from superlinear.engine.runs import Workload
 
 Cli = Callable[..., CompletedProcess[str]]
 

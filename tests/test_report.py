@@ -6,8 +6,8 @@ from collections.abc import Callable
 from pathlib import Path
 from subprocess import CompletedProcess
 
-from superlinear.figures import save_figure
-from superlinear.results import write_results
+from superlinear.output.figures import save_figure
+from superlinear.output.results import write_results
 
 Cli = Callable[..., CompletedProcess[str]]
 

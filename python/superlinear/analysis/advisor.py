@@ -23,12 +23,12 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from superlinear import _native
 from superlinear.analysis.predict import LawPoint, Progress, law_model
-from superlinear.engine import Workload
-from superlinear.figures import save_figure
+from superlinear.common.rows import Row
+from superlinear.engine.runs import Workload
+from superlinear.output.figures import save_figure
 
 __all__ = ["Advice", "CandidateScore", "advise", "advise_assigned", "plot_advice"]
 
@@ -74,7 +74,7 @@ class Advice:
     def best_at(self, k: int) -> str:
         return max(self.candidates, key=lambda c: c.at(k).q_ell).name
 
-    def rows(self) -> list[dict[str, Any]]:
+    def rows(self) -> list[Row]:
         """Result rows in the DESIGN.md schema (one per candidate and k; all numbers predicted)."""
         best = self.recommended
         return [

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from superlinear.figures import save_figure
+from superlinear.output.figures import save_figure
 
 
 def amdahl(k: float, s: float) -> float:

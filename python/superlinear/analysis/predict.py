@@ -32,8 +32,9 @@ from pathlib import Path
 from typing import Any
 
 from superlinear import _native
-from superlinear.engine import RunSpec, Workload, run
-from superlinear.figures import save_figure
+from superlinear.common.rows import Row
+from superlinear.engine.runs import RunSpec, Workload, run
+from superlinear.output.figures import save_figure
 
 __all__ = [
     "EngineCheck",
@@ -127,7 +128,7 @@ class Prediction:
     engine: tuple[EngineCheck, ...] | None = None
     config: dict[str, Any] = field(default_factory=dict)
 
-    def rows(self) -> list[dict[str, Any]]:
+    def rows(self) -> list[Row]:
         """Result rows in the DESIGN.md schema (one per k)."""
         checks = {c.k: c for c in self.engine or ()}
         rows = []

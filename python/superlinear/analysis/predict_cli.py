@@ -4,8 +4,6 @@
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,11 +15,12 @@ from rich.table import Table
 
 from superlinear.analysis.advisor import Advice, advise, plot_advice
 from superlinear.analysis.predict import Prediction, parse_ks, plot_prediction, predict
-from superlinear.cli_args import non_negative_int, positive_int
-from superlinear.engine import SuperlinearError, Workload
-from superlinear.results import write_results
+from superlinear.common.args import non_negative_int, positive_int
+from superlinear.common.listing import known
+from superlinear.common.study import Outcome, Study, add_study_options, console
+from superlinear.common.study import Progress as ProgressLine
+from superlinear.engine.runs import SuperlinearError, Workload
 
-console = Console(width=max(120, Console().width))
 KINDS = ("predicted = the working-set law on this stream (paper App. A), exact in the engine's work units; "
          "engine work = operation counts of real engine runs (kind work); engine projected = dispatcher CPU time + "
          "slowest worker's CPU time (kind projected). No number here is a measured wall-clock speedup.")
@@ -80,29 +79,40 @@ def prediction_table(pred: Prediction) -> Table:
     return t
 
 
-def cmd_predict(args: argparse.Namespace) -> int:
+class Predict(Study[argparse.Namespace]):
+    """``predict``: the working-set law's ℓ(k), q(k) and S(k), optionally checked against the engine."""
+
+    experiment = "predict"
+
+    def run(self, config: argparse.Namespace, progress: ProgressLine | None) -> Outcome:
+        return _predict(config, progress is not None)
+
+    def plot(self, out: Path, config: argparse.Namespace, outcome: Outcome) -> list[Path]:
+        return plot_prediction(outcome.extra, out)
+
+    def table(self, config: argparse.Namespace, outcome: Outcome) -> None:
+        pred = outcome.extra
+        console.print(prediction_table(pred))
+        console.print(f"law computed in {pred.seconds:,.2f} s (wall clock, one core of this machine)")
+        if pred.engine:
+            exact = all(c.exact for c in pred.engine)
+            console.print("engine comparison: " + ("every worker's predicted work equals the engine's exactly"
+                                                   if exact else "MISMATCH between predicted and engine work"))
+
+    def footer(self, out: Path, path: Path, plots: list[Path], outcome: Outcome) -> list[str]:
+        return [f"results: {path} and {out / 'result.csv'}; plots: {plots[0]} (and .svg)"]
+
+
+def _predict(args: argparse.Namespace, show: bool) -> Outcome:
     workload, requests = _workload(args)
     ks = parse_ks(args.k)
-    with _progress(not args.json and sys.stderr.isatty()) as progress:
+    with _progress(show) as progress:
         pred = predict(workload, algo=args.algo, dispatch=args.dispatch, ks=ks, requests=requests, s=args.s,
                        seed=args.seed, rho=args.rho, compare=args.compare, progress=progress)
-    out = Path(args.out)
     config = {"algo": pred.algo, "dispatch": pred.dispatch, "workload": workload.__dict__, "requests": pred.requests,
               "m": pred.m, "k": ks, "s": pred.s, "rho": pred.rho, "seed": pred.seed, "compare": args.compare,
               "law_seconds_wall_one_core": pred.seconds, "kinds": KINDS}
-    path = write_results(out, "predict", config, pred.rows())
-    plots = plot_prediction(pred, out)
-    if args.json:
-        print(path.read_text(encoding="utf-8"))
-        return 0
-    console.print(prediction_table(pred))
-    console.print(f"law computed in {pred.seconds:,.2f} s (wall clock, one core of this machine)")
-    if pred.engine:
-        exact = all(c.exact for c in pred.engine)
-        console.print("engine comparison: " + ("every worker's predicted work equals the engine's exactly"
-                                               if exact else "MISMATCH between predicted and engine work"))
-    console.print(f"results: {path} and {out / 'result.csv'}; plots: {plots[0]} (and .svg)")
-    return 0
+    return Outcome(pred.rows(), config, extra=pred)
 
 
 def advice_table(advice: Advice) -> Table:
@@ -154,36 +164,46 @@ def _packet_advice(args: argparse.Namespace, ks: list[int], progress: Any) -> Ad
                            progress=progress)
 
 
-def cmd_advise(args: argparse.Namespace) -> int:
+class Advise(Study[argparse.Namespace]):
+    """``advise``: every dispatch candidate scored by the working-set law, the best recommended."""
+
+    experiment = "advise"
+
+    def run(self, config: argparse.Namespace, progress: ProgressLine | None) -> Outcome:
+        return _advise(config, progress is not None)
+
+    def plot(self, out: Path, config: argparse.Namespace, outcome: Outcome) -> list[Path]:
+        return plot_advice(outcome.extra, out)
+
+    def table(self, config: argparse.Namespace, outcome: Outcome) -> None:
+        advice = outcome.extra
+        console.print(advice_table(advice))
+        best = next(c for c in advice.candidates if c.name == advice.recommended)
+        superlinear = [p.k for p in best.points if p.q_ell > p.k]
+        console.print(f"recommended: [bold]{advice.recommended}[/bold] (highest geometric mean of q·ℓ over k)"
+                      + (f"; superlinear (q·ℓ > k) at k = {', '.join(map(str, superlinear))}" if superlinear else ""))
+
+    def footer(self, out: Path, path: Path, plots: list[Path], outcome: Outcome) -> list[str]:
+        return [f"evaluated in {outcome.extra.seconds:,.2f} s (wall clock, one core); results: {path}; "
+                f"plots: {plots[0]} (and .svg)"]
+
+
+def _advise(args: argparse.Namespace, show: bool) -> Outcome:
     workload, requests = _workload(args)
     ks = parse_ks(args.k)
     candidates = [c.strip() for c in args.candidates.split(",")] if args.candidates else None
-    with _progress(not args.json and sys.stderr.isatty()) as progress:
+    with _progress(show) as progress:
         if args.rules:
             advice = _packet_advice(args, ks, progress)
         else:
             advice = advise(workload, ks=ks, algo=args.algo, rho=args.rho, requests=requests, seed=args.seed,
                             candidates=candidates, progress=progress)
-    out = Path(args.out)
     config: dict[str, Any] = {"algo": advice.algo, "workload": workload.__dict__, "requests": advice.requests,
                               "m": advice.m, "k": ks, "rho": args.rho, "seed": args.seed,
                               "candidates": [c.name for c in advice.candidates], "recommended": advice.recommended,
                               "rule": "highest geometric mean of q(k)·ℓ(k) over k",
                               "law_seconds_wall_one_core": advice.seconds}
-    path = write_results(out, "advise", config, advice.rows())
-    plots = plot_advice(advice, out)
-    if args.json:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-        print(json.dumps(doc, indent=1))
-        return 0
-    console.print(advice_table(advice))
-    best = next(c for c in advice.candidates if c.name == advice.recommended)
-    superlinear = [p.k for p in best.points if p.q_ell > p.k]
-    console.print(f"recommended: [bold]{advice.recommended}[/bold] (highest geometric mean of q·ℓ over k)"
-                  + (f"; superlinear (q·ℓ > k) at k = {', '.join(map(str, superlinear))}" if superlinear else ""))
-    console.print(f"evaluated in {advice.seconds:,.2f} s (wall clock, one core); results: {path}; "
-                  f"plots: {plots[0]} (and .svg)")
-    return 0
+    return Outcome(advice.rows(), config, extra=advice)
 
 
 def _add_workload_args(p: argparse.ArgumentParser, requests_help: str) -> None:
@@ -200,10 +220,13 @@ def _add_workload_args(p: argparse.ArgumentParser, requests_help: str) -> None:
                    "burns ρ cycles per miss)")
     p.add_argument("--seed", type=non_negative_int, default=1,
                    help="workload and dispatcher seed, as the engine's (default 1)")
-    p.add_argument("--json", action="store_true", help="print result.json instead of the table")
 
 
-def add_parser(sub: Any) -> None:
+def register(sub: Any) -> None:
+    """Adds ``predict`` and ``advise``."""
+    from superlinear import _native
+
+    dispatchers = known(d["name"] for d in _native.dispatchers())
     req_help = (f"requests (default: the whole trace, or {DEFAULT_GENERATED_REQUESTS:,} generated); "
                 "a trace is cut to its first N keys")
     p = sub.add_parser("predict", help="predict ℓ(k), q(k) and S(k) from a request stream (paper App. A)",
@@ -211,13 +234,12 @@ def add_parser(sub: Any) -> None:
                        "worker's own stream, ℓ(k), q(k), predicted S(k), exact in the engine's work units. "
                        + KINDS)
     _add_workload_args(p, req_help)
-    p.add_argument("--dispatch", default="hash", help="dispatcher: hash, rr, random (default hash)")
+    p.add_argument("--dispatch", default="hash", help=f"dispatcher: {dispatchers} (default hash)")
     p.add_argument("--k", default="1,2,4,8,16,32,64", help="comma-separated k (default 1,2,4,...,64)")
     p.add_argument("--s", type=float, default=0.0, help="serial fraction s for the general law (default 0)")
     p.add_argument("--compare", action="store_true",
                    help="also run the engine at every k (and k = 1) and compare its work speedup")
-    p.add_argument("--out", default="results/predict", help="output folder (default results/predict)")
-    p.set_defaults(func=cmd_predict)
+    add_study_options(p, Predict(), "results/predict")
 
     a = sub.add_parser("advise", help="locality advisor: which dispatcher boosts locality most",
                        description="Score every dispatch candidate with the working-set law (q(k)·ℓ(k) per k) "
@@ -229,5 +251,4 @@ def add_parser(sub: Any) -> None:
     a.add_argument("--rules", metavar="FILE", help="packets: rule file; --trace is then a packet trace, items are "
                    "first-match rules and candidates are packet dispatchers (paper Fig. 9d)")
     a.add_argument("--actions", default="random:0.5:1", help="with --rules: actions of ClassBench filters")
-    a.add_argument("--out", default="results/advise", help="output folder (default results/advise)")
-    a.set_defaults(func=cmd_advise)
+    add_study_options(a, Advise(), "results/advise")

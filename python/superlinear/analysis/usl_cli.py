@@ -10,7 +10,7 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from superlinear.figures import save_figure
+from superlinear.output.figures import save_figure
 
 if TYPE_CHECKING:  # numpy and scipy load only when a fit runs, not for every CLI start
     from superlinear.analysis.usl import USLFit
@@ -220,7 +220,7 @@ def cmd_usl(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_parser(sub: Any) -> None:
+def register(sub: Any) -> None:
     u = sub.add_parser("usl", help="fit the Universal Scalability Law to measurements (σ < 0: superlinear)",
                        description="Fit X(p) = γp/(1 + σ(p−1) + κp(p−1)) to a CSV of measurements. "
                        "Repeated rows at the same p are averaged (mean ± SE) and fitted with weights.")

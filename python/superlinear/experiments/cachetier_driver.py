@@ -1,7 +1,7 @@
 """The driver of service-backed experiments (Fig. 11, the DistCache skew study).
 
 The shared driver runs the in-process engine; these experiments need real servers. This driver
-starts them (:mod:`superlinear.services`) in a private directory, loads the table, runs every
+starts them (:mod:`superlinear.cache.services`) in a private directory, loads the table, runs every
 panel's grid with the Rust benchmark client, writes ``result.json``/``result.csv`` in the shared
 schema and the plots, and stops the servers, whatever happens.
 
@@ -23,27 +23,20 @@ Speedups carry their kind (DESIGN.md):
 
 from __future__ import annotations
 
-import math
 import os
-import sys
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from superlinear import _native
-from superlinear.cache_cli import bench_row, client_config
-from superlinear.engine import SuperlinearError
+from superlinear.cache.client import bench_row, client_config
+from superlinear.cache.services import Services
+from superlinear.common.rows import Row
 from superlinear.experiments.fig11 import CachePanel, CacheStudy, cache_skew, fig11
-from superlinear.results import write_results
-from superlinear.services import Services
-
-Row = dict[str, Any]
 
 #: name → builder(quick) of the studies this driver runs.
 SERVICE_EXPERIMENTS: dict[str, Callable[[bool], CacheStudy]] = {"fig11": fig11, "cache-skew": cache_skew}
@@ -332,31 +325,3 @@ def run_study(study: CacheStudy, panels: list[str] | None, out: Path, show_progr
     rows.sort(key=lambda r: (order.index(r["panel"]), r["dispatch"], r["k"]))
     add_speedups(rows)
     return rows
-
-
-def reproduce_service_experiment(name: str, out: Path, panels: list[str] | None, quick: bool, as_json: bool) -> int:
-    """``superlinear reproduce fig11|cache-skew``."""
-    study = SERVICE_EXPERIMENTS[name](quick)
-    known = [p.name for p in study.panels]
-    bad = [p for p in panels or [] if p not in known]
-    if bad:
-        raise SuperlinearError(f"unknown panel(s) {', '.join(bad)} for {name} (known: {', '.join(known)})")
-    started = time.monotonic()
-    rows = run_study(study, panels, out, show_progress=not as_json and sys.stderr.isatty())
-    config = {"quick": quick, "description": study.description, "rows": study.rows, "memory_mb": study.memory_mb,
-              "replicas": study.replicas, "notes": list(study.notes),
-              "panels": [p.__dict__ for p in study.panels if not panels or p.name in panels],
-              "findings": findings(study, rows), "seconds": round(time.monotonic() - started, 1)}
-    path = write_results(out, name, config, rows)
-    plots = _plot(out, study, rows)
-    if as_json:
-        print(path.read_text(encoding="utf-8"))
-    else:
-        console = Console(width=160)
-        console.print(_summary(study, rows))
-        for line in findings(study, rows):
-            console.print("• " + line)
-        console.print(f"results: {path} and {out / 'result.csv'}")
-        console.print("plots:   " + ", ".join(str(p) for p in plots if p.suffix == ".png"))
-    wrong = sum(r["wrong_values"] for r in rows)
-    return 0 if wrong == 0 and not any(math.isnan(r["hit_rate"]) for r in rows) else 1

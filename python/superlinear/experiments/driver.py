@@ -11,12 +11,11 @@ from typing import Any
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from superlinear.classify import PacketWorkloadSpec
-from superlinear.engine import Accounting, RunResult, RunSpec, Workload, run
+from superlinear.classify.workload import PacketWorkloadSpec
+from superlinear.common.rows import Row
+from superlinear.engine.runs import Accounting, RunResult, RunSpec, Workload, run
 from superlinear.experiments.spec import Experiment, Panel, Series
-from superlinear.results import write_results
-
-Row = dict[str, Any]
+from superlinear.output.results import write_results
 
 
 class _NoAcc:
@@ -24,7 +23,7 @@ class _NoAcc:
 
 
 def _spec(panel: Panel, series: Series, k: int, modes: tuple[str, ...]) -> RunSpec:
-    assert isinstance(panel.workload, Workload), "packet workloads run through superlinear.classify"
+    assert isinstance(panel.workload, Workload), "packet workloads run through superlinear.classify.workload"
     return RunSpec(
         algo=series.algo if series.algo != "lru" else f"lru:{panel.capacity}",
         dispatch=series.dispatch,
@@ -52,7 +51,7 @@ def _packets(panel: Panel, series: Series) -> PacketWorkloadSpec:
 def _run(panel: Panel, series: Series, k: int, modes: tuple[str, ...]) -> RunResult:
     """One grid point: the key engine, or the packet classifier for packet workloads."""
     if isinstance(panel.workload, PacketWorkloadSpec):
-        from superlinear.classify import run_point
+        from superlinear.classify.workload import run_point
 
         return run_point(_packets(panel, series), series.algo, series.dispatch, k, modes, panel.repeats, panel.seed)
     return run(_spec(panel, series, k, modes))
@@ -62,7 +61,7 @@ def _packet_extras(panel: Panel, series: Series, k: int) -> Row:
     """Packet panels: the dispatcher as resolved at k (the rule-aware one names its fields)."""
     if not isinstance(panel.workload, PacketWorkloadSpec):
         return {}
-    from superlinear.classify import load
+    from superlinear.classify.workload import load
 
     w = load(_packets(panel, series))
     return {"dispatch_resolved": w.describe_dispatch(series.dispatch, k), "rules": w.rules}
@@ -253,7 +252,7 @@ def experiment_config(experiment: Experiment, panels: Iterable[str] | None, quic
 
 def save(out_dir: Path, experiment: Experiment, config: dict[str, Any], rows: list[Row]) -> Path:
     """Writes result.json / result.csv and every panel's plots."""
-    from superlinear.plots import plot_experiment
+    from superlinear.output.plots import plot_experiment
 
     path = write_results(out_dir, experiment.name, config, rows)
     plot_experiment(out_dir, experiment, rows)

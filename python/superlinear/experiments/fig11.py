@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from superlinear.engine import Workload
+from superlinear.engine.runs import Workload
 from superlinear.experiments.spec import Experiment, Panel, Series
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from superlinear.engine import Workload
+from superlinear.engine.runs import Workload
 from superlinear.experiments.spec import Experiment, Panel, Series
 
 KS_FULL = (1, 2, 4, 8, 12, 16, 24, 32, 40, 48)

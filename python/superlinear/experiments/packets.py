@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from superlinear.classify import PacketWorkloadSpec
+from superlinear.classify.workload import PacketWorkloadSpec
 from superlinear.experiments.spec import Panel, Series
 
 KS_FULL = (1, 2, 4, 8, 16, 32)

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from superlinear.classify import PacketWorkloadSpec
-from superlinear.engine import Workload
+from superlinear.classify.workload import PacketWorkloadSpec
+from superlinear.engine.runs import Workload
 
 
 @dataclass(frozen=True)

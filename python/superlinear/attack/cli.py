@@ -1,0 +1,453 @@
+"""``superlinear attack sim|worker|classifier|bench-queue``: algorithmic complexity attacks against
+self-adjusting workers (key workers and our packet classifier), SurgeProtector's WSJF scheduling
+(thesis ch. 3) and the HFFS/BBQ priority queue it runs on (ch. 4).
+
+Every number printed says its kind: **simulated** (the G/G/1/K model, true job sizes known),
+**analytic** (the thesis's bounds), **work-clocked** (a real worker's exact work units times a
+per-unit cost calibrated on this machine) or **measured** (thread CPU time).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any, TypeVar
+
+from rich.table import Table
+
+from superlinear import _native
+from superlinear.attack.classifier import ClassifierStudy, plot_classifier, run_classifier_study
+from superlinear.attack.studies import (
+    ALL_POLICIES,
+    QueueBench,
+    SimStudy,
+    Traffic,
+    WorkerStudy,
+    plot_queue_bench,
+    plot_sim,
+    plot_worker,
+    run_queue_bench,
+    run_sim_study,
+    run_worker_study,
+)
+from superlinear.common.args import floats, int_list, names, non_negative_whole, positive_number, positive_whole
+from superlinear.common.errors import SuperlinearError
+from superlinear.common.listing import Listing, add_listing_options, known
+from superlinear.common.rows import Row
+from superlinear.common.study import Outcome, Progress, Study, add_study_options, console
+
+
+def _sim_config(args: argparse.Namespace) -> SimStudy:
+    if args.trace and not Path(args.trace).is_file():
+        raise SuperlinearError(f"{args.trace}: no such file")
+    traffic = Traffic(packet=args.packet_size, job=args.job_size, bytes_min=args.pmin, bytes_max=args.pmax,
+                      job_max=args.jmax, trace=args.trace, flows=args.flows)
+    return SimStudy(
+        traffic=traffic,
+        policies=names("--policies", args.policies, ALL_POLICIES),
+        load=args.load,
+        attack_rates_gbps=floats("--attack-rates", args.attack_rates),
+        jmax_sweep=() if args.no_growth else (floats("--jmax-sweep", args.jmax_sweep) or ()),
+        buffer=args.buffer,
+        packets=args.packets or (20_000 if args.quick else 100_000),
+        probe_jobs=args.probe,
+        width=args.width,
+        levels=args.levels,
+        seed=args.seed,
+    )
+
+
+def _sim_tables(study: SimStudy, rows: list[Row], summary: dict[str, Any]) -> None:
+    traffic = study.traffic
+    t = Table(title=f"Displacement factor under each policy's optimal attack (simulated G/G/1/K, load "
+                    f"{study.load:g}, r_max {summary['r_max_gbps']:.2f} Gbit/s, J_max {traffic.job_max:g} µs, "
+                    f"P_min {traffic.bytes_min} B)",
+              caption="DF = innocent Gbit/s displaced per attack Gbit/s, max over the swept attack rates (Eq. 3.1). "
+                      "Bounds are analytic: FCFS Eq. 3.4 and FQ Eq. 3.7 are lower bounds, SJF (Thm. 2) and "
+                      "WSJF (Thm. 3) upper bounds.", caption_justify="left")
+    for c in ("policy", "DF (simulated)", "at r_A Gbit/s", "attack job µs", "bound (analytic)"):
+        t.add_column(c, justify="left" if c == "policy" else "right")
+    for policy, s in summary["policies"].items():
+        b = "—" if s["bound"] is None else f"{'≥' if s['bound_kind'] == 'lower' else '≤'} {s['bound']:.3g}"
+        t.add_row(policy, f"{s['displacement_factor']:.3g}", f"{s['at_attack_rate_gbps']:.3g}",
+                  f"{s['attack_job_us']:.3g}", b)
+    console.print(t)
+    growth = [r for r in rows if r["panel"] == "growth-summary"]
+    if growth:
+        g = Table(title="Growth with J_max / P_min (simulated DF)")
+        jmaxes = sorted({r["job_max_us"] for r in growth})
+        g.add_column("policy")
+        for j in jmaxes:
+            g.add_column(f"J_max {j:g} µs", justify="right")
+        for policy in study.policies:
+            vals = {r["job_max_us"]: r["displacement_factor"] for r in growth if r["policy"] == policy}
+            g.add_row(policy, *[f"{vals[j]:.3g}" for j in jmaxes])
+        console.print(g)
+
+
+def _work_clocked(args: argparse.Namespace) -> dict[str, Any]:
+    """Options the work-clocked studies (worker, classifier) share: innocent packets, load,
+    policies, buffer, µs per work unit and seed."""
+    return {"packet": args.packet_size, "load": args.load, "buffer": args.buffer, "us_per_work": args.us_per_work,
+            "policies": names("--policies", args.policies, ALL_POLICIES), "seed": args.seed}
+
+
+S = TypeVar("S", WorkerStudy, ClassifierStudy)
+
+
+def _with_attack_rates(study: S, args: argparse.Namespace) -> S:
+    fractions = floats("--attack-rates", args.attack_rates)
+    return replace(study, attack_fractions=fractions) if fractions else study
+
+
+def _worker_config(args: argparse.Namespace) -> WorkerStudy:
+    _native.check_algo(args.algo)
+    if args.trace and not Path(args.trace).is_file():
+        raise SuperlinearError(f"{args.trace}: no such file")
+    adversaries = names("--adversary", args.adversary, [a[0] for a in _native.sched_catalogue()["adversaries"]])
+    study = WorkerStudy(
+        algo=args.algo,
+        adversaries=adversaries,
+        workload=args.workload,
+        m=args.m,
+        alpha=args.alpha,
+        trace=args.trace,
+        requests=args.requests or (20_000 if args.quick else 100_000),
+        learn=args.learn,
+        **_work_clocked(args),
+    )
+    return _with_attack_rates(study, args)
+
+
+def _worker_tables(study: WorkerStudy, rows: list[Row], summary: dict[str, Any]) -> None:
+    for adv, s in summary["adversaries"].items():
+        t = Table(title=f"{study.algo} worker over {s['items']:,} items vs '{adv}' adversary: innocent goodput "
+                        f"(work-clocked, {s['us_per_work'] * 1e3:.3g} ns per work unit"
+                        f"{' calibrated here' if s['calibrated'] else ''}; load {study.load:g} of "
+                        f"{s['r_max_gbps']:.3g} Gbit/s)",
+                  caption="attack rate as a fraction of the innocent rate; DF = innocent Gbit/s lost per attack "
+                          "Gbit/s; fcfs = unprotected worker, wsjf = SurgeProtector (learned job sizes)",
+                  caption_justify="left")
+        console.print(_goodput_table(t, rows, adv, study.policies, study.attack_fractions))
+        console.print("  displacement factor (max): " + ", ".join(
+            f"{p} {v:.3g}" for p, v in s["displacement_factor"].items()))
+
+
+def _goodput_table(t: Table, rows: list[dict[str, Any]], adversary: str, policies: Sequence[str],
+                   fractions: Sequence[float], mark_unresolved: bool = False) -> Table:
+    """Fills `t`: one row per attack rate, innocent Gbit/s and displacement factor per policy;
+    with `mark_unresolved`, a factor from fewer than 100 attack packets is marked with *."""
+    t.add_column("attack / innocent", justify="right")
+    for p in policies:
+        t.add_column(f"{p} Gbit/s", justify="right")
+        t.add_column(f"{p} DF", justify="right")
+    for f in (0.0, *fractions):
+        cells = [f"{f:.3g}"]
+        for p in policies:
+            r = next(r for r in rows if r["adversary"] == adversary and r["policy"] == p and r["attack_fraction"] == f)
+            unresolved = mark_unresolved and not r["resolved"]
+            df = "—" if f == 0 else f"{r['displacement_factor']:.3g}" + ("*" if unresolved else "")
+            cells += [f"{r['goodput_gbps']:.3f}", df]
+        t.add_row(*cells)
+    return t
+
+
+def _classifier_config(args: argparse.Namespace) -> ClassifierStudy:
+    cat = _native.sched_catalogue()
+    if args.algo not in cat["classifier_algos"]:
+        known = ", ".join(cat["classifier_algos"])
+        raise SuperlinearError(f"--algo: unknown classifier '{args.algo}' (known: {known})")
+    for option, path in (("--rules", args.rules), ("--trace", args.trace)):
+        if path and not Path(path).is_file():
+            raise SuperlinearError(f"{option}: {path}: no such file")
+    if args.trace and not args.rules:
+        raise SuperlinearError("--trace needs --rules (the rules the trace is classified against)")
+    study = ClassifierStudy(
+        rules=args.rules,
+        trace=args.trace,
+        rule_format=args.rule_format,
+        actions=args.actions,
+        default_action=args.default_action,
+        trace_format=args.trace_format,
+        chains=args.chains,
+        depth=args.depth,
+        flows_per_chain=args.flows,
+        alpha=args.alpha,
+        catch_all=args.catch_all,
+        packets=args.packets or (20_000 if args.quick else None),
+        algo=args.algo,
+        estimator=args.estimator,
+        learn=args.learn,
+        adversaries=names("--adversary", args.adversary, [a[0] for a in cat["classifier_adversaries"]]),
+        attack_bytes=args.attack_bytes,
+        **_work_clocked(args),
+    )
+    return _with_attack_rates(study, args)
+
+
+def _classifier_tables(study: ClassifierStudy, rows: list[Row], summary: dict[str, Any]) -> None:
+    w = summary["workload"]
+    source = f"{study.rules}" + (f" + {study.trace}" if study.trace else " + generated headers") if study.rules \
+        else f"synthetic: {study.chains} chains of depth {study.depth} + catch-all"
+    console.print(f"[bold]{study.algo}[/bold] classifier: {w['rules']:,} rules ({source}), {w['packets']:,} innocent "
+                  f"packets, {w['dependency_edges']:,} dependency edges, longest chain {w['max_dependency_depth']}")
+    for adv, s in summary["adversaries"].items():
+        calibrated = " calibrated here" if s["calibrated"] else ""
+        t = Table(title=f"'{adv}' adversary ({s['targets']} target rule{'s' if s['targets'] != 1 else ''}, mean "
+                        f"chain {s['target_depth_mean']:.1f}): innocent goodput (work-clocked, "
+                        f"{s['us_per_work'] * 1e3:.3g} ns per rule compared{calibrated}"
+                        f"; load {study.load:g} of {s['r_max_gbps']:.3g} Gbit/s)",
+                  caption=f"DF = innocent bits lost per attack bit; fcfs = unprotected, wsjf = SurgeProtector "
+                          f"({study.estimator} estimator). Work probe (exact): {s['probe_attack_work']:.0f} rules "
+                          f"compared per attack packet vs {s['probe_innocent_work']:.1f} per innocent packet.",
+                  caption_justify="left")
+        console.print(_goodput_table(t, rows, adv, study.policies, study.attack_fractions, mark_unresolved=True))
+        dfs = ", ".join(f"{p} {v:.3g}" for p, v in s["displacement_factor"].items())
+        console.print(f"  displacement factor (max over resolved rates; * = fewer than 100 attack packets): {dfs}")
+
+
+class BenchQueue(Study[QueueBench]):
+    """``attack bench-queue``: enqueue+dequeue pairs per second of each priority queue."""
+
+    experiment = "queue-bench"
+
+    def config_from(self, args: argparse.Namespace) -> QueueBench:
+        return _queue_bench_config(args)
+
+    def run(self, config: QueueBench, progress: Progress | None) -> Outcome:
+        return Outcome(run_queue_bench(config, progress), {"study": "queue-bench", **asdict(config)})
+
+    def plot(self, out: Path, config: QueueBench, outcome: Outcome) -> list[Path]:
+        return plot_queue_bench(out, outcome.rows)
+
+    def table(self, config: QueueBench, outcome: Outcome) -> None:
+        _queue_bench_table(config, outcome.rows)
+
+
+def _queue_bench_config(args: argparse.Namespace) -> QueueBench:
+    cat = _native.sched_catalogue()
+    return QueueBench(
+        sizes=int_list("--sizes", args.sizes),
+        pairs=args.pairs or (300_000 if args.quick else 1_000_000),
+        queues=names("--queues", args.queues, cat["queues"]),
+        patterns=names("--patterns", args.patterns, [p[0] for p in cat["patterns"]]),
+        width=args.width,
+        levels=args.levels,
+        seed=args.seed,
+    )
+
+
+def _queue_bench_table(bench: QueueBench, rows: list[Row]) -> None:
+    t = Table(title=f"M enqueue+dequeue pairs/s, one core, measured (thread CPU time); HFFS {bench.width}-bit × "
+                    f"{bench.levels} levels = {bench.width ** bench.levels:,} priorities",
+              caption="hold model: n elements queued, each pair = one push + one pop-min (pop-max for drop-max); "
+                      "× heap: HFFS over the binary heap", caption_justify="left")
+    t.add_column("n", justify="right")
+    t.add_column("pattern")
+    for q in bench.queues:
+        t.add_column(q, justify="right")
+    if "hffs" in bench.queues and "binary-heap" in bench.queues:
+        t.add_column("× heap", justify="right")
+    for n in bench.sizes:
+        for pattern in bench.patterns:
+            cells = [f"{n:,}", pattern]
+            by_q = {r["queue"]: r for r in rows if r["n"] == n and r["pattern"] == pattern}
+            for q in bench.queues:
+                cells.append(f"{by_q[q]['pairs_per_s'] / 1e6:.2f}" if q in by_q else "—")
+            if "hffs" in bench.queues and "binary-heap" in bench.queues:
+                h = by_q.get("hffs", {}).get("vs_binary_heap")
+                cells.append(f"{h:.1f}" if h else "—")
+            t.add_row(*cells)
+    console.print(t)
+
+
+@dataclass
+class AttackStudy(Study[Any]):
+    """An attack study: its config from the arguments, a run that returns rows and a summary
+    (kept in ``result.json``), its plots and its tables."""
+
+    experiment: str
+    label: str
+    build: Callable[[argparse.Namespace], Any]
+    runner: Callable[[Any, Progress | None], tuple[list[Row], dict[str, Any]]]
+    plotter: Callable[[Path, Any, list[Row]], list[Path]]
+    tables: Callable[[Any, list[Row], dict[str, Any]], None]
+
+    def config_from(self, args: argparse.Namespace) -> Any:
+        return self.build(args)
+
+    def run(self, config: Any, progress: Progress | None) -> Outcome:
+        rows, summary = self.runner(config, progress)
+        return Outcome(rows, {"study": self.label, **asdict(config)}, summary)
+
+    def plot(self, out: Path, config: Any, outcome: Outcome) -> list[Path]:
+        return self.plotter(out, config, outcome.rows)
+
+    def table(self, config: Any, outcome: Outcome) -> None:
+        self.tables(config, outcome.rows, outcome.summary or {})
+
+
+SIM = AttackStudy("attack-sim", "sim", _sim_config, run_sim_study, lambda out, _, rows: plot_sim(out, rows),
+                  _sim_tables)
+WORKER = AttackStudy("attack-worker", "worker", _worker_config, run_worker_study,
+                     lambda out, study, rows: plot_worker(out, rows, study.algo), _worker_tables)
+CLASSIFIER = AttackStudy("attack-classifier", "classifier", _classifier_config, run_classifier_study,
+                         lambda out, study, rows: plot_classifier(out, rows, study.algo), _classifier_tables)
+
+
+def _attack_doc() -> dict[str, Any]:
+    cat = _native.sched_catalogue()
+    return {"policies": _native.sched_policies(),
+            "adversaries": [{"name": a, "summary": s} for a, s in cat["adversaries"]],
+            "classifier_adversaries": [{"name": a, "summary": s} for a, s in cat["classifier_adversaries"]],
+            "queues": cat["queues"], "patterns": [{"name": a, "summary": s} for a, s in cat["patterns"]]}
+
+
+def _show_attack(doc: dict[str, Any]) -> None:
+    for section in ("policies", "adversaries", "classifier_adversaries", "patterns"):
+        console.print(f"[bold]{section}[/bold]")
+        for e in doc[section]:
+            console.print(f"  {e['name']:<14} {e['summary']}")
+    console.print(f"[bold]queues[/bold]  {', '.join(doc['queues'])}")
+
+
+LISTING = Listing("attack", "scheduling policies, adversaries, priority queues and their patterns", _attack_doc,
+                  _show_attack)
+
+
+def _work_clocked_options(p: argparse.ArgumentParser, policies: str, work_unit: str, rate_flags: list[str]) -> None:
+    """The options of :func:`_work_clocked` and the attack rates, shared by ``worker`` and ``classifier``."""
+    p.add_argument("--packet-size", default="normal:1250:400", metavar="DIST", help="innocent packet bytes")
+    p.add_argument("--load", type=positive_number, default=0.8, help="innocent load of the worker (default 0.8)")
+    p.add_argument(*rate_flags, dest="attack_rates", metavar="FRACTION,...",
+                   help="attack rates as fractions of the innocent rate (default 9 from 1e-4 to 1)")
+    p.add_argument("--policies", default="fcfs,wsjf", help=policies + " (default fcfs,wsjf)")
+    p.add_argument("--buffer", type=positive_whole, default=1024, help="buffer in packets (default 1024)")
+    p.add_argument("--us-per-work", type=positive_number, help=f"µs per {work_unit} (default: calibrate here)")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--quick", action="store_true", help="fewer packets")
+
+
+def register(sub: Any) -> None:
+    """Adds ``attack`` and its studies (``attack policies`` is an alias of ``list attack``)."""
+    policies = "comma-separated: " + known(ALL_POLICIES)
+    cat = _native.sched_catalogue()
+    classifiers = known(cat["classifier_algos"])
+    adversaries = known(a[0] for a in cat["adversaries"])
+    classifier_adversaries = known(a[0] for a in cat["classifier_adversaries"])
+    a = sub.add_parser("attack", help="algorithmic complexity attacks, SurgeProtector (WSJF) and the HFFS queue",
+                       description="Attacks on self-adjusting workers and their mitigation by SurgeProtector's "
+                       "WSJF scheduling on an HFFS/BBQ priority queue (thesis ch. 3 and 4).")
+    asub = a.add_subparsers(dest="attack_command", metavar="{sim,worker,classifier,bench-queue,policies}")
+    asub.required = True
+
+    s = asub.add_parser("sim", help="simulate every policy under its optimal attack: goodput and displacement factor",
+                        description="Event-driven G/G/1/K simulation (thesis §3.6.2): innocent traffic at a given "
+                        "load plus the optimal adversary of each policy (FCFS/FQ: P_min packets with J_max jobs; "
+                        "SJF, WSJF: Eqs. 3.8, 3.9 solved by bisection), swept over attack rates; then the "
+                        "displacement factor against J_max / P_min. Sizes in bytes, job sizes in µs, rates in Gbit/s.")
+    s.add_argument("--policies", default=",".join(ALL_POLICIES), help=policies + " (default: all)")
+    s.add_argument("--packet-size", default="normal:1250:400", metavar="DIST",
+                   help="innocent packet bytes: const:V, uniform:LO:HI, exp:MEAN, normal:MEAN:SD, "
+                        "lognormal:MEDIAN:SIGMA, bimodal:A:B:P (default normal:1250:400)")
+    s.add_argument("--job-size", default="exp:1", metavar="DIST", help="innocent job µs, same forms (default exp:1)")
+    s.add_argument("--pmin", type=positive_whole, default=64, help="smallest packet, bytes (default 64)")
+    s.add_argument("--pmax", type=positive_whole, default=1500, help="largest packet, bytes (default 1500)")
+    s.add_argument("--jmax", type=positive_number, default=10.0, help="largest job, µs (default 10)")
+    s.add_argument("--trace", metavar="FILE", help="innocent (BYTES JOB_US) pairs, one per line, instead of DISTs")
+    s.add_argument("--flows", type=positive_whole, default=64, help="innocent flows (default 64)")
+    s.add_argument("--load", type=positive_number, default=0.83, help="innocent load r_I / r_max (default 0.83)")
+    s.add_argument("--attack-rates", metavar="GBPS,...", help="attack rates (default: 17 from 1e-4 to 1 × r_max)")
+    s.add_argument("--jmax-sweep", default="5,10,20,50", metavar="US,...", help="J_max values for the growth panel")
+    s.add_argument("--no-growth", action="store_true", help="skip the J_max growth panel")
+    s.add_argument("--buffer", type=positive_whole, default=1024, help="buffer K in packets (default 1024)")
+    s.add_argument("--packets", type=positive_whole, help="innocent packets per run (default 100000, quick 20000)")
+    s.add_argument("--probe", type=int, default=0, metavar="N",
+                   help="also try N other attack job sizes per rate and keep the worst (default 0)")
+    s.add_argument("--width", type=positive_whole, default=64, help="HFFS bitmap width (default 64)")
+    s.add_argument("--levels", type=positive_whole, default=2, help="HFFS levels (default 2)")
+    s.add_argument("--seed", type=int, default=1)
+    s.add_argument("--quick", action="store_true", help="fewer packets")
+    add_study_options(s, SIM, "results/attack-sim")
+
+    w = asub.add_parser("worker", help="attack a real worker (`list engine`) with and without SurgeProtector",
+                        description="One worker from the core registry serves innocent keys at a given load; an "
+                        "adversary adds minimum-size packets (deep: the last item; rotate[:N]: round robin over "
+                        "the N least popular items, which keeps defeating move-to-front; absent: keys the worker "
+                        "does not hold, a full scan like a classifier's catch-all rule). Compares FCFS (unprotected) "
+                        "with WSJF on the HFFS queue (SurgeProtector, job sizes learned per item). Real work; "
+                        "time is work-clocked.")
+    w.add_argument("--algo", default="mtf", help="worker (default mtf; see `superlinear list engine`)")
+    w.add_argument("--adversary", default="rotate,absent",
+                   help=f"comma-separated: {adversaries} (rotate[:N])")
+    w.add_argument("--workload", choices=["zipf", "uniform"], default="zipf")
+    w.add_argument("--m", type=positive_whole, default=5000, help="items (default 5000)")
+    w.add_argument("--alpha", type=positive_number, default=1.1, help="zipf exponent (default 1.1)")
+    w.add_argument("--trace", metavar="FILE", help="innocent key trace (as for `superlinear run`)")
+    w.add_argument("--requests", type=positive_whole, help="innocent packets (default 100000, quick 20000)")
+    w.add_argument("--learn", choices=["last", "max", "ewma"], default="last",
+                   help="how a learned job size follows observations (default last)")
+    _work_clocked_options(w, policies, "work unit", ["--attack-rates"])
+    add_study_options(w, WORKER, "results/attack-worker")
+
+    c = asub.add_parser("classifier", help="attack our MRF packet classifier with and without SurgeProtector",
+                        description="One MRF classifier worker classifies innocent packets for real; an adversary "
+                        "adds minimum-size packets (deep: the lowest-priority rule with the longest dependency "
+                        "chain; rotate[:N]: round robin over the N least-used rules, longest chains first, which "
+                        "keeps defeating move-forward; catch-all: packets only the final catch-all rule or the "
+                        "default policy matches). Compares FCFS (unprotected) with WSJF on the HFFS queue "
+                        "(SurgeProtector: job sizes from the flow's rule and its current position in the MRF order, "
+                        "drop-max when full). Reports innocent goodput and the displacement factor (innocent bits "
+                        "lost per attack bit). Without --rules it generates the paper's dependency chains with a "
+                        "catch-all rule. Real work; time is work-clocked.")
+    c.add_argument("--rules", metavar="FILE", help="rule file (ClassBench, native, nft); default: synthetic chains")
+    c.add_argument("--trace", metavar="FILE",
+                   help="innocent packets (ClassBench, pcap, pcapng, binary); default with --rules: headers "
+                        "generated inside the rules")
+    c.add_argument("--rule-format", default="auto", help="auto, classbench, native, nft (default auto)")
+    c.add_argument("--actions", default="random:0.5:1",
+                   help="actions of ClassBench rules: accept or random[:DROP_FRACTION[:SEED]] (default random:0.5:1)")
+    c.add_argument("--default-action", default="accept", help="default policy where the file sets none")
+    c.add_argument("--trace-format", default="auto", help="auto, classbench, pcap, pcapng, binary")
+    c.add_argument("--chains", type=positive_whole, default=500, help="synthetic: dependency chains (default 500)")
+    c.add_argument("--depth", type=non_negative_whole, default=4, help="synthetic: dependencies per chain (default 4)")
+    c.add_argument("--flows", type=positive_whole, default=4, help="synthetic: innocent flows per chain (default 4)")
+    c.add_argument("--alpha", type=positive_number, default=1.1, help="synthetic: Zipf popularity (default 1.1)")
+    c.add_argument("--catch-all", type=float, default=0.002,
+                   help="synthetic: innocent share to the catch-all rule (default 0.002; 0: no catch-all rule)")
+    c.add_argument("--packets", type=positive_whole,
+                   help="innocent packets (default: the whole trace, or 100000 generated; quick 20000)")
+    c.add_argument("--algo", default="mrf", help=f"classifier: {classifiers} (default mrf)")
+    c.add_argument("--adversary", default="rotate,catch-all",
+                   help=f"comma-separated: {classifier_adversaries} (rotate[:N])")
+    c.add_argument("--estimator", choices=["position", "learned", "oracle"], default="position",
+                   help="SurgeProtector's job size for a flow it has seen: its rule's current position (default), "
+                        "the work learned per rule, or the exact work (oracle)")
+    c.add_argument("--learn", choices=["last", "max", "ewma"], default="last",
+                   help="how learned per-rule work follows observations (--estimator learned; default last)")
+    c.add_argument("--attack-bytes", type=positive_whole, default=64, help="attack packet bytes (default 64)")
+    _work_clocked_options(c, policies, "rule compared", ["--attack-rates", "--attack-rate"])
+    add_study_options(c, CLASSIFIER, "results/attack-classifier")
+
+    b = asub.add_parser("bench-queue", help="HFFS queue vs binary heap, B-tree and min-max heap (pairs/s)",
+                        description="Enqueue+dequeue pairs per second on one core with n elements queued, per "
+                        "priority pattern (including each heap's worst case). Measured, thread CPU time.")
+    b.add_argument("--sizes", default="1000,10000,100000,1000000", help="queued elements (default 1e3..1e6)")
+    b.add_argument("--pairs", type=positive_whole, help="timed pairs per queue (default 1e6, quick 3e5)")
+    queues, patterns = cat["queues"], [p[0] for p in cat["patterns"]]
+    b.add_argument("--queues", default=",".join(queues), help=f"comma-separated: {known(queues)} (default: all)")
+    b.add_argument("--patterns", default=",".join(patterns),
+                   help=f"comma-separated: {known(patterns)} (default: all)")
+    b.add_argument("--width", type=positive_whole, default=64, help="HFFS bitmap width (default 64)")
+    b.add_argument("--levels", type=positive_whole, default=2, help="HFFS levels (default 2: 4096 priorities)")
+    b.add_argument("--seed", type=int, default=1)
+    b.add_argument("--quick", action="store_true", help="fewer pairs")
+    add_study_options(b, BenchQueue(), "results/queue-bench")
+
+    p = asub.add_parser("policies", help="list scheduling policies, adversaries, queues and patterns")
+    add_listing_options(p, LISTING)
+
+
+__all__ = ["LISTING", "register"]

@@ -1,0 +1,470 @@
+"""Lifecycle of the real servers the cache tier runs on: memcached replicas and a PostgreSQL cluster.
+
+Everything is started from the Debian binaries (``apt-get install -y memcached postgresql``) as
+plain child processes in a project-owned directory (default ``.superlinear/services``, or
+``$SUPERLINEAR_SERVICES``), listening on loopback ports or unix sockets only. No system-wide
+service manager (systemd, ``service``, ``pg_ctlcluster``) is involved, and nothing outside that
+directory is touched, so several checkouts and test runs can each have their own tier.
+
+The directory holds ``state.json`` (what runs where, with pids), one log per server, and the
+PostgreSQL data directory.
+
+Running as root: PostgreSQL refuses to run as root (a compromised server must not own the
+machine), and memcached needs ``-u`` to drop privileges. As root both therefore run as the
+unprivileged ``nobody`` user: memcached through its own ``-u nobody``, PostgreSQL's ``initdb`` and
+``pg_ctl`` through ``runuser -u nobody --``, with the PostgreSQL directory ``chown``-ed to
+``nobody``. That user must be able to reach the directory, so every parent folder must be
+world-searchable (``o+x``); a clear error says so otherwise (``/tmp/...`` always works). As any
+other user, both run as that user.
+
+The cluster is tuned for a benchmark, not for durability: ``fsync``, ``synchronous_commit`` and
+``full_page_writes`` are off, ``shared_buffers`` holds the whole table, authentication is
+``trust`` (only loopback and a private socket directory can reach it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from superlinear.common.errors import SuperlinearError
+
+DEFAULT_DIR = ".superlinear/services"
+PG_USER = "superlinear"
+PG_DB = "postgres"
+RUN_AS_ROOT = "nobody"
+INSTALL_HINT = "install it with: apt-get update && apt-get install -y {pkg}"
+
+
+def services_dir(path: str | os.PathLike[str] | None = None) -> Path:
+    """The services directory: ``path``, else ``$SUPERLINEAR_SERVICES``, else ``.superlinear/services``."""
+    return Path(path or os.environ.get("SUPERLINEAR_SERVICES") or DEFAULT_DIR).absolute()
+
+
+@dataclass
+class Memcached:
+    """One memcached replica."""
+
+    pid: int
+    memory_mb: int
+    threads: int
+    port: int | None = None
+    socket: str | None = None
+
+    def address(self) -> str:
+        return self.socket if self.socket else f"127.0.0.1:{self.port}"
+
+
+@dataclass
+class Postgres:
+    """A PostgreSQL cluster in ``datadir``."""
+
+    pid: int
+    datadir: str
+    socket_dir: str
+    port: int
+    version: str
+    run_as: str | None
+    unix: bool = False
+
+    def dsn(self) -> str:
+        if self.unix:
+            return f"postgresql://{PG_USER}@/{PG_DB}?host={self.socket_dir}&port={self.port}"
+        return f"postgresql://{PG_USER}@127.0.0.1:{self.port}/{PG_DB}"
+
+
+@dataclass
+class State:
+    """What runs: written to ``state.json``."""
+
+    dir: str
+    memcached: list[Memcached] = field(default_factory=list)
+    postgres: Postgres | None = None
+
+    def addresses(self) -> list[str]:
+        return [m.address() for m in self.memcached]
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @staticmethod
+    def from_json(d: dict[str, Any]) -> State:
+        pg = d.get("postgres")
+        return State(dir=d["dir"], memcached=[Memcached(**m) for m in d.get("memcached", [])],
+                     postgres=Postgres(**pg) if pg else None)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    with contextlib.suppress(ChildProcessError, OSError):
+        # Reap it if it is our exited child (a zombie still answers kill(pid, 0)).
+        done, _ = os.waitpid(pid, os.WNOHANG)
+        if done == pid:
+            return False
+    return True
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def _reachable(address: str, timeout: float = 0.2) -> bool:
+    try:
+        if address.startswith("/"):
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+                s.settimeout(timeout)
+                s.connect(address)
+        else:
+            host, port = address.rsplit(":", 1)
+            with socket.create_connection((host, int(port)), timeout=timeout):
+                pass
+        return True
+    except OSError:
+        return False
+
+
+def memcached_binary() -> str:
+    """Path of memcached, or a one-line error with the install command."""
+    path = shutil.which("memcached") or (
+        "/usr/bin/memcached" if os.access("/usr/bin/memcached", os.X_OK) else None)
+    if not path:
+        raise SuperlinearError("memcached not found; " + INSTALL_HINT.format(pkg="memcached"))
+    return path
+
+
+def postgres_bindir() -> Path:
+    """The newest ``/usr/lib/postgresql/<ver>/bin`` (or initdb's folder on PATH)."""
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"),
+                   key=lambda p: [int(x) if x.isdigit() else 0 for x in Path(p).parts[-3].split(".")])
+    if found:
+        return Path(found[-1]).parent
+    initdb = shutil.which("initdb")
+    if initdb:
+        return Path(initdb).parent
+    raise SuperlinearError("PostgreSQL (initdb, pg_ctl) not found; " + INSTALL_HINT.format(pkg="postgresql"))
+
+
+def binaries_available() -> tuple[bool, str]:
+    """Whether memcached and PostgreSQL are installed; otherwise why not."""
+    try:
+        memcached_binary()
+        postgres_bindir()
+        return True, ""
+    except SuperlinearError as e:
+        return False, str(e)
+
+
+def _run_as() -> str | None:
+    return RUN_AS_ROOT if os.geteuid() == 0 else None
+
+
+def _as_user(cmd: list[str], user: str | None) -> list[str]:
+    return ["runuser", "-u", user, "--", *cmd] if user else cmd
+
+
+def _check_reachable_by(path: Path, user: str) -> None:
+    for parent in [path, *path.parents]:
+        if parent == Path("/"):
+            break
+        if parent.exists() and not (parent.stat().st_mode & 0o001):
+            raise SuperlinearError(
+                f"{parent}: not searchable by other users, but PostgreSQL runs as '{user}' when started by root; "
+                f"chmod o+x {parent}, or choose a services directory under /tmp with --dir")
+
+
+class Services:
+    """The servers of one services directory."""
+
+    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
+        self.dir = services_dir(path)
+        self.state_file = self.dir / "state.json"
+
+    # ------------------------------------------------------------------ state
+
+    def state(self) -> State | None:
+        """What ``up`` started (None if nothing)."""
+        try:
+            return State.from_json(json.loads(self.state_file.read_text(encoding="utf-8")))
+        except FileNotFoundError:
+            return None
+        except (ValueError, KeyError, TypeError) as e:
+            raise SuperlinearError(f"{self.state_file}: unreadable state ({e}); remove it after stopping the servers") \
+                from None
+
+    def _save(self, state: State) -> None:
+        self._mkdir()
+        tmp = self.state_file.with_suffix(".tmp")
+        tmp.write_text(json.dumps(state.to_json(), indent=1) + "\n", encoding="utf-8")
+        tmp.replace(self.state_file)
+
+    def _mkdir(self) -> None:
+        self.dir.mkdir(parents=True, exist_ok=True)
+        ignore = self.dir / ".gitignore"
+        if not ignore.exists():
+            # Servers' data, logs and sockets never belong in a commit, wherever the folder is.
+            ignore.write_text("*\n", encoding="utf-8")
+
+    # ------------------------------------------------------------------ memcached
+
+    def _start_memcached(self, index: int, memory_mb: int, threads: int, unix: bool) -> Memcached:
+        binary = memcached_binary()
+        log = open(self.dir / f"memcached-{index}.log", "ab")  # noqa: SIM115 - handed to the child
+        cmd = [binary, "-m", str(memory_mb), "-t", str(threads), "-c", "4096", "-U", "0"]
+        port = sock = None
+        if unix:
+            sock = str(self.dir / f"memcached-{index}.sock")
+            if len(sock) > 100:
+                raise SuperlinearError(f"{sock}: socket path too long for a unix socket; use a shorter --dir")
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(sock)
+            cmd += ["-s", sock, "-a", "0666"]
+        else:
+            port = _free_port()
+            cmd += ["-l", "127.0.0.1", "-p", str(port)]
+        if os.geteuid() == 0:
+            cmd += ["-u", RUN_AS_ROOT]
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
+        log.close()
+        server = Memcached(pid=proc.pid, memory_mb=memory_mb, threads=threads, port=port, socket=sock)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                tail = (self.dir / f"memcached-{index}.log").read_text(errors="replace").strip().splitlines()[-1:]
+                raise SuperlinearError(f"memcached {server.address()} exited at start: {' '.join(tail) or '?'}")
+            if _reachable(server.address()):
+                return server
+            time.sleep(0.02)
+        proc.kill()
+        raise SuperlinearError(f"memcached {server.address()} did not start listening within 10 s")
+
+    # ------------------------------------------------------------------ PostgreSQL
+
+    def _pg_paths(self) -> tuple[Path, Path, Path]:
+        base = self.dir / "pg"
+        return base, base / "data", base / "postgres.log"
+
+    def _start_postgres(self, unix: bool) -> Postgres:
+        bindir = postgres_bindir()
+        user = _run_as()
+        base, data, log = self._pg_paths()
+        if user:
+            _check_reachable_by(self.dir, user)
+        base.mkdir(parents=True, exist_ok=True)
+        if user:
+            shutil.chown(base, user)
+        port = _free_port()
+        if len(str(base / f".s.PGSQL.{port}")) > 100:
+            raise SuperlinearError(f"{base}: too long a path for PostgreSQL's unix socket; use a shorter --dir")
+        if not (data / "PG_VERSION").exists():
+            out = subprocess.run(
+                _as_user([str(bindir / "initdb"), "-D", str(data), "-U", PG_USER, "--auth=trust", "-E", "UTF8",
+                          "--no-sync", "--no-instructions"], user),
+                capture_output=True, text=True, check=False, timeout=120)
+            if out.returncode != 0:
+                msg = (out.stderr or out.stdout).strip().splitlines()
+                raise SuperlinearError(f"initdb {data} failed: {msg[-1] if msg else out.returncode}")
+        self._write_pg_conf(data, base, port)
+        return self._pg_ctl_start(bindir, data, log, base, port, user, unix)
+
+    @staticmethod
+    def _write_pg_conf(data: Path, base: Path, port: int) -> None:
+        # Loopback and a private socket directory only; tuned for a read-heavy benchmark.
+        conf = f"""# written by superlinear services (overrides postgresql.conf)
+listen_addresses = '127.0.0.1'
+port = {port}
+unix_socket_directories = '{base}'
+max_connections = 300
+shared_buffers = 256MB
+fsync = off
+synchronous_commit = off
+full_page_writes = off
+dynamic_shared_memory_type = mmap
+jit = off
+"""
+        auto = data / "postgresql.auto.conf"
+        auto.write_text(conf, encoding="utf-8")
+
+    def _pg_ctl_start(self, bindir: Path, data: Path, log: Path, base: Path, port: int, user: str | None,
+                      unix: bool) -> Postgres:
+        out = subprocess.run(
+            _as_user([str(bindir / "pg_ctl"), "-D", str(data), "-l", str(log), "-w", "-t", "60", "start"], user),
+            capture_output=True, text=True, check=False, timeout=90, start_new_session=True)
+        if out.returncode != 0:
+            tail = log.read_text(errors="replace").strip().splitlines()[-1:] if log.exists() else []
+            raise SuperlinearError(f"PostgreSQL did not start ({data}): {' '.join(tail) or out.stderr.strip()}")
+        pid = int((data / "postmaster.pid").read_text().split()[0])
+        version = (data / "PG_VERSION").read_text().strip()
+        return Postgres(pid=pid, datadir=str(data), socket_dir=str(base), port=port, version=version, run_as=user,
+                        unix=unix)
+
+    def _stop_postgres(self, pg: Postgres, mode: str = "fast") -> None:
+        if not _alive(pg.pid):
+            return
+        bindir = postgres_bindir()
+        subprocess.run(_as_user([str(bindir / "pg_ctl"), "-D", pg.datadir, "-m", mode, "-w", "-t", "60", "stop"],
+                                pg.run_as), capture_output=True, text=True, check=False, timeout=90)
+        deadline = time.monotonic() + 10
+        while _alive(pg.pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if _alive(pg.pid):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pg.pid, signal.SIGKILL)
+
+    # ------------------------------------------------------------------ public
+
+    def up(self, replicas: int, memory_mb: int = 4, pg: bool = True, unix: bool = False,
+           threads: int = 1) -> State:
+        """Starts ``replicas`` memcached processes and (with ``pg``) a PostgreSQL cluster.
+
+        Idempotent: if the same servers already run, returns them; if different ones run, asks
+        for ``down`` first.
+        """
+        if replicas < 0 or memory_mb < 1 or threads < 1:
+            raise SuperlinearError("need replicas >= 0, --memory-mb >= 1 and --threads >= 1")
+        current = self.state()
+        if current is not None:
+            st = self.status()
+            same = (len(current.memcached) == replicas
+                    and all(m.memory_mb == memory_mb and m.threads == threads and (m.socket is not None) == unix
+                            for m in current.memcached)
+                    and (current.postgres is not None) == pg)
+            if same and st["healthy"]:
+                return current
+            raise SuperlinearError(
+                f"{self.dir}: other or unhealthy servers are running; run `superlinear cache down` first")
+        if pg:
+            postgres_bindir()
+        if replicas:
+            memcached_binary()
+        self._mkdir()
+        state = State(dir=str(self.dir))
+        try:
+            for i in range(replicas):
+                state.memcached.append(self._start_memcached(i, memory_mb, threads, unix))
+                self._save(state)
+            if pg:
+                state.postgres = self._start_postgres(unix)
+                self._save(state)
+        except BaseException:
+            self._stop(state)
+            with contextlib.suppress(FileNotFoundError):
+                self.state_file.unlink()
+            raise
+        return state
+
+    def _stop(self, state: State) -> None:
+        for m in state.memcached:
+            self.kill_replica(m)
+        if state.postgres is not None:
+            self._stop_postgres(state.postgres)
+
+    def down(self, purge: bool = False) -> bool:
+        """Stops everything ``up`` started; ``purge`` also deletes the data. False if nothing ran."""
+        state = self.state()
+        if state is None:
+            if purge and self.dir.exists():
+                shutil.rmtree(self.dir, ignore_errors=True)
+            return False
+        self._stop(state)
+        self.state_file.unlink()
+        if purge:
+            shutil.rmtree(self.dir, ignore_errors=True)
+        return True
+
+    def status(self) -> dict[str, Any]:
+        """Every server with its address and whether its process runs and answers."""
+        state = self.state()
+        if state is None:
+            return {"dir": str(self.dir), "running": False, "healthy": False, "memcached": [], "postgres": None}
+        mcs = []
+        for m in state.memcached:
+            alive = _alive(m.pid)
+            mcs.append({"address": m.address(), "pid": m.pid, "memory_mb": m.memory_mb, "threads": m.threads,
+                        "alive": alive, "reachable": alive and _reachable(m.address())})
+        pg = None
+        if state.postgres is not None:
+            p = state.postgres
+            alive = _alive(p.pid)
+            pg = {"dsn": p.dsn(), "pid": p.pid, "datadir": p.datadir, "version": p.version, "alive": alive,
+                  "reachable": alive and _reachable(f"127.0.0.1:{p.port}"), "run_as": p.run_as}
+        healthy = all(m["reachable"] for m in mcs) and (pg is None or bool(pg["reachable"]))
+        return {"dir": str(self.dir), "running": True, "healthy": healthy, "memcached": mcs, "postgres": pg}
+
+    # ------------------------------------------------------------------ faults (tests, experiments)
+
+    def kill_replica(self, m: Memcached | int) -> None:
+        """Kills one memcached replica (by record or index) at once, as a crash would."""
+        if isinstance(m, int):
+            state = self.state()
+            if state is None or not 0 <= m < len(state.memcached):
+                raise SuperlinearError(f"no memcached replica {m}")
+            m = state.memcached[m]
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(m.pid, signal.SIGKILL)
+        deadline = time.monotonic() + 5
+        while _alive(m.pid) and time.monotonic() < deadline:
+            time.sleep(0.01)
+
+    def restart_replica(self, index: int) -> Memcached:
+        """Starts replica ``index`` again on the same port or socket (empty, like a rebooted one)."""
+        state = self.state()
+        if state is None or not 0 <= index < len(state.memcached):
+            raise SuperlinearError(f"no memcached replica {index}")
+        old = state.memcached[index]
+        self.kill_replica(old)
+        binary = memcached_binary()
+        cmd = [binary, "-m", str(old.memory_mb), "-t", str(old.threads), "-c", "4096", "-U", "0"]
+        cmd += ["-s", old.socket, "-a", "0666"] if old.socket else ["-l", "127.0.0.1", "-p", str(old.port)]
+        if os.geteuid() == 0:
+            cmd += ["-u", RUN_AS_ROOT]
+        log = open(self.dir / f"memcached-{index}.log", "ab")  # noqa: SIM115 - handed to the child
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
+        log.close()
+        new = Memcached(pid=proc.pid, memory_mb=old.memory_mb, threads=old.threads, port=old.port, socket=old.socket)
+        deadline = time.monotonic() + 10
+        while not _reachable(new.address()):
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise SuperlinearError(f"memcached {new.address()} did not restart")
+            time.sleep(0.02)
+        state.memcached[index] = new
+        self._save(state)
+        return new
+
+    def stop_postgres(self) -> None:
+        """Stops PostgreSQL (fast shutdown), keeping its data."""
+        state = self.state()
+        if state is None or state.postgres is None:
+            raise SuperlinearError("no PostgreSQL cluster is running here")
+        self._stop_postgres(state.postgres)
+
+    def start_postgres(self) -> Postgres:
+        """Starts the stopped PostgreSQL cluster again on the same port."""
+        state = self.state()
+        if state is None or state.postgres is None:
+            raise SuperlinearError("no PostgreSQL cluster was set up here")
+        p = state.postgres
+        if _alive(p.pid):
+            return p
+        base, data, log = self._pg_paths()
+        new = self._pg_ctl_start(postgres_bindir(), data, log, base, p.port, p.run_as, p.unix)
+        state.postgres = new
+        self._save(state)
+        return new

@@ -1,0 +1,347 @@
+"""``superlinear classify``: run the packet classifier on your rules and traffic (static list or
+MRF, k workers behind RSS or the rule-aware dispatcher), check it against brute force, benchmark
+it on ClassBench, generate the paper's synthetic rule sets and traces, convert rule files."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from superlinear import _native
+from superlinear.classify.workload import CLASSBENCH_SETS, PacketWorkloadSpec, load
+from superlinear.common.args import fraction, non_negative_int, positive_int
+from superlinear.common.errors import SuperlinearError
+from superlinear.common.listing import Listing, known, name_table, show_listing
+from superlinear.common.rows import Row
+from superlinear.common.study import Outcome, Study, console, run_study
+from superlinear.common.study import Progress as ProgressLine
+
+ACTIONS = ("run", "bench", "gen-rules", "gen-trace", "convert", "algorithms")
+KINDS = ("projected = serial dispatcher CPU time + slowest worker's own CPU time; measured = wall clock with real "
+         "threads (only k ≤ cores); work = rules compared (exact).")
+
+
+def _workload(args: argparse.Namespace) -> Any:
+    if args.rules:
+        cfg = {"rule_format": args.rule_format, "actions": args.actions, "default_action": args.default,
+               "trace_format": args.trace_format, "generate": (args.packets or 100_000) + args.warmup,
+               "seed": args.seed}
+        w = _native.PacketWorkload.load(args.rules, args.trace, cfg)
+        if args.trace and args.packets:
+            w.replay(args.packets + args.warmup)
+        w.calibrate(args.calibration)
+        return w
+    if args.trace:
+        raise SuperlinearError("--trace needs --rules (the rule set to classify against)")
+    spec = PacketWorkloadSpec(kind="synthetic", synthetic_rules=args.synthetic_rules, depth=args.depth,
+                              flows_per_rule=args.flows_per_rule, catch_all=args.catch_all,
+                              packets=args.packets or 100_000, seed=args.seed, calibration=args.calibration,
+                              warmup=args.warmup)
+    return load(spec)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    w = _workload(args)
+    info = w.info()
+    modes = ["projected"] + (["measured"] if not args.no_measure else [])
+    raw = w.run({"algo": args.algo, "dispatch": args.dispatch, "k": args.workers, "modes": modes, "stats": True,
+                 "window": args.window, "seed": args.seed, "warmup": args.warmup})
+    p, m = raw["projected"], raw["measured"]
+    mpps = p["requests"] * 1e3 / max(p["projected_ns"], 1)
+    matches = [sum(s["matches"][i] for s in raw["stats"]) for i in range(info["rules"])] if raw["stats"] else []
+    default_hits = sum(s["default_hits"] for s in raw["stats"])
+    doc: dict[str, Any] = {"rules_file": args.rules, "trace_file": args.trace, "algo": args.algo,
+                           "dispatch": raw["dispatch"], "k": args.workers, "info": info, "cores": raw["cores"],
+                           "warmup": args.warmup,
+                           "mpps_projected": mpps,
+                           "mpps_measured": m["requests"] * 1e3 / m["wall_ns"] if m and m["wall_ns"] else None,
+                           "projected": p, "measured": m, "work_per_packet": p["work_total"] / max(p["requests"], 1),
+                           "workers": [{k: v for k, v in s.items() if k != "matches"} for s in raw["stats"]],
+                           "rule_matches": matches, "default_hits": default_hits, "kinds": KINDS}
+    if args.check:
+        doc["check"] = w.check(args.algo, args.dispatch, args.workers, args.seed)
+        doc["check"].pop("matches", None)
+    if args.json:
+        print(json.dumps(doc, indent=1))
+    else:
+        _print_run(doc, args.top)
+    if args.check and doc["check"]["mismatches"]:
+        return 1
+    return 0
+
+
+def _print_run(doc: dict[str, Any], top: int) -> None:
+    info = doc["info"]
+    warm = f" (the first {doc['warmup']:,} a warm-up, left out of throughput and work)" if doc["warmup"] else ""
+    console.print(f"{doc['algo']} behind {doc['dispatch']}, k = {doc['k']}: {info['rules']:,} rules "
+                  f"({info['dependency_edges']:,} dependencies, {info['dependent_rules']:,} dependent rules, longest "
+                  f"chain {info['max_dependency_depth']}; graph built in {info['dependency_seconds'] * 1e3:,.1f} ms), "
+                  f"{info['packets']:,} packets{warm}")
+    skipped = sum(info.get(k, 0) for k in ("skipped_not_ipv4", "skipped_not_tcp_udp", "skipped_truncated"))
+    if skipped:
+        console.print(f"  skipped frames: {info.get('skipped_not_ipv4', 0):,} not IPv4, "
+                      f"{info.get('skipped_not_tcp_udp', 0):,} not TCP/UDP, {info.get('skipped_truncated', 0):,} "
+                      "truncated")
+    p = doc["projected"]
+    console.print(f"  throughput: {doc['mpps_projected']:,.3f} Mpps projected (dispatcher "
+                  f"{p['dispatcher_cpu_ns'] / max(p['requests'], 1):,.1f} ns/packet, slowest worker "
+                  f"{max(p['worker_cpu_ns']) / 1e6:,.1f} ms)"
+                  + (f", {doc['mpps_measured']:,.3f} Mpps measured" if doc["mpps_measured"] else
+                     f", measured: — (k = {doc['k']} > {doc['cores']} cores)"))
+    console.print(f"  work: {doc['work_per_packet']:,.1f} rules compared per packet, busiest worker "
+                  f"{p['work_span']:,}, load imbalance {p['load_imbalance']:.2f}")
+    t = Table(title="per-worker statistics", caption=KINDS, caption_justify="left")
+    for c in ("worker", "packets", "mean position", "mean active rules / window", "max active", "mean chain levels",
+              "distinct rules"):
+        t.add_column(c, justify="right")
+    for i, s in enumerate(doc["workers"]):
+        t.add_row(str(i), f"{s['packets']:,}", f"{s['mean_position']:,.1f}", f"{s['mean_active_rules']:,.1f}",
+                  f"{s['max_active_rules']:,}", f"{s['mean_chain']:.2f}", f"{s['distinct_rules']:,}")
+    console.print(t)
+    ranked = sorted(((c, i) for i, c in enumerate(doc["rule_matches"]) if c), reverse=True)[:top]
+    if ranked:
+        r = Table(title=f"matches per rule (top {len(ranked)}; --json lists all)")
+        r.add_column("rule (1-based)", justify="right")
+        r.add_column("packets", justify="right")
+        for c, i in ranked:
+            r.add_row(str(i + 1), f"{c:,}")
+        r.add_row("default policy", f"{doc['default_hits']:,}")
+        console.print(r)
+    if "check" in doc:
+        c = doc["check"]
+        verdict = "OK" if not c["mismatches"] else "MISMATCH"
+        console.print(f"  check: {c['checked']:,} packets against brute-force first match: {c['mismatches']:,} "
+                      f"mismatches [{verdict}]" + (f"; first: {c['first_mismatch']}" if c["first_mismatch"] else ""))
+
+
+class Bench(Study[argparse.Namespace]):
+    """``classify bench``: single-core classification throughput per ClassBench set and classifier."""
+
+    experiment = "classify-bench"
+
+    def run(self, config: argparse.Namespace, progress: ProgressLine | None) -> Outcome:
+        rows = _bench_rows(config, progress is not None)
+        return Outcome(rows, {"quick": config.quick, "kind": "measured: thread CPU time, one core, best of 3 "
+                              "(1 with --quick)"})
+
+    def table(self, config: argparse.Namespace, outcome: Outcome) -> None:
+        t = Table(title="single-core classification throughput (measured, thread CPU time, best of runs)")
+        for c in ("rule set", "rules", "packets", "algo", "Mpps", "rules compared / packet", "ns / rule compared"):
+            t.add_column(c, justify="right")
+        for r in outcome.rows:
+            t.add_row(r["rules_set"], f"{r['rules']:,}", f"{r['packets']:,}", r["algo"],
+                      f"{r['mpps_single_core']:.3f}", f"{r['work_per_packet']:,.1f}",
+                      f"{r['ns_per_rule_compared']:.2f}")
+        console.print(t)
+
+    def json_text(self, path: Path, outcome: Outcome) -> str:
+        return json.dumps(outcome.rows, indent=1)
+
+    def footer(self, out: Path, path: Path, plots: list[Path], outcome: Outcome) -> list[str]:
+        return [f"results: {path}"]
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    return run_study(Bench(), args)
+
+
+def _bench_rows(args: argparse.Namespace, show: bool) -> list[Row]:
+    from superlinear.experiments.packets import find_data
+
+    rows: list[Row] = []
+    targets: list[tuple[str, Any]] = []
+    if args.rules:
+        targets.append((Path(args.rules).name, _workload(args)))
+    else:
+        root = find_data(Path(args.data) if args.data else None)
+        if root is None:
+            raise SuperlinearError("classify bench needs --data DIR (ClassBench files) or --rules FILE")
+        for size in args.sizes.split(","):
+            for name in CLASSBENCH_SETS:
+                rules = root / f"{name}_{size.strip()}"
+                if not rules.exists():
+                    raise SuperlinearError(f"{rules}: no such ClassBench rule set")
+                spec = PacketWorkloadSpec(kind="files", rules=str(rules), trace=str(rules) + "_trace",
+                                          packets=args.packets or (200_000 if args.quick else 1_000_000),
+                                          actions=args.actions)
+                targets.append((f"{name}_{size.strip()}", load(spec)))
+    algos = [a.strip() for a in args.algos.split(",") if a.strip()]
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=Console(stderr=True), transient=True,
+                  disable=not show) as bar:
+        task = bar.add_task("classify bench", total=len(targets) * len(algos))
+        for label, w in targets:
+            info = w.info()
+            for algo in algos:
+                bar.update(task, description=f"{label} {algo}")
+                pps, work = w.bench(algo, 1 if args.quick else 3)
+                rows.append({"bench": "classify", "rules_set": label, "rules": info["rules"],
+                             "packets": info["packets"], "algo": algo, "mpps_single_core": pps / 1e6,
+                             "work_per_packet": work, "ns_per_rule_compared": 1e9 / pps / max(work, 1e-9)})
+                bar.advance(task)
+    return rows
+
+
+def cmd_gen_rules(args: argparse.Namespace) -> int:
+    if not args.out:
+        raise SuperlinearError("gen-rules needs --out FILE")
+    spec = PacketWorkloadSpec(kind="synthetic", synthetic_rules=args.synthetic_rules, depth=args.depth,
+                              flows_per_rule=args.flows_per_rule, catch_all=args.catch_all, packets=1,
+                              seed=args.seed)
+    w = load(spec)
+    w.write_rules(args.out, args.format or "native")
+    console.print(f"wrote {w.rules:,} rules to {args.out} ({args.format or 'native'})")
+    return 0
+
+
+def cmd_gen_trace(args: argparse.Namespace) -> int:
+    if not args.out:
+        raise SuperlinearError("gen-trace needs --out FILE")
+    if args.rules:
+        if args.trace:
+            raise SuperlinearError("gen-trace generates packets: give --rules without --trace")
+        w = _workload(args)
+    else:
+        spec = PacketWorkloadSpec(kind="synthetic", synthetic_rules=args.synthetic_rules, depth=args.depth,
+                                  flows_per_rule=args.flows_per_rule, catch_all=args.catch_all,
+                                  packets=args.packets or 100_000, seed=args.seed)
+        w = load(spec)
+    w.write_trace(args.out, args.format or "binary")
+    console.print(f"wrote {w.packets:,} packets to {args.out} ({args.format or 'binary'})")
+    return 0
+
+
+def cmd_convert(args: argparse.Namespace) -> int:
+    if not args.rules or not args.out:
+        raise SuperlinearError("convert needs --rules FILE and --out FILE")
+    cfg = {"rule_format": args.rule_format, "actions": args.actions, "default_action": args.default,
+           "generate": 1, "seed": args.seed}
+    w = _native.PacketWorkload.load(args.rules, None, cfg)
+    w.write_rules(args.out, args.format or "nft")
+    console.print(f"wrote {w.rules:,} rules to {args.out} ({args.format or 'nft'})")
+    return 0
+
+
+def _classify_doc() -> dict[str, Any]:
+    return {"classifiers": _native.classify_algorithms(), "dispatchers": _native.classify_dispatchers()}
+
+
+def _show_classify(doc: dict[str, Any]) -> None:
+    console.print(name_table("classifiers (--algo)", doc["classifiers"]))
+    console.print(name_table("dispatchers (--dispatch)", doc["dispatchers"]))
+
+
+LISTING = Listing("classify", "packet classifiers and packet dispatchers", _classify_doc, _show_classify)
+
+
+def cmd_algorithms(args: argparse.Namespace) -> int:
+    return show_listing(LISTING, args.json)
+
+
+def cmd_classify(args: argparse.Namespace) -> int:
+    action = args.action or "run"
+    if action == "run" and not args.rules:
+        if args.trace:
+            raise SuperlinearError("--trace needs --rules (the rule set to classify against)")
+        if not args.synthetic:
+            raise SuperlinearError("classify needs --rules FILE [--trace FILE] (or --synthetic for a generated "
+                                   "workload); see --help")
+    handler = {"run": cmd_run, "bench": cmd_bench, "gen-rules": cmd_gen_rules, "gen-trace": cmd_gen_trace,
+               "convert": cmd_convert, "algorithms": cmd_algorithms}[action]
+    return handler(args)
+
+
+def _classifier_names() -> list[str]:
+    return [a["name"] for a in _native.classify_algorithms()]
+
+
+def _dispatch_help() -> str:
+    """``--dispatch`` forms from the registry; ``rss`` takes the fields it hashes."""
+    forms = [("rss:FIELDS (sip,dip,sport,dport,proto; dip/24 for a prefix)" if d["name"] == "rss" else d["name"])
+             for d in _native.classify_dispatchers()]
+    return known(forms) + " (default 5-tuple RSS)"
+
+
+def register(sub: Any) -> None:
+    """Adds ``classify`` and its actions (``classify algorithms`` is an alias of ``list classify``)."""
+    classifiers = _classifier_names()
+    dispatchers = [("rss:FIELDS" if d["name"] == "rss" else d["name"]) for d in _native.classify_dispatchers()]
+    p = sub.add_parser(
+        "classify", help="packet classification: static list or self-adjusting MRF behind RSS (paper §4)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Classify packets with k workers behind a dispatcher and report throughput, per-worker "
+        "statistics and per-rule matches.\n\n"
+        "  superlinear classify --rules R [--trace T] [--algo " + "|".join(classifiers) + "] [--workers K]\n"
+        "                       [--dispatch " + "|".join(dispatchers) + "] [--check] [--json]\n"
+        "  superlinear classify bench [--data DIR] [--sizes 5k] [--quick]   single-core Mpps per ClassBench set\n"
+        "  superlinear classify gen-rules --rules-count N [--depth D] [--catch-all F] --out F [--format nft]\n"
+        "  superlinear classify gen-trace (--rules R | --rules-count N [--depth D] [--flows-per-rule F])\n"
+        "                                 [--packets N] --out F [--format binary|pcap|pcapng|classbench]\n"
+        "  superlinear classify convert --rules R --out F [--format nft|native|classbench]\n"
+        "  superlinear classify algorithms\n\n"
+        "Rules: ClassBench filters, the native format ('accept src 10.0.0.0/8 dport 53 proto udp') or `nft list "
+        "ruleset` output (detected). Traces: ClassBench headers, pcap, pcapng (Ethernet/IPv4/TCP/UDP; other frames "
+        "counted and skipped) or binary (detected). " + KINDS)
+    p.add_argument("action", nargs="?", choices=ACTIONS, help="what to do (default: run)")
+    p.add_argument("--rules", metavar="FILE", help="rule file (ClassBench, native or nft; detected)")
+    p.add_argument("--trace", metavar="FILE", help="packet trace (ClassBench, pcap, pcapng or binary; detected); "
+                   "without one, packets are generated inside the rules")
+    p.add_argument("--rule-format", default="auto", choices=["auto", "classbench", "native", "nft"])
+    p.add_argument("--trace-format", default="auto", choices=["auto", "classbench", "pcap", "pcapng", "binary"])
+    p.add_argument("--actions", default="random:0.5:1",
+                   help="actions of ClassBench filters: accept, or random:DROP_FRACTION[:SEED] (default random:0.5:1)")
+    p.add_argument("--default", default="accept", choices=["accept", "drop", "reject", "queue"],
+                   help="default policy when the file sets none (default accept)")
+    p.add_argument("--algo", default="mrf", choices=classifiers, help="classifier (default mrf)")
+    p.add_argument("--workers", "-k", type=positive_int, default=1, help="workers k (default 1)")
+    p.add_argument("--dispatch", default="rss:sip,dip,sport,dport,proto",
+                   help=_dispatch_help())
+    p.add_argument("--check", action="store_true", help="verify every verdict against brute-force first match "
+                   "(exit 1 on any mismatch)")
+    p.add_argument("--packets", type=positive_int, help="replay the trace to N packets, or generate N packets")
+    p.add_argument("--warmup", type=non_negative_int, default=0, metavar="N",
+                   help="serve N packets first and leave them out of throughput and work (steady state); "
+                   "with --packets they come on top, otherwise from the start of the trace (default 0)")
+    p.add_argument("--calibration", type=positive_int, default=100_000,
+                   help="packets at the start of the trace that calibrate the rule-aware dispatcher "
+                   "(default 100000; the whole trace if shorter)")
+    p.add_argument("--window", type=positive_int, default=10_000, help="active-rule window in packets (default 10000)")
+    p.add_argument("--top", type=positive_int, default=10, help="rules shown in the match table (default 10)")
+    p.add_argument("--no-measure", action="store_true", help="skip the real-thread run")
+    p.add_argument("--seed", type=int, default=1, help="seed of generators and seeded dispatchers (default 1)")
+    p.add_argument("--synthetic", action="store_true", help="run on a generated workload (--rules-count, ...)")
+    p.add_argument("--rules-count", dest="synthetic_rules", type=positive_int, default=4999,
+                   help="synthetic base rules, ≤ 65535 (default 4999)")
+    p.add_argument("--depth", type=int, default=0, choices=range(0, 33), metavar="D",
+                   help="synthetic dependency depth d (default 0: independent rules)")
+    p.add_argument("--flows-per-rule", type=positive_int, default=1, help="synthetic flows per rule (default 1)")
+    p.add_argument("--catch-all", type=fraction, default=0.0,
+                   help="share of synthetic traffic to a final catch-all rule (default 0: none)")
+    p.add_argument("--format", help="output format: rules native|nft|classbench, traces binary|pcap|pcapng|classbench")
+    p.add_argument("--out", metavar="FILE", help="output file (gen-rules, gen-trace, convert) or folder (bench)")
+    p.add_argument("--data", metavar="DIR", help="bench: ClassBench folder")
+    p.add_argument("--sizes", default="5k", help="bench: ClassBench sizes, comma-separated (default 5k)")
+    p.add_argument("--algos", default=",".join(classifiers),
+                   help=f"bench: classifiers (default {','.join(classifiers)})")
+    p.add_argument("--quick", action="store_true", help="bench: fewer packets, one run")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=_dispatch_defaults)
+
+
+def _dispatch_defaults(args: argparse.Namespace) -> int:
+    if args.action == "bench" and not args.out:
+        args.out = "results/classify-bench"
+    if args.action in ("gen-rules", "gen-trace", "convert") and args.format is None:
+        args.format = {"gen-rules": "native", "gen-trace": "binary", "convert": "nft"}[args.action]
+    return cmd_classify(args)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(0)

@@ -1,0 +1,101 @@
+"""Typed front of the packet classifier (crate ``superlinear-classify``): packet workloads as
+data, loaded once and cached, and one run of classifier × dispatcher × k returning the engine's
+:class:`~superlinear.engine.runs.RunResult`, so the shared experiment driver runs packet panels
+exactly like key panels (paper §4, Figs. 8–9)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from superlinear import _native
+from superlinear.engine.runs import Accounting, RunResult, SuperlinearError
+
+__all__ = ["CLASSBENCH_SETS", "PacketWorkloadSpec", "load", "run_point"]
+
+#: ClassBench files of the shared data folder (``--data DIR``), by set name.
+CLASSBENCH_SETS = ("acl1", "ipc1", "fw1")
+
+
+@dataclass(frozen=True)
+class PacketWorkloadSpec:
+    """Where packets and rules come from.
+
+    ``kind`` is ``files`` (``rules`` and, optionally, ``trace`` paths; without a trace,
+    ``packets`` headers are generated inside the rules) or ``synthetic`` (the paper's
+    generators: ``synthetic_rules`` base rules, dependency ``depth``, ``flows_per_rule``,
+    ``catch_all`` traffic share). ``packets`` > 0 replays a trace file until it holds that many
+    packets (a traffic generator looping a capture), or sets the generated trace's length.
+    ``calibration`` packets from the start of the trace (before replay) calibrate the
+    rule-aware dispatcher. ``actions`` assigns actions to ClassBench filters. ``warmup`` > 0
+    puts that many more packets in front (the replay or the generated trace runs on), which
+    every run serves first and leaves out of its figures: the steady state.
+    """
+
+    kind: str = "synthetic"
+    name: str = ""
+    rules: str | None = None
+    trace: str | None = None
+    actions: str = "random:0.5:1"
+    synthetic_rules: int = 4999
+    depth: int = 0
+    flows_per_rule: int = 1
+    catch_all: float = 0.0
+    packets: int = 0
+    calibration: int = 100_000
+    seed: int = 1
+    warmup: int = 0
+
+    def label(self) -> str:
+        if self.name:
+            return self.name
+        if self.kind == "files":
+            return Path(self.rules or "rules").name
+        tail = f", d={self.depth}" if self.depth else ""
+        tail += f", {self.flows_per_rule} flows/rule" if self.flows_per_rule != 1 else ""
+        tail += f", catch-all {self.catch_all:g}" if self.catch_all else ""
+        return f"synthetic {self.synthetic_rules} rules{tail}"
+
+
+_CACHE: dict[PacketWorkloadSpec, _native.PacketWorkload] = {}
+
+
+def load(spec: PacketWorkloadSpec) -> _native.PacketWorkload:
+    """The workload of ``spec``, built once per process (rules, dependency graph, trace)."""
+    if spec in _CACHE:
+        return _CACHE[spec]
+    if spec.kind == "files":
+        if not spec.rules:
+            raise SuperlinearError("a packet workload from files needs a rules file")
+        total = (spec.packets or 100_000) + spec.warmup
+        cfg: dict[str, Any] = {"actions": spec.actions, "generate": total, "seed": spec.seed}
+        w = _native.PacketWorkload.load(spec.rules, spec.trace, cfg)
+        if spec.trace and (spec.packets or spec.warmup):
+            w.replay(total)
+    elif spec.kind == "synthetic":
+        syn = {"rules": spec.synthetic_rules, "depth": spec.depth, "flows_per_rule": spec.flows_per_rule,
+               "catch_all": spec.catch_all}
+        w = _native.PacketWorkload.synthetic(syn, (spec.packets or 100_000) + spec.warmup, spec.seed)
+    else:
+        raise SuperlinearError(f"unknown packet workload kind '{spec.kind}' (known: files, synthetic)")
+    w.calibrate(spec.calibration)
+    if len(_CACHE) > 4:
+        _CACHE.clear()
+    _CACHE[spec] = w
+    return w
+
+
+def _acc(v: dict[str, Any] | None) -> Accounting | None:
+    return Accounting(**v) if v is not None else None
+
+
+def run_point(spec: PacketWorkloadSpec, algo: str, dispatch: str, k: int, modes: tuple[str, ...],
+              repeats: int = 1, seed: int = 1) -> RunResult:
+    """One run of ``algo`` behind ``dispatch`` with k workers on the workload of ``spec``
+    (its warm-up served first and left out)."""
+    w = load(spec)
+    raw = w.run({"algo": algo, "dispatch": dispatch, "k": k, "modes": list(modes), "repeats": repeats,
+                 "seed": seed, "warmup": spec.warmup})
+    return RunResult(items=raw["items"], cores=raw["cores"], projected=_acc(raw["projected"]),
+                     measured=_acc(raw["measured"]), single_core=None)

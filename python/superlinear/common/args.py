@@ -1,0 +1,160 @@
+"""Value parsers for the subcommands' options, in one place.
+
+Two kinds: argparse ``type=`` functions that parse one option's text or raise
+``argparse.ArgumentTypeError`` (argparse prints the message after the option's name), and list
+parsers (``floats``, ``int_list``, ``names``) that take the option's name and raise
+:class:`SuperlinearError` naming it, for comma-separated values checked after parsing.
+
+Two wordings are in use and both are kept, since they are what users see: ``expected a
+positive integer, got 'x'`` (``run``, ``reproduce``, ``predict``, ``classify``, ``cache``,
+``nft-bench``) and ``'x' is not a whole number`` / ``must be positive, got 0`` (``attack`` and
+``latency-sim``, the ``*_whole`` and ``*_number`` types).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Sequence
+
+from superlinear.common.errors import SuperlinearError
+
+
+def _int(text: str, minimum: int, what: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected {what} integer, got {text!r}") from None
+    if v < minimum:
+        raise argparse.ArgumentTypeError(f"expected {what} integer, got {v}")
+    return v
+
+
+def positive_int(text: str) -> int:
+    """An integer ≥ 1."""
+    return _int(text, 1, "a positive")
+
+
+def non_negative_int(text: str) -> int:
+    """An integer ≥ 0."""
+    return _int(text, 0, "a non-negative")
+
+
+def _float(text: str, accept: Callable[[float], bool], expected: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}") from None
+    if not accept(v):
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {v}")
+    return v
+
+
+def positive_float(text: str) -> float:
+    """A number > 0 (``nft-bench`` wording: ``expected a positive number, got 'x'``)."""
+    return _float(text, lambda v: v > 0, "a positive number")
+
+
+def fraction(text: str) -> float:
+    """A number in [0, 1]."""
+    return _float(text, lambda v: 0.0 <= v <= 1.0, "a number in [0, 1]")
+
+
+def _whole(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
+
+
+def positive_whole(text: str) -> int:
+    """An integer ≥ 1 (``attack``/``latency-sim`` wording)."""
+    v = _whole(text)
+    if v <= 0:
+        raise argparse.ArgumentTypeError(f"must be positive, got {v}")
+    return v
+
+
+def non_negative_whole(text: str) -> int:
+    """An integer ≥ 0 (``attack``/``latency-sim`` wording)."""
+    v = _whole(text)
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"must not be negative, got {v}")
+    return v
+
+
+def number(text: str) -> float:
+    """Any number but NaN (``attack``/``latency-sim`` wording)."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
+    if v != v:
+        raise argparse.ArgumentTypeError("NaN is not a number here")
+    return v
+
+
+def positive_number(text: str) -> float:
+    """A number > 0 (``attack``/``latency-sim`` wording)."""
+    v = number(text)
+    if not v > 0:
+        raise argparse.ArgumentTypeError(f"must be positive, got {text}")
+    return v
+
+
+def k_list(text: str) -> tuple[int, ...]:
+    """Comma-separated worker counts, each ≥ 2 (``nft-bench --ks``: k = 1 is always measured)."""
+    try:
+        ks = tuple(int(x) for x in text.split(",") if x.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers like 2,4,8, got {text!r}") from None
+    if not ks or any(k < 2 for k in ks):
+        raise argparse.ArgumentTypeError(f"every k must be at least 2 (k = 1 is always measured), got {text!r}")
+    return ks
+
+
+def floats(option: str, text: str | None, positive: bool = True) -> tuple[float, ...] | None:
+    """Comma-separated numbers (each > 0 unless ``positive`` is false); None for no option."""
+    if text is None:
+        return None
+    values = []
+    for part in text.split(","):
+        try:
+            v = float(part)
+        except ValueError:
+            raise SuperlinearError(f"{option}: '{part.strip()}' is not a number") from None
+        if positive and not v > 0:
+            raise SuperlinearError(f"{option}: values must be positive, got {part.strip()}")
+        values.append(v)
+    if not values:
+        raise SuperlinearError(f"{option}: give at least one value")
+    return tuple(values)
+
+
+def int_list(option: str, text: str, minimum: int = 1) -> tuple[int, ...]:
+    """Comma-separated whole numbers, each ≥ ``minimum``; at least one."""
+    out = []
+    for part in (p.strip() for p in text.split(",") if p.strip()):
+        try:
+            v = int(part)
+        except ValueError:
+            raise SuperlinearError(f"{option}: '{part}' is not a whole number") from None
+        if v < minimum:
+            raise SuperlinearError(f"{option}: values must be at least {minimum}, got {v}")
+        out.append(v)
+    if not out:
+        raise SuperlinearError(f"{option}: give at least one value")
+    return tuple(out)
+
+
+def names(option: str, text: str, known: Sequence[str]) -> tuple[str, ...]:
+    """Comma-separated registry names; ``name:PARAM`` is accepted where ``name`` is known."""
+    found = tuple(n.strip() for n in text.split(",") if n.strip())
+    bad = [n for n in found if n not in known and n.split(":")[0] not in known]
+    if bad or not found:
+        raise SuperlinearError(f"{option}: unknown {', '.join(bad) or 'empty list'} (known: {', '.join(known)})")
+    return found
+
+
+def name_list(text: str | None) -> list[str]:
+    """Comma-separated names as given, blanks dropped; empty for no option."""
+    return [n.strip() for n in text.split(",") if n.strip()] if text else []

@@ -1,0 +1,53 @@
+"""The result schema of DESIGN.md, declared once.
+
+Every experiment writes ``result.json``: a :class:`ResultDoc` whose ``rows`` hold one
+:data:`Row` per measured point. The engine's rows carry the :class:`EngineRow` fields; every
+study may add fields of its own (the schema allows extras), so a row as stored and passed around
+is :data:`Row`, and :class:`EngineRow` names the fields a reader can rely on.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypedDict
+
+#: One result row: the :class:`EngineRow` fields where they apply, plus the study's own.
+Row = dict[str, Any]
+
+
+class EngineRow(TypedDict, total=False):
+    """The shared fields of an engine result row (DESIGN.md, "Results")."""
+
+    panel: str
+    algo: str
+    dispatch: str
+    workload: str
+    m: int
+    k: int
+    requests: int
+    warmup: str
+    speedup_measured: float | None
+    speedup_projected: float | None
+    speedup_work: float | None
+    throughput_rps_projected: float | None
+    throughput_vs_static_k1: float | None
+    goodput_mrps: float | None
+    goodput_ratio: float | None
+    hit_rate: float | None
+
+
+class Machine(TypedDict):
+    """Where a result was made: cores available, CPU model, code revision, Python version."""
+
+    cores: int
+    cpu: str
+    git: str
+    python: str
+
+
+class ResultDoc(TypedDict):
+    """The whole ``result.json``: experiment name, its config, the machine and the rows."""
+
+    experiment: str
+    config: dict[str, Any]
+    machine: Machine
+    rows: list[Row]

@@ -1,0 +1,116 @@
+"""One protocol for a study and one runner for all of them.
+
+A study turns command-line arguments into a config (:meth:`Study.config_from`), runs it into
+result rows (:meth:`Study.run`), draws its plots (:meth:`Study.plot`) and prints its tables
+(:meth:`Study.table`). :func:`run_study` does the rest the same way for every study: the output
+folder, ``result.json``/``result.csv`` (with the study's summary, if any), JSON or tables, the
+closing lines naming the files, and the exit status. Errors propagate to the CLI's ``main``, which
+prints them as one line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Generic, TypeVar, cast
+
+from rich.console import Console
+
+from superlinear.common.rows import Row
+from superlinear.output.results import write_results
+
+console = Console(width=max(120, Console().width))
+
+#: Prints one progress line on stderr; a study receives None when nobody is watching.
+Progress = Callable[[str], None]
+
+C = TypeVar("C")
+
+
+@dataclass
+class Outcome:
+    """What a study's run produced: its rows, the config recorded in ``result.json`` and an
+    optional summary stored beside the rows."""
+
+    rows: list[Row]
+    config: dict[str, Any]
+    summary: dict[str, Any] | None = None
+    extra: Any = None  # whatever the study's table needs beyond rows and summary
+
+
+class Study(ABC, Generic[C]):
+    """A study: from arguments to rows, plots and tables. ``experiment`` names it in ``result.json``."""
+
+    experiment: str
+
+    def config_from(self, args: argparse.Namespace) -> C:
+        """The study's config from the parsed arguments (validating them); by default the
+        arguments themselves."""
+        return cast(C, args)
+
+    @abstractmethod
+    def run(self, config: C, progress: Progress | None) -> Outcome:
+        """Runs the study; ``progress``, when given, takes one line per step."""
+
+    def plot(self, out: Path, config: C, outcome: Outcome) -> list[Path]:
+        """Draws the plots into ``out``; returns the PNG paths (each with an SVG beside it)."""
+        return []
+
+    @abstractmethod
+    def table(self, config: C, outcome: Outcome) -> None:
+        """Prints the study's tables."""
+
+    def json_text(self, path: Path, outcome: Outcome) -> str:
+        """What ``--json`` prints: ``result.json`` unless the study says otherwise."""
+        return path.read_text(encoding="utf-8")
+
+    def footer(self, out: Path, path: Path, plots: list[Path], outcome: Outcome) -> list[str]:
+        """The lines after the tables that name the files written."""
+        return [f"results: {path} and {out / 'result.csv'}", *(f"plot:    {p} (and .svg)" for p in plots)]
+
+    def exit_code(self, outcome: Outcome) -> int:
+        """The exit status once the study has run (0 unless a check it makes failed)."""
+        return 0
+
+
+def line_progress(message: str) -> None:
+    print(f"  … {message}", file=sys.stderr, flush=True)
+
+
+def run_study(study: Study[Any], args: argparse.Namespace) -> int:
+    """Runs ``study`` for the parsed ``args`` (which carry ``out`` and ``json``)."""
+    config = study.config_from(args)
+    watching = not args.json and sys.stderr.isatty()
+    outcome = study.run(config, line_progress if watching else None)
+    out = Path(args.out)
+    path = write_results(out, study.experiment, outcome.config, outcome.rows)
+    plots = study.plot(out, config, outcome)
+    if outcome.summary is not None:
+        add_summary(path, outcome.summary)
+    if args.json:
+        print(study.json_text(path, outcome))
+        return study.exit_code(outcome)
+    study.table(config, outcome)
+    for line in study.footer(out, path, plots, outcome):
+        console.print(line)
+    return study.exit_code(outcome)
+
+
+def add_summary(path: Path, summary: dict[str, Any]) -> None:
+    """Adds a study's summary to its ``result.json``."""
+    doc: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    doc["summary"] = summary
+    path.write_text(json.dumps(doc, indent=1, default=str) + "\n", encoding="utf-8")
+
+
+def add_study_options(parser: argparse.ArgumentParser, study: Study[Any], default_out: str,
+                      json_help: str = "print result.json instead of the tables") -> None:
+    """Adds ``--out`` and ``--json`` to a study's subcommand and makes the runner run it."""
+    parser.add_argument("--out", default=default_out, help=f"output folder (default {default_out})")
+    parser.add_argument("--json", action="store_true", help=json_help)
+    parser.set_defaults(func=lambda args: run_study(study, args))

@@ -1,0 +1,75 @@
+"""``superlinear bench``: single-thread lookups per second of every structure and the
+dispatcher's cost per request. Timings belong here, never in pass/fail tests."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from rich.table import Table
+
+from superlinear import _native
+from superlinear.common.rows import Row
+from superlinear.common.study import Outcome, Progress, Study, console
+
+#: (algo, m, compare cycles, miss cycles): the Fig. 5 structures at their panel sizes. The no-cache
+#: baseline is left out: with ρ = 0 it does no work at all, and with ρ > 0 it measures the busy loop.
+STRUCTURES = [
+    ("static", 100_000, 0, 0),
+    ("mtf", 100_000, 0, 0),
+    ("static", 10_000, 0, 0),
+    ("mtf", 10_000, 0, 0),
+    ("tree", 500, 0, 0),
+    ("splay", 500, 0, 0),
+    ("lru:2500", 50_000, 0, 0),
+    ("hashmap", 100_000, 0, 0),
+]
+DISPATCH_KS = (1, 2, 48)
+
+
+class Bench(Study[argparse.Namespace]):
+    """``bench``: lookups per second of every structure and the dispatchers' ns per request."""
+
+    experiment = "bench"
+
+    def run(self, config: argparse.Namespace, progress: Progress | None) -> Outcome:
+        return Outcome(bench_rows(config.quick), {"quick": config.quick})
+
+    def table(self, config: argparse.Namespace, outcome: Outcome) -> None:
+        rows = outcome.rows
+        t = Table(title="Single-thread lookups/s (uniform keys, thread CPU time, w = ρ = 0)")
+        for c in ("structure", "m", "lookups/s"):
+            t.add_column(c, justify="right")
+        for r in rows:
+            if r["bench"] == "structure":
+                t.add_row(r["algo"], f"{r['m']:,}", f"{r['lookups_per_s']:,.0f}")
+        console.print(t)
+        t = Table(title="Dispatcher cost: route + append to per-worker batch")
+        for c in ("dispatcher", "k", "ns/request"):
+            t.add_column(c, justify="right")
+        for r in rows:
+            if r["bench"] == "dispatcher":
+                t.add_row(r["dispatch"], str(r["k"]), f"{r['ns_per_request']:.2f}")
+        console.print(t)
+
+    def json_text(self, path: Path, outcome: Outcome) -> str:
+        return json.dumps(outcome.rows, indent=1)
+
+    def footer(self, out: Path, path: Path, plots: list[Path], outcome: Outcome) -> list[str]:
+        return [f"results: {path}"]
+
+
+def bench_rows(quick: bool) -> list[Row]:
+    """One row per structure (lookups/s) and per dispatcher and k (ns/request); measured."""
+    rows: list[Row] = []
+    scale = 1 if quick else 5
+    for algo, m, w, rho in STRUCTURES:
+        lookups = scale * (20_000 if m >= 50_000 and algo in ("static", "mtf") else 2_000_000)
+        rate = _native.bench_structure(algo, m, lookups, w, rho)
+        rows.append({"bench": "structure", "algo": algo, "m": m, "lookups": lookups, "lookups_per_s": rate})
+    for name in ("rr", "random", "hash"):
+        for k in DISPATCH_KS:
+            ns = _native.bench_dispatcher(name, k, scale * 2_000_000)
+            rows.append({"bench": "dispatcher", "dispatch": name, "k": k, "ns_per_request": ns})
+    return rows

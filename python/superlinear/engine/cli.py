@@ -1,0 +1,124 @@
+"""``superlinear run|sweep|bench|algorithms``: one engine run, a TOML grid of runs, the
+micro-benchmarks, and the engine's registries (workers and dispatchers)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from superlinear import _native
+from superlinear.common.args import non_negative_int, positive_int
+from superlinear.common.errors import SuperlinearError
+from superlinear.common.listing import Listing, add_listing_options, known, name_table
+from superlinear.common.study import add_study_options, console
+from superlinear.engine.bench import Bench
+from superlinear.engine.runs import RunSpec, Workload, run
+
+
+def worker_names() -> list[str]:
+    """Worker names as ``--algo`` takes them (``lru:C`` where a capacity is needed)."""
+    return [a["name"] + (":C" if a["takes_capacity"] else "") for a in _native.algorithms()]
+
+
+def _engine_doc() -> dict[str, Any]:
+    return {"algorithms": _native.algorithms(), "dispatchers": _native.dispatchers()}
+
+
+def _show_engine(doc: dict[str, Any]) -> None:
+    workers = [{**a, "name": a["name"] + (":C" if a["takes_capacity"] else "")} for a in doc["algorithms"]]
+    console.print(name_table("workers (--algo)", workers, [("self-adjusting", "self_adjusting")]))
+    console.print(name_table("dispatchers (--dispatch)", doc["dispatchers"], [("key-affine", "key_affine")]))
+
+
+LISTING = Listing("engine", "workers and dispatchers of run, sweep and reproduce", _engine_doc, _show_engine)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    if args.exclude_warmup and not args.warmup:
+        raise SuperlinearError("--exclude-warmup needs --warmup N (the requests served before counting starts)")
+    workload = Workload(args.workload, args.m, args.alpha, args.trace)
+    if args.trace:
+        workload = Workload("trace", 0, args.alpha, args.trace)
+    modes = ["projected"]
+    if args.measure:
+        modes.append("measured")
+    if args.single_core:
+        modes.append("single_core")
+    spec = RunSpec(algo=args.algo, dispatch=args.dispatch, k=args.k, workload=workload, requests=args.requests,
+                   warmup=args.warmup, exclude_warmup=args.exclude_warmup, seed=args.seed, sharded=args.sharded,
+                   compare_cycles=args.w, miss_cycles=args.rho, modes=tuple(modes))
+    result = run(spec)
+    doc = {"spec": spec.to_native(), "items": result.items, "cores": result.cores,
+           "projected": result.projected.__dict__ if result.projected else None,
+           "measured": result.measured.__dict__ if result.measured else None,
+           "single_core": result.single_core.__dict__ if result.single_core else None}
+    if args.json:
+        print(json.dumps(doc, indent=1))
+        return 0
+    p = result.projected
+    assert p is not None
+    console.print(f"{args.algo} + {args.dispatch}, k = {args.k}, {workload.label()} over {result.items:,} items, "
+                  f"{p.requests:,} requests ({'warm-up excluded' if args.exclude_warmup else 'warm-up included'})")
+    console.print(f"  projected time {p.projected_ns / 1e6:,.2f} ms (dispatcher {p.dispatcher_cpu_ns / 1e6:,.2f} ms + "
+                  f"slowest worker {max(p.worker_cpu_ns) / 1e6:,.2f} ms), "
+                  f"{p.requests * 1e3 / max(p.projected_ns, 1):,.3f} Mreq/s projected")
+    console.print(f"  work: span {p.work_span:,}, total {p.work_total:,} ({p.work_total / p.requests:,.1f} per request)"
+                  + (f", hit rate {p.hit_rate:.3f}" if p.hit_rate is not None else ""))
+    for name, acc in (("measured", result.measured), ("single core", result.single_core)):
+        if acc is not None and acc.wall_ns:
+            console.print(f"  {name}: wall {acc.wall_ns / 1e6:,.2f} ms, {acc.requests * 1e3 / acc.wall_ns:,.3f} Mreq/s")
+    if args.measure and result.measured is None:
+        console.print(f"  measured: skipped, k = {args.k} > {result.cores} cores (projected only)")
+    return 0
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from superlinear.engine.sweep import load_sweep
+    from superlinear.experiments.cli import run_experiment
+
+    experiment, measure = load_sweep(Path(args.config))
+    args.out = args.out or str(Path("results") / experiment.name)
+    return run_experiment(experiment, args, None, False, measure and not args.no_measure)
+
+
+def register(sub: Any) -> None:
+    """Adds ``run``, ``sweep``, ``bench`` and ``algorithms`` (an alias of ``list engine``)."""
+    s = sub.add_parser("sweep", help="run a grid declared in a TOML file",
+                       description="Run algorithm × dispatcher × workload × k declared in a TOML file "
+                       "(see `python -c 'import superlinear.engine.sweep; help(superlinear.engine.sweep)'`).")
+    s.add_argument("config", help="sweep file (TOML)")
+    s.add_argument("--out", metavar="DIR", help="output folder (default results/NAME)")
+    s.add_argument("--no-measure", action="store_true", help="skip the real-thread runs")
+    s.add_argument("--json", action="store_true", help="print result.json instead of the table")
+    s.set_defaults(func=cmd_sweep)
+
+    u = sub.add_parser("run", help="one run: algorithm, dispatcher, workload, k",
+                       description="Run one configuration and print its accounting.")
+    u.add_argument("--algo", default="mtf", help="worker: " + known(worker_names()))
+    u.add_argument("--dispatch", default="hash", help="dispatcher: " + known(d["name"] for d in _native.dispatchers()))
+    u.add_argument("--k", type=positive_int, default=4, help="workers (default 4)")
+    u.add_argument("--workload", choices=["uniform", "zipf"], default="uniform")
+    u.add_argument("--m", type=positive_int, default=10_000, help="items (default 10000)")
+    u.add_argument("--alpha", type=float, default=1.01, help="zipf exponent (default 1.01)")
+    u.add_argument("--trace", metavar="FILE", help="key trace (text: one key per line, or binary)")
+    u.add_argument("--requests", type=positive_int, default=100_000)
+    u.add_argument("--warmup", type=non_negative_int, default=0, help="warm-up requests (with --exclude-warmup)")
+    u.add_argument("--exclude-warmup", action="store_true", help="leave the warm-up out of every figure")
+    u.add_argument("--w", type=non_negative_int, default=0, help="cycles per tree comparison")
+    u.add_argument("--rho", type=non_negative_int, default=0, help="cycles per cache miss")
+    u.add_argument("--seed", type=non_negative_int, default=1)
+    u.add_argument("--sharded", action="store_true", help="sharded state (each worker holds its partition only)")
+    u.add_argument("--measure", action="store_true", help="also run with real threads (k ≤ cores)")
+    u.add_argument("--single-core", action="store_true", help="also run all k threads on one core")
+    u.add_argument("--json", action="store_true")
+    u.set_defaults(func=cmd_run)
+
+    b = sub.add_parser("bench", help="single-thread lookups/s per structure and dispatcher ns/request",
+                       description="Micro-benchmarks (release build, thread CPU time).")
+    b.add_argument("--quick", action="store_true", help="fewer lookups")
+    add_study_options(b, Bench(), "results/bench")
+
+    a = sub.add_parser("algorithms", help="list workers and dispatchers (the same as `list engine`)")
+    add_listing_options(a, LISTING)

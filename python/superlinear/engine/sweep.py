@@ -1,0 +1,159 @@
+"""``superlinear sweep CONFIG.toml``: any grid of algorithm × dispatcher × workload × k, declared
+in a TOML file and run by the shared experiment driver.
+
+Example::
+
+    name = "lists"                 # output folder name (default: the file's stem)
+    algos = ["mtf", "static"]      # registry names; caches as "lru:CAPACITY"
+    dispatch = ["hash", "rr"]
+    k = [1, 2, 4, 8, 16]
+    requests = 200000
+    # optional: seed, warmup, exclude_warmup, compare_cycles, miss_cycles, sharded,
+    # repeats (projected timing: best of n runs of every stream)
+
+    [workload]                     # or several [[workload]] tables, one panel each
+    kind = "zipf"                  # uniform | zipf | trace
+    m = 100000
+    alpha = 1.01
+    # path = "keys.bin"            # for kind = "trace"
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from superlinear import _native
+from superlinear.engine.runs import SuperlinearError, Workload
+from superlinear.experiments.spec import Experiment, Panel, Series
+
+TOP_KEYS = {"name", "algos", "dispatch", "k", "requests", "seed", "warmup", "exclude_warmup", "repeats",
+            "compare_cycles", "miss_cycles", "sharded", "workload", "measure"}
+WORKLOAD_KEYS = {"kind", "m", "alpha", "path"}
+
+
+class ConfigError(SuperlinearError):
+    """A sweep file that cannot be used; the message names the file and the problem."""
+
+
+def _want(path: Path, table: dict[str, Any], key: str, kind: type | tuple[type, ...], default: Any = None) -> Any:
+    if key not in table:
+        if default is None:
+            raise ConfigError(f"{path}: missing required key '{key}'")
+        return default
+    value = table[key]
+    if isinstance(value, bool) and kind is not bool and (kind is int or (isinstance(kind, tuple) and bool not in kind)):
+        raise ConfigError(f"{path}: key '{key}' must be {_kind_name(kind)}, got {value!r}")
+    if not isinstance(value, kind):
+        raise ConfigError(f"{path}: key '{key}' must be {_kind_name(kind)}, got {value!r}")
+    return value
+
+
+def _kind_name(kind: type | tuple[type, ...]) -> str:
+    names = {int: "an integer", float: "a number", str: "a string", bool: "true or false", list: "a list"}
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    return " or ".join(names.get(k, k.__name__) for k in kinds)
+
+
+def _positive_ints(path: Path, key: str, values: list[Any]) -> tuple[int, ...]:
+    if not values or not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in values):
+        raise ConfigError(f"{path}: '{key}' must be a non-empty list of positive integers, got {values!r}")
+    return tuple(values)
+
+
+def load_sweep(path: Path) -> tuple[Experiment, bool]:
+    """Parses and validates a sweep file; returns the experiment and whether to measure."""
+    try:
+        with open(path, "rb") as f:
+            doc = tomllib.load(f)
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such file") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"{path}: invalid TOML: {e}") from None
+    unknown = set(doc) - TOP_KEYS
+    if unknown:
+        raise ConfigError(f"{path}: unknown key(s) {', '.join(sorted(unknown))} (known: {', '.join(sorted(TOP_KEYS))})")
+    algos = _want(path, doc, "algos", list)
+    if not algos or not all(isinstance(a, str) for a in algos):
+        raise ConfigError(f"{path}: 'algos' must be a non-empty list of names")
+    for a in algos:
+        try:
+            _native.check_algo(a)
+        except SuperlinearError as e:
+            raise ConfigError(f"{path}: algos: {e}") from None
+    known_dispatch = {d["name"]: d["name"] for d in _native.dispatchers()}
+    for d in _native.dispatchers():
+        for alias in d["aliases"]:
+            known_dispatch[alias] = d["name"]
+    dispatch = _want(path, doc, "dispatch", list)
+    if not dispatch or not all(isinstance(d, str) for d in dispatch):
+        raise ConfigError(f"{path}: 'dispatch' must be a non-empty list of names")
+    for d in dispatch:
+        if d not in known_dispatch:
+            known = ", ".join(sorted(known_dispatch))
+            raise ConfigError(f"{path}: dispatch: unknown dispatcher {d!r} (known: {known})")
+    ks = _positive_ints(path, "k", _want(path, doc, "k", list))
+    requests = _want(path, doc, "requests", int, 100_000)
+    if requests <= 0:
+        raise ConfigError(f"{path}: 'requests' must be positive, got {requests}")
+    workloads_raw = _want(path, doc, "workload", (dict, list))
+    workloads_list = [workloads_raw] if isinstance(workloads_raw, dict) else workloads_raw
+    if not workloads_list:
+        raise ConfigError(f"{path}: 'workload' must hold at least one workload table")
+    sharded = _want(path, doc, "sharded", bool, False)
+    if sharded:
+        affine = {d["name"] for d in _native.dispatchers() if d["key_affine"]}
+        bad_dispatch = [d for d in dispatch if known_dispatch[d] not in affine]
+        if bad_dispatch:
+            raise ConfigError(
+                f"{path}: sharded = true needs key-affine dispatchers ({', '.join(sorted(affine))}); "
+                f"{', '.join(bad_dispatch)} send a key to any worker"
+            )
+    exclude_warmup = _want(path, doc, "exclude_warmup", bool, False)
+    panels = []
+    for i, w in enumerate(workloads_list):
+        if not isinstance(w, dict):
+            raise ConfigError(f"{path}: every [[workload]] must be a table")
+        bad = set(w) - WORKLOAD_KEYS
+        if bad:
+            known = ", ".join(sorted(WORKLOAD_KEYS))
+            raise ConfigError(f"{path}: workload: unknown key(s) {', '.join(sorted(bad))} (known: {known})")
+        kind = _want(path, w, "kind", str, "uniform")
+        if kind not in ("uniform", "zipf", "trace"):
+            raise ConfigError(f"{path}: workload kind must be uniform, zipf or trace, got {kind!r}")
+        wpath = None
+        if kind == "trace":
+            wpath = str((path.parent / _want(path, w, "path", str)).resolve())
+            if not Path(wpath).is_file():
+                raise ConfigError(f"{path}: workload path {wpath} does not exist")
+            m = 0
+        else:
+            m = _want(path, w, "m", int)
+            if m <= 0:
+                raise ConfigError(f"{path}: workload m must be positive, got {m}")
+        alpha = float(_want(path, w, "alpha", (int, float), 1.01))
+        if kind == "zipf" and alpha <= 0:
+            raise ConfigError(f"{path}: zipf alpha must be positive, got {alpha}")
+        workload = Workload(kind, m, alpha, wpath)
+        caps = [int(a.split(":", 1)[1]) for a in algos if ":" in a]
+        panels.append(Panel(
+            name=chr(ord("a") + i) if len(workloads_list) > 1 else "a",
+            title=f"{workload.label()}" + (f" (m = {m:,})" if m else f" ({Path(wpath or '').name})"),
+            workload=workload,
+            series=tuple(Series(a, d, exclude_warmup) for a in algos for d in dispatch),
+            ks=ks,
+            requests=requests,
+            warmup=_want(path, doc, "warmup", int, 0),
+            compare_cycles=_want(path, doc, "compare_cycles", int, 0),
+            miss_cycles=_want(path, doc, "miss_cycles", int, 0),
+            capacity=caps[0] if caps else None,
+            sharded=sharded,
+            seed=_want(path, doc, "seed", int, 1),
+            repeats=_want(path, doc, "repeats", int, 1),
+        ))
+    if exclude_warmup and not any(p.warmup for p in panels):
+        raise ConfigError(f"{path}: exclude_warmup = true needs warmup = N (requests served before timing)")
+    name = _want(path, doc, "name", str, path.stem)
+    measure = _want(path, doc, "measure", bool, True)
+    return Experiment(name=name, description=f"sweep {name}", panels=tuple(panels)), measure

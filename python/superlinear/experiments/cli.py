@@ -1,0 +1,188 @@
+"""``superlinear reproduce FIGURE``: the paper's figures, run by the shared driver (engine and
+packet experiments) or by the cache-tier driver (experiments on real memcached and PostgreSQL).
+
+Both are :class:`~superlinear.common.study.Study` objects, and so is a TOML sweep
+(``superlinear sweep``, which reuses :class:`EngineExperiment`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from superlinear.common.errors import SuperlinearError
+from superlinear.common.listing import known
+from superlinear.common.study import Outcome, Progress, Study, console, run_study
+from superlinear.experiments.spec import Experiment
+from superlinear.output.tables import summary_table
+
+
+@dataclass
+class ExperimentRun:
+    """One declared experiment to run: which panels, whether to run real threads, where to write."""
+
+    experiment: Experiment
+    panels: list[str] | None
+    quick: bool
+    measure: bool
+    out: Path
+
+
+class EngineExperiment(Study[ExperimentRun]):
+    """A declared experiment run by the shared driver; rows are saved after every panel."""
+
+    def __init__(self, run: ExperimentRun) -> None:
+        self._run = run
+        self.experiment = run.experiment.name
+
+    def config_from(self, args: argparse.Namespace) -> ExperimentRun:
+        run = self._run
+        names = [p.name for p in run.experiment.panels]
+        bad = [p for p in run.panels or [] if p not in names]
+        if bad:
+            raise SuperlinearError(
+                f"unknown panel(s) {', '.join(bad)} for {run.experiment.name} (known: {', '.join(names)})"
+            )
+        return run
+
+    def run(self, config: ExperimentRun, progress: Progress | None) -> Outcome:
+        from superlinear.experiments.driver import Driver, experiment_config
+        from superlinear.output.results import write_results
+
+        driver = Driver(measure=config.measure, show_progress=progress is not None)
+        recorded = experiment_config(config.experiment, config.panels, config.quick)
+        rows = driver.run(config.experiment, config.panels,
+                          on_panel=lambda done: write_results(config.out, config.experiment.name, recorded, done))
+        return Outcome(rows, recorded)
+
+    def plot(self, out: Path, config: ExperimentRun, outcome: Outcome) -> list[Path]:
+        from superlinear.output.plots import plot_experiment
+
+        plot_experiment(out, config.experiment, outcome.rows)
+        return []
+
+    def table(self, config: ExperimentRun, outcome: Outcome) -> None:
+        console.print(summary_table(outcome.rows, config.experiment.description))
+
+    def footer(self, out: Path, path: Path, plots: list[Path], outcome: Outcome) -> list[str]:
+        return [f"results: {path} and {out / 'result.csv'}", f"plots:   {out}/{self.experiment}*.png (and .svg)"]
+
+
+class CacheTierFigure(Study[argparse.Namespace]):
+    """``reproduce fig11|cache-skew``: the cache-tier driver on real servers; exit 1 on a wrong value."""
+
+    def __init__(self, name: str) -> None:
+        self.experiment = name
+
+    def config_from(self, args: argparse.Namespace) -> argparse.Namespace:
+        from superlinear.experiments.cachetier_driver import SERVICE_EXPERIMENTS
+
+        study = SERVICE_EXPERIMENTS[self.experiment](args.quick)
+        names = [p.name for p in study.panels]
+        bad = [p for p in args.panel or [] if p not in names]
+        if bad:
+            raise SuperlinearError(f"unknown panel(s) {', '.join(bad)} for {self.experiment} "
+                                   f"(known: {', '.join(names)})")
+        return args
+
+    def run(self, config: argparse.Namespace, progress: Progress | None) -> Outcome:
+        from superlinear.experiments.cachetier_driver import SERVICE_EXPERIMENTS, findings, run_study
+
+        study = SERVICE_EXPERIMENTS[self.experiment](config.quick)
+        panels = config.panel
+        started = time.monotonic()
+        rows = run_study(study, panels, Path(config.out), show_progress=progress is not None)
+        recorded = {"quick": config.quick, "description": study.description, "rows": study.rows,
+                    "memory_mb": study.memory_mb, "replicas": study.replicas, "notes": list(study.notes),
+                    "panels": [p.__dict__ for p in study.panels if not panels or p.name in panels],
+                    "findings": findings(study, rows), "seconds": round(time.monotonic() - started, 1)}
+        return Outcome(rows, recorded, extra=study)
+
+    def plot(self, out: Path, config: argparse.Namespace, outcome: Outcome) -> list[Path]:
+        from superlinear.experiments.cachetier_driver import _plot
+
+        return _plot(out, outcome.extra, outcome.rows)
+
+    def table(self, config: argparse.Namespace, outcome: Outcome) -> None:
+        from superlinear.experiments.cachetier_driver import _summary, findings
+
+        wide = Console(width=160)
+        wide.print(_summary(outcome.extra, outcome.rows))
+        for line in findings(outcome.extra, outcome.rows):
+            wide.print("• " + line)
+
+    def footer(self, out: Path, path: Path, plots: list[Path], outcome: Outcome) -> list[str]:
+        return [f"results: {path} and {out / 'result.csv'}",
+                "plots:   " + ", ".join(str(p) for p in plots if p.suffix == ".png")]
+
+    def exit_code(self, outcome: Outcome) -> int:
+        wrong = sum(r["wrong_values"] for r in outcome.rows)
+        return 0 if wrong == 0 and not any(math.isnan(r["hit_rate"]) for r in outcome.rows) else 1
+
+
+def run_experiment(experiment: Experiment, args: argparse.Namespace, panels: list[str] | None, quick: bool,
+                   measure: bool) -> int:
+    """Runs a declared experiment for a command whose ``args`` carry ``out`` and ``json``."""
+    return run_study(EngineExperiment(ExperimentRun(experiment, panels, quick, measure, Path(args.out))), args)
+
+
+def figures() -> list[str]:
+    """Every figure ``reproduce`` knows, in registry order."""
+    from superlinear.experiments import REGISTRY
+    from superlinear.experiments.cachetier_driver import SERVICE_EXPERIMENTS
+
+    return list(dict.fromkeys([*REGISTRY, *SERVICE_EXPERIMENTS]))
+
+
+def cmd_reproduce(args: argparse.Namespace) -> int:
+    from superlinear.experiments import DATA_REGISTRY, REGISTRY
+    from superlinear.experiments.cachetier_driver import SERVICE_EXPERIMENTS
+
+    if args.figure in SERVICE_EXPERIMENTS:
+        # Experiments on real servers (memcached, PostgreSQL) have a driver of their own.
+        args.out = args.out or str(Path("results") / (args.figure + ("-quick" if args.quick else "")))
+        return run_study(CacheTierFigure(args.figure), args)
+    if args.figure not in REGISTRY:
+        raise SuperlinearError(f"unknown figure '{args.figure}' (available: {', '.join(sorted(figures()))})")
+    if args.figure in DATA_REGISTRY:
+        data = Path(args.data) if args.data else None
+        if data is not None and not data.is_dir():
+            raise SuperlinearError(f"{data}: --data must be a folder (the ClassBench rule sets and traces)")
+        experiment = DATA_REGISTRY[args.figure](args.quick, data)
+        from superlinear.experiments.packets import find_data
+
+        if find_data(data) is None:
+            print("superlinear: note: no ClassBench data found (give --data DIR); ClassBench panels skipped",
+                  file=sys.stderr)
+    else:
+        experiment = REGISTRY[args.figure](args.quick)
+    if args.exclude_warmup:
+        experiment = experiment.steady_state()
+    suffix = ("-quick" if args.quick else "") + ("-steady" if args.exclude_warmup else "")
+    args.out = args.out or str(Path("results") / (args.figure + suffix))
+    return run_experiment(experiment, args, args.panel, args.quick, not args.no_measure)
+
+
+def register(sub: Any) -> None:
+    """Adds ``reproduce``."""
+    names = known(figures())
+    r = sub.add_parser("reproduce", help=f"reproduce a figure of the paper ({names})",
+                       description="Reproduce a figure of the paper; writes result.json, result.csv and plots.")
+    r.add_argument("figure", help=f"figure to reproduce: {names}")
+    r.add_argument("--panel", action="append", metavar="P", help="only this panel (repeatable), e.g. a")
+    r.add_argument("--quick", action="store_true", help="reduced sizes: about a minute on two cores, same shape")
+    r.add_argument("--out", metavar="DIR", help="output folder (default results/FIGURE[-quick][-steady])")
+    r.add_argument("--no-measure", action="store_true", help="skip the real-thread runs (projected and work only)")
+    r.add_argument("--exclude-warmup", action="store_true",
+                   help="steady state: serve each panel's warm-up first and leave it out of every figure")
+    r.add_argument("--json", action="store_true", help="print result.json instead of the table")
+    r.add_argument("--data", metavar="DIR",
+                   help="fig8/fig9: folder with the ClassBench rule sets and traces (acl1_5k, acl1_5k_trace, ...)")
+    r.set_defaults(func=cmd_reproduce)

@@ -1,0 +1,415 @@
+"""``superlinear latency-sim run|gen|belatedly|bench|policies``: caching with delayed hits
+(thesis ch. 2).
+
+Every latency printed is *simulated* (the discrete-time delayed-hits model, in request-times);
+the AMAT estimate is Eq. 2.1 with the miss rate of a classical (zero-delay) simulation of the
+same policy; solver and simulator times are *measured* on this machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from contextlib import nullcontext
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import Progress
+from rich.table import Table
+
+from superlinear.common.args import int_list, non_negative_whole, number, positive_number, positive_whole
+from superlinear.common.errors import SuperlinearError
+from superlinear.common.listing import Listing, add_listing_options, known, name_table
+from superlinear.common.rows import Row
+from superlinear.common.study import Outcome, Study, add_study_options, console
+from superlinear.common.study import Progress as ProgressLine
+from superlinear.latency import sim as latency
+from superlinear.latency.sim import Trace, TraceSpec
+
+KIND_NOTE = ("latency: simulated, mean per request in request-times (Z = a full miss); AMAT: Eq. 2.1 from the "
+             "miss rate of a classical simulation of the same policy")
+
+
+def _trace(args: argparse.Namespace) -> Trace:
+    if args.trace:
+        return Trace.read(args.trace)
+    return Trace.generate(_spec(args))
+
+
+def _spec(args: argparse.Namespace) -> TraceSpec:
+    return TraceSpec(requests=args.requests, objects=args.objects, bursty_fraction=args.bursty,
+                     burst_length=args.burst_length, burst_gap=args.burst_gap, alpha=args.alpha, jitter=args.jitter,
+                     seed=args.seed)
+
+
+def _zs(args: argparse.Namespace, trace: Trace) -> list[int | None]:
+    """Z values: --z list (or 'trace' for the latency column), or --latency in time units."""
+    if args.latency:
+        values = []
+        for part in (p.strip() for p in args.latency.split(",") if p.strip()):
+            try:
+                values.append(float(part))
+            except ValueError:
+                raise SuperlinearError(f"--latency: '{part}' is not a number") from None
+        if not values or any(not v > 0 for v in values):
+            raise SuperlinearError("--latency: give positive numbers")
+        return [trace.z_from_latency(v) for v in values]
+    if args.z.strip() == "trace":
+        if not trace.has_latencies:
+            raise SuperlinearError("--z trace needs a trace with TIMESTAMP and LATENCY columns")
+        return [None]
+    return list(int_list("--z", args.z))
+
+
+def _source(args: argparse.Namespace) -> dict[str, Any]:
+    if args.trace:
+        return {"trace": args.trace}
+    return {"generated": asdict(_spec(args))}
+
+
+def _progress(enabled: bool, total: int, what: str) -> Any:
+    if not enabled:
+        return nullcontext(None)
+    p = Progress(console=Console(stderr=True), transient=True)
+    p.add_task(what, total=total)
+    return p
+
+
+def _advance(p: Any) -> None:
+    if p is not None:
+        p.advance(p.task_ids[0])
+
+
+def _fmt_z(z: Any) -> str:
+    return "trace" if z is None or z == "trace" else f"{z:,}"
+
+
+@dataclass
+class RunConfig:
+    """``latency-sim run``: the trace, the policies, the Z values and the cache sizes."""
+
+    args: argparse.Namespace
+    trace: Trace
+    names: list[str]
+    zs: list[int | None]
+    sizes: list[int]
+
+
+class Run(Study[RunConfig]):
+    """``latency-sim run``: every policy at every Z and cache size, optionally Belatedly's bound."""
+
+    experiment = "latency-sim"
+
+    def config_from(self, args: argparse.Namespace) -> RunConfig:
+        return _run_config(args)
+
+    def run(self, config: RunConfig, progress: ProgressLine | None) -> Outcome:
+        return _run_grid(config, progress is not None)
+
+    def plot(self, out: Path, config: RunConfig, outcome: Outcome) -> list[Path]:
+        from superlinear.latency.plots import plot_all
+
+        return plot_all(out, outcome.rows)
+
+    def table(self, config: RunConfig, outcome: Outcome) -> None:
+        _run_tables(config, outcome.rows)
+
+
+def _run_config(args: argparse.Namespace) -> RunConfig:
+    trace = _trace(args)
+    names = [n.strip() for n in args.policies.split(",") if n.strip()] if args.policies else latency.policy_names()
+    latency.check_policies(names)
+    zs = _zs(args, trace)
+    sizes = latency.parse_sizes(args.sizes, trace.objects)
+    if args.belatedly and len(trace) > args.belatedly_max:
+        raise SuperlinearError(f"--belatedly: the trace has {len(trace):,} requests, more than --belatedly-max "
+                               f"{args.belatedly_max:,} (Belatedly's LP grows with the trace; see the README's limits)")
+    return RunConfig(args, trace, names, zs, sizes)
+
+
+def _run_grid(config: RunConfig, show: bool) -> Outcome:
+    args, trace, names, zs, sizes = config.args, config.trace, config.names, config.zs, config.sizes
+    total = len(names) * len(zs) * len(sizes) + (len(zs) * len(sizes) if args.belatedly else 0)
+    rows: list[Row] = []
+    with _progress(show, total, "simulating") as bar:
+        def done(_: latency.SimResult) -> None:
+            _advance(bar)
+        results = latency.grid(trace, names, zs, sizes, on_point=done)
+        rows = [r.row() for r in results]
+        if args.belatedly:
+            for c in sizes:
+                for z in zs:
+                    b = latency.belatedly(trace, z, c, rounds=args.rounds, seed=args.seed)
+                    rows += b.rows_out()
+                    _advance(bar)
+    for r in rows:
+        lru = next((x for x in rows if x["policy"] == "lru" and x["z"] == r["z"] and x["capacity"] == r["capacity"]),
+                   None)
+        r["vs_lru"] = r["mean_latency"] / lru["mean_latency"] - 1 if lru and lru["mean_latency"] else None
+    recorded = {"source": _source(args), "requests": len(trace), "objects": trace.objects, "policies": names,
+                "z": [_fmt_z(z) for z in zs], "sizes": sizes, "belatedly": args.belatedly}
+    return Outcome(rows, recorded)
+
+
+def _run_tables(config: RunConfig, rows: list[Row]) -> None:
+    trace, zs, sizes = config.trace, config.zs, config.sizes
+    console.print(f"{len(trace):,} requests over {trace.objects:,} objects ({trace.source})")
+    for c in sizes:
+        t = Table(title=f"Mean latency (simulated, request-times), cache size {c:,}; in brackets: vs LRU",
+                  caption=KIND_NOTE, caption_justify="left")
+        t.add_column("policy")
+        for z in zs:
+            t.add_column(f"Z = {_fmt_z(z)}", justify="right")
+        policies_here = list(dict.fromkeys(r["policy"] for r in rows if r["capacity"] == c))
+        for p in policies_here:
+            cells = [p]
+            for z in zs:
+                found = next((x for x in rows if x["policy"] == p and x["capacity"] == c and x["z"] == _zkey(z)), None)
+                if found is None:
+                    cells.append("—")
+                    continue
+                rel = f" ({100 * found['vs_lru']:+.1f}%)" if found.get("vs_lru") is not None and p != "lru" else ""
+                cells.append(f"{found['mean_latency']:,.2f}{rel}")
+            t.add_row(*cells)
+        console.print(t)
+    mid = sizes[len(sizes) // 2]
+    t = Table(title=f"Hit rate is not latency: cache size {mid:,} (simulated)", caption_justify="left",
+              caption="true hits, delayed hits and misses per request; AMAT = Eq. 2.1 estimate, error vs true latency")
+    for col in ("policy", "Z", "hit", "delayed hit", "miss", "latency", "AMAT", "AMAT error"):
+        t.add_column(col, justify="left" if col == "policy" else "right")
+    for r in rows:
+        if r["capacity"] != mid or r.get("hit_rate") is None:
+            continue
+        t.add_row(r["policy"], _fmt_z(r["z"]), f"{r['hit_rate']:.3f}", f"{r['delayed_hit_rate']:.3f}",
+                  f"{r['miss_rate']:.3f}", f"{r['mean_latency']:,.2f}", f"{r['amat_latency']:,.2f}",
+                  f"{100 * r['amat_error']:+.1f}%")
+    console.print(t)
+
+
+def _zkey(z: int | None) -> Any:
+    return "trace" if z is None else z
+
+
+def cmd_gen(args: argparse.Namespace) -> int:
+    trace = Trace.generate(_spec(args))
+    latencies = None
+    if args.latencies:
+        if args.binary:
+            raise SuperlinearError("--latencies needs a text trace (the binary form holds objects only)")
+        choices = int_list("--latencies", args.latencies)
+        # Each object gets one of the latencies, spread by a multiplicative hash of its id.
+        latencies = [choices[(o * 2654435761 % 2**32) % len(choices)] for o in range(trace.objects)]
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    trace.write(out, binary=args.binary, latencies=latencies)
+    bursty = sum(trace.bursty or [])
+    doc = {"path": str(out), "requests": len(trace), "objects": trace.objects, "bursty_objects": bursty,
+           "format": "binary" if args.binary else "text", "spec": asdict(_spec(args)),
+           "latencies": args.latencies}
+    if args.json:
+        print(json.dumps(doc, indent=1))
+    else:
+        console.print(f"wrote {out}: {len(trace):,} requests, {trace.objects:,} objects ({bursty:,} bursty), "
+                      f"{doc['format']}" + (f", per-object Z from {args.latencies}" if latencies else ""))
+    return 0
+
+
+class Belatedly(Study[argparse.Namespace]):
+    """``latency-sim belatedly``: the LP lower bound and its rounding, against online policies."""
+
+    experiment = "latency-belatedly"
+
+    def run(self, config: argparse.Namespace, progress: ProgressLine | None) -> Outcome:
+        return _belatedly(config, progress)
+
+    def table(self, config: argparse.Namespace, outcome: Outcome) -> None:
+        _belatedly_table(outcome)
+
+    def footer(self, out: Path, path: Path, plots: list[Path], outcome: Outcome) -> list[str]:
+        return [f"results: {path}"]
+
+
+def _belatedly(args: argparse.Namespace, progress: ProgressLine | None) -> Outcome:
+    trace = _trace(args)
+    zs = _zs(args, trace)
+    if len(zs) != 1:
+        raise SuperlinearError("belatedly: give one Z")
+    z = zs[0]
+    sizes = latency.parse_sizes(args.size, trace.objects)
+    if len(sizes) != 1:
+        raise SuperlinearError("belatedly: give one --size")
+    c = sizes[0]
+    if len(trace) > args.max_requests:
+        raise SuperlinearError(f"the trace has {len(trace):,} requests, more than --max-requests "
+                               f"{args.max_requests:,} (Belatedly's LP grows with the trace)")
+    if progress is not None:
+        progress(f"building and solving Belatedly's LP for {len(trace):,} requests")
+    b = latency.belatedly(trace, z, c, rounds=args.rounds, seed=args.seed, time_limit=args.time_limit)
+    rows = b.rows_out()
+    names = [n.strip() for n in args.compare.split(",") if n.strip()] if args.compare else []
+    if names:
+        latency.check_policies(names)
+    for n in names:
+        r = latency.simulate(trace, n, z, c, amat=False).row()
+        r["vs_bound"] = r["mean_latency"] / b.lower_bound_mean - 1
+        rows.append(r)
+    config = {"source": _source(args), "requests": len(trace), "objects": trace.objects, "z": _fmt_z(z),
+              "capacity": c, "rounds": args.rounds, "seed": args.seed}
+    return Outcome(rows, config, extra=(trace, z, c, b))
+
+
+def _belatedly_table(outcome: Outcome) -> None:
+    trace, z, c, b = outcome.extra
+    rows = outcome.rows
+    t = Table(title=f"Belatedly, {len(trace):,} requests, {trace.objects:,} objects, Z = {_fmt_z(z)}, cache {c:,}",
+              caption="latency: simulated, mean request-times; LP bound: HiGHS optimum of the relaxation (a lower "
+                      "bound on every schedule); times: measured wall clock", caption_justify="left")
+    t.add_column("schedule")
+    t.add_column("mean latency", justify="right")
+    t.add_column("vs LP bound", justify="right")
+    t.add_row("Belatedly LP bound", f"{b.lower_bound_mean:,.4f}", "—")
+    t.add_row(f"Belatedly rounded ({b.rounding})", f"{b.rounded_mean:,.4f}", f"{100 * b.gap:+.2f}%")
+    for r in rows[2:]:
+        t.add_row(r["policy"], f"{r['mean_latency']:,.4f}", f"{100 * r['vs_bound']:+.2f}%")
+    console.print(t)
+    console.print(f"LP: {b.variables:,} variables, {b.rows:,} rows, {b.nonzeros:,} non-zeros, {b.intervals:,} caching "
+                  f"intervals; built in {b.build_s:.2f} s, solved in {b.solve_s:.1f} s (measured, {b.solver})"
+                  + ("; the LP solution is integral" if b.integral else ""))
+
+
+class Bench(Study[argparse.Namespace]):
+    """``latency-sim bench``: simulator speed per policy."""
+
+    experiment = "latency-bench"
+
+    def run(self, config: argparse.Namespace, progress: ProgressLine | None) -> Outcome:
+        return _bench(config, progress)
+
+    def table(self, config: argparse.Namespace, outcome: Outcome) -> None:
+        _bench_table(outcome)
+
+    def footer(self, out: Path, path: Path, plots: list[Path], outcome: Outcome) -> list[str]:
+        return [f"trace generated in {outcome.config['trace_seconds_measured']:.1f} s (measured); results: {path}"]
+
+
+def _bench(args: argparse.Namespace, progress: ProgressLine | None) -> Outcome:
+    names = [n.strip() for n in args.policies.split(",") if n.strip()]
+    latency.check_policies(names)
+    t0 = time.perf_counter()
+    trace = _trace(args)
+    gen_s = time.perf_counter() - t0
+    c = latency.parse_sizes(args.size, trace.objects)[0]
+    z = int_list("--z", args.z)[0]
+    rows = []
+    for n in names:
+        if progress is not None:
+            progress(f"{n} over {len(trace):,} requests")
+        s = latency.speed(trace, n, z, c)
+        rows.append({**asdict(s), "z": z, "capacity": c, "objects": trace.objects})
+    config = {"source": _source(args), "requests": len(trace), "z": z, "capacity": c,
+              "trace_seconds_measured": gen_s}
+    return Outcome(rows, config, extra=(trace, z, c))
+
+
+def _bench_table(outcome: Outcome) -> None:
+    trace, z, c = outcome.extra
+    rows = outcome.rows
+    t = Table(title=f"Simulator speed: {len(trace):,} requests, {trace.objects:,} objects, Z = {z:,}, cache {c:,}",
+              caption="measured: one core, thread CPU time of the simulation (policy construction included)",
+              caption_justify="left")
+    for col in ("policy", "M requests/s", "CPU s", "mean latency (simulated)"):
+        t.add_column(col, justify="left" if col == "policy" else "right")
+    for r in rows:
+        t.add_row(r["policy"], f"{r['requests_per_s'] / 1e6:,.2f}", f"{r['cpu_s']:,.2f}", f"{r['mean_latency']:,.2f}")
+    console.print(t)
+
+
+def _show_policies(ps: list[dict[str, Any]]) -> None:
+    console.print(name_table("eviction policies (--policies)", ps,
+                             [("offline", "offline"), ("latency-aware", "latency_aware")]))
+
+
+LISTING = Listing("latency", "eviction policies of latency-sim", latency.policies, _show_policies)
+
+
+def _trace_options(p: argparse.ArgumentParser, requests: int = 200_000, objects: int = 2_000) -> None:
+    g = p.add_argument_group("trace", "a file (--trace), or a generated mix of bursty and paced objects")
+    g.add_argument("--trace", metavar="FILE", help="text (OBJECT [TIMESTAMP [LATENCY]] per line) or binary SLKT trace")
+    g.add_argument("--requests", type=positive_whole, default=requests, help=f"generated requests (default {requests})")
+    g.add_argument("--objects", type=positive_whole, default=objects, help=f"generated objects (default {objects})")
+    g.add_argument("--bursty", type=number, default=0.5, help="share of bursty objects (default 0.5)")
+    g.add_argument("--burst-length", type=number, default=8.0, help="mean requests per burst (default 8)")
+    g.add_argument("--burst-gap", type=number, default=2.0, help="mean steps between requests of a burst (default 2)")
+    g.add_argument("--alpha", type=number, default=0.8, help="Zipf exponent of object popularity (default 0.8)")
+    g.add_argument("--jitter", type=number, default=0.2, help="relative jitter of paced periods (default 0.2)")
+    g.add_argument("--seed", type=int, default=1, help="generator and rounding seed (default 1)")
+
+
+def _z_options(p: argparse.ArgumentParser, default: str) -> None:
+    p.add_argument("--z", default=default,
+                   help=f"miss latency Z in request-times, comma-separated, or 'trace' for the trace's latency "
+                        f"column (default {default})")
+    p.add_argument("--latency", metavar="L,...",
+                   help="miss latency in the trace's timestamp unit instead: Z = L / mean inter-request time")
+
+
+def register(sub: Any) -> None:
+    """Adds ``latency-sim`` and its actions (``latency-sim policies`` is an alias of ``list latency``)."""
+    policies = "comma-separated: " + known(latency.policy_names())
+    a = sub.add_parser("latency-sim", help="caching with delayed hits: MAD, Belady-AD, Belatedly (thesis ch. 2)",
+                       description="Latency-aware caching with delayed hits (thesis ch. 2). " + KIND_NOTE + ".")
+    asub = a.add_subparsers(dest="latency_command", metavar="{run,gen,belatedly,bench,policies}")
+    asub.required = True
+
+    r = asub.add_parser("run", help="policies × Z × cache sizes: latency tables, result files and plots",
+                        description="Simulate every policy at every Z and cache size. Writes result.json, result.csv "
+                        "and plots (latency vs Z, vs cache size, AMAT vs true latency).")
+    _trace_options(r)
+    r.add_argument("--policies", help=policies + " (default: all)")
+    _z_options(r, "10,100,1000,10000")
+    r.add_argument("--sizes", default="1%,5%,10%", help="cache sizes: objects or %% of objects (default 1%%,5%%,10%%)")
+    r.add_argument("--belatedly", action="store_true",
+                   help="add Belatedly's LP bound and rounded schedule (small traces)")
+    r.add_argument("--belatedly-max", type=positive_whole, default=50_000, help="largest trace for --belatedly")
+    r.add_argument("--rounds", type=non_negative_whole, default=4,
+                   help="random roundings besides the threshold ones (default 4)")
+    add_study_options(r, Run(), "results/latency-run")
+
+    g = asub.add_parser("gen", help="write a trace of bursty and paced objects",
+                        description="Generate a trace: bursty objects arrive in trains, paced ones at a steady period.")
+    _trace_options(g)
+    g.add_argument("--out", required=True, metavar="FILE", help="trace file to write")
+    g.add_argument("--binary", action="store_true", help="compact binary SLKT form (objects only)")
+    g.add_argument("--latencies", metavar="Z,...", help="per-object Z: each object gets one (text: LATENCY column)")
+    g.add_argument("--json", action="store_true")
+    g.set_defaults(func=cmd_gen)
+
+    b = asub.add_parser("belatedly", help="the latency-optimal bound: LP (HiGHS) and rounded schedule",
+                        description="Build Belatedly's pruned flow LP (§2.4), solve it with HiGHS, round it by flow "
+                        "balance and replay the schedule in the simulator.")
+    _trace_options(b, requests=20_000, objects=300)
+    _z_options(b, "100")
+    b.add_argument("--size", default="5%", help="cache size: objects or %% of objects (default 5%%)")
+    b.add_argument("--rounds", type=non_negative_whole, default=4,
+                   help="random roundings besides the threshold ones (default 4)")
+    b.add_argument("--compare", default="lru,lru-mad,belady,belady-ad", help="policies to simulate alongside")
+    b.add_argument("--time-limit", type=positive_number, help="solver time limit in seconds")
+    b.add_argument("--max-requests", type=positive_whole, default=200_000, help="refuse larger traces (default 200000)")
+    add_study_options(b, Belatedly(), "results/latency-belatedly")
+
+    s = asub.add_parser("bench", help="simulator speed (requests/s) on a large trace",
+                        description="Requests per second of the simulator per policy, thread CPU time (measured).")
+    _trace_options(s, requests=10_000_000, objects=100_000)
+    s.add_argument("--policies", default="lru,lru-mad", help=policies + " (default lru,lru-mad)")
+    s.add_argument("--z", default="1000", help="Z (default 1000)")
+    s.add_argument("--size", default="1%", help="cache size (default 1%% of objects)")
+    add_study_options(s, Bench(), "results/latency-bench")
+
+    p = asub.add_parser("policies", help="list the eviction policies")
+    add_listing_options(p, LISTING)
+
+
+__all__ = ["LISTING", "register"]

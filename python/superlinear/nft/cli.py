@@ -1,0 +1,177 @@
+"""``superlinear nft-bench``: your rules and trace through Linux nftables and through our
+classifiers, cross-checked rule by rule and measured side by side (see
+:mod:`superlinear.nft.bench` for what is measured and how).
+
+Exit codes: 0 everything equal; 1 a check failed (a counter or the round trip differs; the
+report names the rules); 2 bad input or usage; 69 ``ip`` or ``nft`` missing; 77 not enough
+privileges (CAP_NET_ADMIN: run as root); 130 interrupted (Ctrl-C); 143 terminated (SIGTERM).
+Namespaces, devices and the table are removed on every one of these paths.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from superlinear.common.args import k_list, positive_float, positive_int
+from superlinear.common.errors import SuperlinearError
+from superlinear.nft.bench import DATA_SETS, BenchConfig, RuleSetInput, SetResult, load_workload, run_sets
+from superlinear.nft.netns import RX_DEV, TABLE, NeedsPrivilegesError, TerminatedError, remove_all
+from superlinear.output.results import write_results
+
+console = Console(width=max(120, Console().width))
+err = Console(stderr=True, width=max(120, Console(stderr=True).width))
+EXIT_CHECK_FAILED = 1
+EXIT_TERMINATED = 143
+
+
+def inputs_from(args: argparse.Namespace) -> list[RuleSetInput]:
+    """The rule sets to run: ``--rules``/``--trace``, or the ClassBench sets in ``--data``."""
+    options = {"format": args.format, "trace_format": args.trace_format, "actions": args.actions,
+               "default": args.default}
+    if args.rules or args.trace:
+        if args.data:
+            raise SuperlinearError("give either --rules and --trace, or --data, not both")
+        if not (args.rules and args.trace):
+            raise SuperlinearError("--rules needs --trace (and --trace needs --rules)")
+        return [RuleSetInput(args.name or Path(args.rules).name, args.rules, args.trace, options)]
+    if not args.data:
+        raise SuperlinearError("nothing to run: give --rules FILE --trace FILE, or --data DIR (ClassBench sets)")
+    root = Path(args.data)
+    if not root.is_dir():
+        raise SuperlinearError(f"{root}: --data must be a folder holding acl1_5k, acl1_5k_trace, ...")
+    sets = [s.strip() for s in args.sets.split(",") if s.strip()]
+    out = []
+    for s in sets:
+        rules, trace = root / f"{s}_{args.size}", root / f"{s}_{args.size}_trace"
+        out.append(RuleSetInput(f"{s}_{args.size}", str(rules), str(trace), options))
+    return out
+
+
+def cmd_emit(args: argparse.Namespace, inputs: list[RuleSetInput]) -> int:
+    """Writes the benchmark table of the (first) rule set: `nft -f FILE` loads it."""
+    w = load_workload(inputs[0])
+    text = w.nft_table(TABLE, args.device, False)
+    if args.emit == "-":
+        sys.stdout.write(text)
+    else:
+        Path(args.emit).write_text(text, encoding="utf-8")
+        err.print(f"{w.rules():,} rules written to {args.emit} as table netdev {TABLE} on {args.device} ingress "
+                  f"(load with: nft -f {args.emit})")
+    return 0
+
+
+def _config(args: argparse.Namespace) -> BenchConfig:
+    # Pinned by default: the sender and the receive path it drives stay on one core.
+    cpu = args.cpu if args.cpu is not None else max(os.sched_getaffinity(0))
+    return BenchConfig(duration=args.duration, repeats=args.repeats, ks=args.ks, dispatch=args.dispatch,
+                       check_only=args.check_only, keep=args.keep, batch=args.batch, cpu=cpu,
+                       check_rate=args.check_rate, seed=args.seed)
+
+
+def _save(out: Path, cfg: BenchConfig, inputs: list[RuleSetInput], results: list[SetResult]) -> Path:
+    from superlinear.nft.report import plot, write_check
+
+    config: dict[str, Any] = {**cfg.__dict__, "ks": list(cfg.ks),
+                              "sets": [{"name": i.name, "rules": i.rules, "trace": i.trace, **i.options}
+                                       for i in inputs]}
+    rows = [r for res in results for r in res.rows]
+    path = write_results(out, "nft-bench", config, rows)
+    write_check(out, results)
+    plot(out, results)
+    return path
+
+
+def cmd_nft_bench(args: argparse.Namespace) -> int:
+    if args.cleanup:
+        removed = remove_all()
+        print(f"removed {len(removed)} namespace(s)" + (f": {', '.join(removed)}" if removed else ""))
+        return 0
+    inputs = inputs_from(args)
+    if args.emit:
+        return cmd_emit(args, inputs)
+    cfg = _config(args)
+    out = Path(args.out)
+
+    def progress(msg: str) -> None:
+        err.print(msg, highlight=False, markup=False, soft_wrap=True)
+
+    try:
+        results = run_sets(inputs, cfg, progress, on_set=lambda done: _save(out, cfg, inputs, done))
+    except NeedsPrivilegesError as e:
+        print(f"superlinear: nft-bench: {e}", file=sys.stderr)
+        return e.exit_code
+    except TerminatedError as e:
+        print(f"superlinear: nft-bench: {e}; namespaces removed", file=sys.stderr)
+        return EXIT_TERMINATED
+    path = _save(out, cfg, inputs, results)
+    from superlinear.nft.report import check_lines, path_lines, side_by_side
+
+    ok = all(r.check["counters_equal"] and r.check["round_trip"]["equal"] for r in results)
+    if args.json:
+        print(path.read_text(encoding="utf-8"))
+    else:
+        if not cfg.check_only:
+            console.print(side_by_side(results))
+            for line in path_lines(results):
+                console.print(line, highlight=False, markup=False)
+        for line in check_lines(results):
+            console.print(line, highlight=False, markup=False)
+        console.print(f"results: {path}, {out / 'result.csv'}, {out / 'check.json'}"
+                      + ("" if cfg.check_only else f"; plot: {out / 'nft-bench.png'} (and .svg)"), highlight=False,
+                      markup=False)
+    return 0 if ok else EXIT_CHECK_FAILED
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "nft-bench", help="your rules in Linux nftables vs our classifiers: exact counters and throughput",
+        description="Convert a rule set into one linear nftables chain (a counter per rule), replay a trace "
+        "through it between two network namespaces, check every rule's counter against our classifier, and "
+        "measure packets per second: nftables vs our static list, MRF with 1 worker, and MRF projected at "
+        "k = 2..32. Needs root (CAP_NET_ADMIN) and the ip and nft programs, except for --emit. Exit codes: 0 "
+        "all equal, 1 a check failed, 2 bad input, 69 ip/nft missing, 77 no privileges, 130 Ctrl-C.",
+    )
+    g = p.add_argument_group("input")
+    g.add_argument("--rules", metavar="FILE", help="rule set: ClassBench filters, native rules or nft list output")
+    g.add_argument("--trace", metavar="FILE", help="trace: ClassBench header trace, pcap, pcapng or binary")
+    g.add_argument("--name", help="label of this rule set in tables and results (default: the rules file name)")
+    g.add_argument("--data", metavar="DIR", help="instead of --rules/--trace: a folder of ClassBench sets")
+    g.add_argument("--sets", default=",".join(DATA_SETS), help="with --data: sets to run (default acl1,ipc1,fw1)")
+    g.add_argument("--size", default="5k", help="with --data: size suffix of the files (default 5k)")
+    g.add_argument("--format", default="auto", help="rule format: auto, classbench, native, nft (default auto)")
+    g.add_argument("--trace-format", default="auto", help="trace format: auto, classbench, pcap, pcapng, binary")
+    g.add_argument("--actions", default="random",
+                   help="actions of ClassBench filters: random[:DROP_FRACTION[:SEED]] or accept (default random, "
+                        "as `superlinear classify`)")
+    g.add_argument("--default", default="accept", help="default policy where the file sets none (default accept)")
+    m = p.add_argument_group("measurement")
+    m.add_argument("--duration", type=positive_float, default=3.0, help="seconds per throughput run (default 3)")
+    m.add_argument("--repeats", type=positive_int, default=3,
+                   help="throughput runs per chain, and single-core runs of ours (default 3; median and spread)")
+    m.add_argument("--ks", type=k_list, default=(2, 4, 8, 16, 32),
+                   help="MRF projected at these k (default 2,4,8,16,32)")
+    m.add_argument("--dispatch", default="rss", help="dispatcher for the projected MRF runs (default rss, 5-tuple)")
+    m.add_argument("--check-only", action="store_true", help="round trip and exact counters only, no throughput")
+    m.add_argument("--check-rate", type=positive_float, default=50_000.0,
+                   help="pace of the exact check's replay in packets/s (default 50000; halved on a shortfall)")
+    m.add_argument("--batch", type=positive_int, default=256, help="frames per sendmmsg call (default 256)")
+    m.add_argument("--cpu", type=int, default=None,
+                   help="pin the sender to this CPU (default: the last CPU this process may use)")
+    m.add_argument("--seed", type=int, default=1, help="seed of the projected runs' dispatcher")
+    o = p.add_argument_group("output")
+    o.add_argument("--out", default="results/nft-bench", help="output folder (default results/nft-bench)")
+    o.add_argument("--json", action="store_true", help="print result.json instead of the table")
+    o.add_argument("--emit", metavar="FILE",
+                   help="only convert: write the nftables table for the rule set to FILE ('-': stdout) and stop "
+                        "(no privileges needed)")
+    o.add_argument("--device", default=RX_DEV, help=f"with --emit: the ingress device (default {RX_DEV})")
+    o.add_argument("--keep", action="store_true",
+                   help="leave namespaces, veth pair and table in place (removed by the next run or --cleanup)")
+    o.add_argument("--cleanup", action="store_true", help="remove every namespace nft-bench left behind, and stop")
+    p.set_defaults(func=cmd_nft_bench)

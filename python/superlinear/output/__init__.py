@@ -1,0 +1,2 @@
+"""What experiments leave behind: result files (:mod:`.results`), plots (:mod:`.plots`,
+:mod:`.figures`), summary tables (:mod:`.tables`) and the HTML report (:mod:`.report`)."""

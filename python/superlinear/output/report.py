@@ -1,0 +1,144 @@
+"""``superlinear report RESULTS_DIR``: one self-contained HTML page with every experiment's plots
+and result table found under a results folder (DESIGN.md's CLI surface).
+
+Every experiment folder holds ``result.json`` (the DESIGN.md schema) and its PNG plots; the page
+embeds the plots (base64, so the page can be mailed or archived alone) and the rows, with the
+columns that carry a speedup kind (measured, projected, work) named as they are in the files.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from superlinear.common.errors import SuperlinearError
+
+#: Rows shown per experiment; the CSV next to the JSON always has them all.
+MAX_ROWS = 400
+
+
+@dataclass(frozen=True)
+class ExperimentResult:
+    """One experiment folder: its result document and its plots."""
+
+    folder: Path
+    doc: dict[str, Any]
+    plots: tuple[Path, ...]
+
+
+def find_results(root: Path) -> list[ExperimentResult]:
+    """Every folder under ``root`` (itself included) that holds a ``result.json``, sorted by path."""
+    if not root.is_dir():
+        raise SuperlinearError(f"{root}: not a folder (give the results folder, e.g. results/)")
+    found = []
+    for path in sorted(root.rglob("result.json")):
+        try:
+            doc = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+            raise SuperlinearError(f"{path}: not a result file ({e})") from None
+        if not isinstance(doc, dict) or not isinstance(doc.get("rows"), list):
+            raise SuperlinearError(f"{path}: not a result file (no 'rows' list)")
+        found.append(ExperimentResult(path.parent, doc, tuple(sorted(path.parent.glob("*.png")))))
+    if not found:
+        raise SuperlinearError(f"{root}: no result.json below this folder (run an experiment first)")
+    return found
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "—"
+        return f"{value:.4g}" if abs(value) < 1e6 else f"{value:.3e}"
+    if isinstance(value, (dict, list)):
+        return html.escape(json.dumps(value, default=str))
+    return html.escape(str(value))
+
+
+def _table(rows: list[Any]) -> str:
+    dict_rows = [r for r in rows if isinstance(r, dict)]
+    columns: list[str] = []
+    for r in dict_rows:
+        columns.extend(k for k in r if k not in columns)
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
+    body = "\n".join(
+        "<tr>" + "".join(f"<td>{_cell(r.get(c))}</td>" for c in columns) + "</tr>" for r in dict_rows[:MAX_ROWS]
+    )
+    more = ""
+    if len(dict_rows) > MAX_ROWS:
+        more = f"<p class='note'>first {MAX_ROWS} of {len(dict_rows)} rows; all of them are in result.csv</p>"
+    return f"<div class='scroll'><table><thead><tr>{head}</tr></thead><tbody>\n{body}\n</tbody></table></div>{more}"
+
+
+def _section(result: ExperimentResult, root: Path) -> str:
+    doc = result.doc
+    name = str(doc.get("experiment", result.folder.name))
+    where = result.folder.relative_to(root) if result.folder != root else Path(".")
+    machine = doc.get("machine") or {}
+    machine_line = ", ".join(f"{k} {v}" for k, v in machine.items()) if isinstance(machine, dict) else ""
+    plots = "\n".join(
+        f"<figure><img alt='{html.escape(p.name)}' src='data:image/png;base64,"
+        f"{base64.b64encode(p.read_bytes()).decode('ascii')}'><figcaption>{html.escape(p.name)}</figcaption></figure>"
+        for p in result.plots
+    )
+    config = html.escape(json.dumps(doc.get("config", {}), indent=1, default=str))
+    return (
+        f"<section id='{html.escape(str(where))}'><h2>{html.escape(name)} "
+        f"<span class='where'>{html.escape(str(where))}</span></h2>"
+        f"<p class='note'>{html.escape(machine_line)}</p>{plots}"
+        f"<details><summary>configuration</summary><pre>{config}</pre></details>"
+        f"{_table(doc['rows'])}</section>"
+    )
+
+
+STYLE = """
+body { font-family: system-ui, sans-serif; margin: 2em; color: #222; }
+h1 { margin-bottom: 0.2em; } h2 { border-top: 1px solid #ccc; padding-top: 1em; }
+.where { font-weight: normal; color: #777; font-size: 0.7em; }
+.note { color: #555; font-size: 0.9em; }
+figure { display: inline-block; margin: 0.5em; } img { max-width: 900px; width: 100%; }
+.scroll { overflow-x: auto; max-height: 32em; overflow-y: auto; }
+table { border-collapse: collapse; font-size: 0.8em; }
+th, td { border: 1px solid #ddd; padding: 2px 6px; text-align: right; white-space: nowrap; }
+th { position: sticky; top: 0; background: #f4f4f4; }
+"""
+
+HONESTY = (
+    "Every speedup carries its kind in its column name: measured = wall clock with real threads (only k ≤ cores); "
+    "projected = serial dispatcher CPU time + the slowest worker's own CPU time (ideal cores, no contention); "
+    "work = exact operation counts. Raw throughput is reported next to speedup."
+)
+
+
+def render(root: Path) -> str:
+    """The HTML page for every experiment under ``root``."""
+    results = find_results(root)
+    index = "".join(
+        f"<li><a href='#{html.escape(str(r.folder.relative_to(root) if r.folder != root else Path('.')))}'>"
+        f"{html.escape(str(r.doc.get('experiment', r.folder.name)))}</a> "
+        f"<span class='where'>{html.escape(str(r.folder))}</span></li>"
+        for r in results
+    )
+    sections = "\n".join(_section(r, root) for r in results)
+    return (
+        "<!doctype html><html><head><meta charset='utf-8'><title>superlinear results</title>"
+        f"<style>{STYLE}</style></head><body><h1>superlinear results</h1>"
+        f"<p class='note'>{html.escape(HONESTY)}</p><ul>{index}</ul>{sections}</body></html>\n"
+    )
+
+
+def write_report(root: Path, out: Path | None = None) -> tuple[Path, int]:
+    """Writes the page (default ``ROOT/index.html``); returns its path and the number of experiments."""
+    page = render(root)
+    target = out or root / "index.html"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_suffix(target.suffix + ".tmp")
+    tmp.write_text(page, encoding="utf-8")
+    tmp.replace(target)
+    return target, page.count("<section ")

@@ -1,0 +1,59 @@
+"""Result files in the DESIGN.md schema: ``result.json`` and ``result.csv`` per experiment."""
+
+from __future__ import annotations
+
+import csv
+import json
+import platform
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from superlinear import _native
+from superlinear.common.rows import Machine, ResultDoc, Row
+
+
+def machine_info() -> Machine:
+    """Cores available to this process, CPU model and the git revision of the code."""
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    git = "unknown"
+    try:
+        here = Path(__file__).resolve().parent
+        out = subprocess.run(
+            ["git", "-C", str(here), "describe", "--always", "--dirty"],
+            capture_output=True, text=True, timeout=5, check=False,
+        )
+        if out.returncode == 0:
+            git = out.stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return {"cores": _native.available_cores(), "cpu": cpu, "git": git, "python": platform.python_version()}
+
+
+def write_results(out_dir: Path, experiment: str, config: dict[str, Any], rows: list[Row]) -> Path:
+    """Writes result.json and result.csv into ``out_dir`` (created if missing); returns the JSON path."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    doc: ResultDoc = {"experiment": experiment, "config": config, "machine": machine_info(), "rows": rows}
+    json_path = out_dir / "result.json"
+    tmp = json_path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(doc, indent=1, default=str) + "\n", encoding="utf-8")
+    tmp.replace(json_path)
+    columns: list[str] = []
+    for row in rows:
+        for key in row:
+            if key not in columns:
+                columns.append(key)
+    with open(out_dir / "result.csv", "w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=columns)
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({k: ("" if row.get(k) is None else row.get(k)) for k in columns})
+    return json_path

@@ -1,0 +1,172 @@
+"""The package's shape: domains as packages, drivers independent of the command line, one
+``list`` over the registries, one set of option parsers and one study runner."""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+from pathlib import Path
+
+import pytest
+
+import superlinear
+from superlinear import _native
+from superlinear.cli import main
+from superlinear.common import args as option
+from superlinear.common.errors import SuperlinearError
+from superlinear.common.study import Outcome, Study, run_study
+
+PACKAGE = Path(superlinear.__file__).parent
+DOMAINS = ("analysis", "attack", "cache", "classify", "engine", "experiments", "latency", "nft", "output")
+
+
+def test_top_level_holds_only_the_entry_points_and_the_domain_packages() -> None:
+    modules = {p.name for p in PACKAGE.glob("*.py")}
+    assert modules == {"__init__.py", "__main__.py", "cli.py"}
+    packages = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()}
+    assert packages == {*DOMAINS, "common"}
+
+
+@pytest.mark.parametrize("domain", DOMAINS)
+def test_every_domain_registers_its_own_subcommands(domain: str) -> None:
+    source = (PACKAGE / domain / "cli.py").read_text(encoding="utf-8")
+    assert "def register(sub" in source
+
+
+def _imports(path: Path) -> set[str]:
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+            found.update(f"{node.module}.{a.name}" for a in node.names)
+        elif isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+    return found
+
+
+def test_no_driver_or_model_imports_a_command_line_module() -> None:
+    for path in PACKAGE.rglob("*.py"):
+        if path.name == "cli.py" or path.name.endswith("_cli.py") or path.parent == PACKAGE:
+            continue
+        bad = [m for m in _imports(path) if m.startswith("superlinear.")
+               and (m.endswith(".cli") or m.endswith("_cli"))]
+        assert not bad, f"{path.relative_to(PACKAGE)} imports {bad}"
+
+
+def _json(capsys: pytest.CaptureFixture[str], *argv: str) -> object:
+    assert main(list(argv)) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_list_covers_every_domain_and_the_old_commands_are_aliases(capsys: pytest.CaptureFixture[str]) -> None:
+    everything = _json(capsys, "list", "--json")
+    assert isinstance(everything, dict)
+    assert set(everything) == {"engine", "classify", "attack", "latency", "cache"}
+    for domain, alias in (("engine", ["algorithms"]), ("classify", ["classify", "algorithms"]),
+                          ("attack", ["attack", "policies"]), ("latency", ["latency-sim", "policies"])):
+        assert _json(capsys, "list", domain, "--json") == everything[domain]
+        assert _json(capsys, *alias, "--json") == everything[domain], alias
+    assert [a["name"] for a in everything["engine"]["algorithms"]] == [a["name"] for a in _native.algorithms()]
+    assert [r["name"] for r in everything["cache"]] == [r["name"] for r in _native.cache_routers()]
+    assert [p["name"] for p in everything["latency"]] == [p["name"] for p in _native.latency_policies()]
+
+
+def test_list_prints_tables_and_rejects_an_unknown_domain(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["list", "cache"]) == 0
+    out = capsys.readouterr().out
+    for router in _native.cache_routers():
+        assert router["name"] in out
+    with pytest.raises(SystemExit):
+        main(["list", "nowhere"])
+    assert "nowhere" in capsys.readouterr().err
+
+
+def _help(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+    with pytest.raises(SystemExit):
+        main([*argv, "--help"])
+    return " ".join(capsys.readouterr().out.split())
+
+
+def test_help_names_what_the_registries_know(capsys: pytest.CaptureFixture[str],
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "1000")  # argparse would break a name at its hyphen
+    text = _help(capsys, "run")
+    for a in _native.algorithms():
+        assert a["name"] in text
+    for d in _native.dispatchers():
+        assert d["name"] in text
+    text = _help(capsys, "cache", "bench")
+    for r in _native.cache_routers():
+        assert r["name"] in text
+    text = _help(capsys, "attack", "sim")
+    for p in _native.sched_policies():
+        assert p["name"] in text
+    text = _help(capsys, "latency-sim", "run")
+    for p in _native.latency_policies():
+        assert p["name"] in text
+
+
+@pytest.mark.parametrize(("parse", "text", "message"), [
+    (option.positive_int, "0", "expected a positive integer, got 0"),
+    (option.positive_int, "x", "expected a positive integer, got 'x'"),
+    (option.non_negative_int, "-1", "expected a non-negative integer, got -1"),
+    (option.positive_float, "0", "expected a positive number, got 0.0"),
+    (option.fraction, "1.5", "expected a number in [0, 1], got 1.5"),
+    (option.positive_whole, "2.5", "'2.5' is not a whole number"),
+    (option.non_negative_whole, "-3", "must not be negative, got -3"),
+    (option.number, "nan", "NaN is not a number here"),
+    (option.positive_number, "-1", "must be positive, got -1"),
+    (option.k_list, "1,2", "every k must be at least 2"),
+])
+def test_option_parsers_reject_with_the_words_users_see(parse: object, text: str, message: str) -> None:
+    assert callable(parse)
+    with pytest.raises(argparse.ArgumentTypeError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        parse(text)
+
+
+def test_list_parsers_name_the_option() -> None:
+    assert option.int_list("--z", "1, 5") == (1, 5)
+    assert option.floats("--rates", "0.5,2") == (0.5, 2.0)
+    assert option.names("--policies", "wsjf,rotate:3", ["wsjf", "rotate"]) == ("wsjf", "rotate:3")
+    for call, fragment in ((lambda: option.int_list("--z", "0"), "--z: values must be at least 1"),
+                           (lambda: option.floats("--rates", "1,x"), "--rates: 'x' is not a number"),
+                           (lambda: option.names("--policies", "fifo", ["wsjf"]), "--policies: unknown fifo")):
+        with pytest.raises(SuperlinearError, match=fragment):
+            call()
+
+
+class _Squares(Study[int]):
+    """A study small enough to check the runner: k² for k up to n, with a summary."""
+
+    experiment = "squares"
+
+    def config_from(self, args: argparse.Namespace) -> int:
+        if args.n < 1:
+            raise SuperlinearError("n must be at least 1")
+        return int(args.n)
+
+    def run(self, config: int, progress: object) -> Outcome:
+        rows = [{"k": k, "square": k * k} for k in range(1, config + 1)]
+        return Outcome(rows, {"n": config}, summary={"largest": config * config})
+
+    def table(self, config: int, outcome: Outcome) -> None:
+        print(f"largest square {outcome.summary and outcome.summary['largest']}")
+
+    def exit_code(self, outcome: Outcome) -> int:
+        return 3 if len(outcome.rows) > 2 else 0
+
+
+def test_the_study_runner_writes_results_and_prints_json_or_tables(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "squares"
+    assert run_study(_Squares(), argparse.Namespace(n=2, out=str(out), json=False)) == 0
+    printed = capsys.readouterr().out
+    assert "largest square 4" in printed and str(out / "result.csv") in printed
+    doc = json.loads((out / "result.json").read_text())
+    assert doc["experiment"] == "squares" and doc["config"] == {"n": 2} and doc["summary"] == {"largest": 4}
+    assert (out / "result.csv").read_text().splitlines() == ["k,square", "1,1", "2,4"]
+    assert run_study(_Squares(), argparse.Namespace(n=3, out=str(out), json=True)) == 3
+    assert json.loads(capsys.readouterr().out)["rows"][-1] == {"k": 3, "square": 9}
+    with pytest.raises(SuperlinearError, match="n must be at least 1"):
+        run_study(_Squares(), argparse.Namespace(n=0, out=str(out), json=True))
