@@ -26,7 +26,7 @@ use super::updates::RuleUpdates;
 use super::{ClassifierOptions, Lookup};
 use crate::packet::Packet;
 use crate::rules::Action;
-use crate::table::Snapshot;
+use crate::snapshot::Snapshot;
 use std::sync::Arc;
 use superlinear_core::Worker;
 
