@@ -5,8 +5,8 @@
 //! reordering past them keeps every verdict, and the classifier uses them to report the exact
 //! first-match rule too (see `classifier::mrf`).
 //!
-//! Built by one pass over all pairs with the compact overlap test (five range tests, no
-//! allocation): 10,000 rules are 50 million pair tests, well under a second.
+//! Built by one pass over all pairs with the compact overlap test: quadratic in the rules, but
+//! a pair costs five range tests and no allocation.
 
 use crate::table::CompactRule;
 

@@ -19,11 +19,11 @@
 //!    q(k)·ℓ(k), the predicted work speedup of move-to-front workers, in steady state (the
 //!    sample served twice, the second pass counted). Fast, and exact for independent rules,
 //!    where MRF is MTF.
-//! 3. *Decide by simulation*: dependencies make MRF differ from MTF (on ClassBench acl1 the law
-//!    ranked sip,dport above sip,dip, which does 4 % less work per busiest worker), so the
-//!    [`SIMULATED_SHORTLIST`] best by the law are re-scored exactly: k MRF classifiers serve the
-//!    sample as the candidate routes it, in the same steady state, and the score is one
-//!    worker's work over the busiest worker's. The highest wins; exact ties go to fewer bits.
+//! 3. *Decide by simulation*: dependencies make MRF differ from MTF, so the law can misrank
+//!    candidates where rules depend on each other; the [`SIMULATED_SHORTLIST`] best by the law
+//!    are re-scored exactly: k MRF classifiers serve the sample as the candidate routes it, in
+//!    the same steady state, and the score is one worker's work over the busiest worker's. The
+//!    highest wins; exact ties go to fewer bits.
 //!
 //! At dispatch time it is plain RSS (Toeplitz over the masked fields, indirection table): as
 //! cheap as 5-tuple RSS and implementable by NICs that hash selected fields; no flow table and

@@ -25,9 +25,8 @@ pub struct FieldScore {
     pub work_speedup: f64,
 }
 
-/// Best first; exact ties go to fewer hashed bits. (A wider "tie" band, meant for candidates
-/// that only add a constant field, also swallowed fields that are not constant: on fw1 it chose
-/// a candidate 10 % worse in steady state.)
+/// Best first; exact ties go to fewer hashed bits. Only exact ties: a tolerance band would also
+/// prefer fewer bits over a field that does improve the split.
 fn sort_best_first(scores: &mut [FieldScore]) {
     scores.sort_by(|a, b| {
         b.work_speedup
