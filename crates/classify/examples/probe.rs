@@ -8,7 +8,7 @@ use std::time::Instant;
 use superlinear_classify::rules::{read_rules, ReadOptions};
 use superlinear_classify::run::{execute, RunSpec};
 use superlinear_classify::trace::{read_trace, TraceFormat};
-use superlinear_classify::Snapshot;
+use superlinear_classify::{RuleAwarePlanner, Snapshot};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -32,10 +32,11 @@ fn main() {
         packets.extend_from_slice(&base);
     }
     let repeats: usize = std::env::var("REPEATS").ok().and_then(|v| v.parse().ok()).unwrap_or(1);
+    let planner = RuleAwarePlanner::new(snap);
     let dispatches: Vec<String> = if args.len() > 3 { args[3..].to_vec() } else { vec!["rss".into()] };
     for algo in ["static", "mrf", "mrf-swap"] {
         let b = execute(
-            &snap,
+            &planner,
             &packets,
             &RunSpec { algo: algo.into(), dispatch: "rr".into(), k: 1, repeats, ..Default::default() },
         )
@@ -49,7 +50,7 @@ fn main() {
         for d in &dispatches {
             for k in [2, 8, 32] {
                 let r = execute(
-                    &snap,
+                    &planner,
                     &packets,
                     &RunSpec { algo: algo.into(), dispatch: d.clone(), k, repeats, ..Default::default() },
                 )

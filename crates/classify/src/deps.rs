@@ -5,8 +5,8 @@
 //! reordering past them keeps every verdict, and the classifier uses them to report the exact
 //! first-match rule too (see `classifier::mrf`).
 //!
-//! Built by one pass over all pairs with the compact overlap test (five range tests, no
-//! allocation): 10,000 rules are 50 million pair tests, well under a second.
+//! Built by one pass over all pairs with the compact overlap test: quadratic in the rules, but
+//! a pair costs five range tests and no allocation.
 
 use crate::table::CompactRule;
 
@@ -101,21 +101,25 @@ impl DependencyGraph {
 
 #[cfg(test)]
 mod tests {
-    use crate::rules::{native, ReadOptions};
-    use crate::table::Snapshot;
+    use super::*;
+    use crate::generate::SyntheticSpec;
+    use crate::rules::{native, ReadOptions, RuleSet};
 
     /// The paper's Fig. 6 rule set.
-    pub(crate) const FIG6: &str = "accept src 192.168.178.33 dst 23.0.0.45 dport 53 proto udp\n\
+    const FIG6: &str = "accept src 192.168.178.33 dst 23.0.0.45 dport 53 proto udp\n\
         drop src 10.10.10.0/24 dst 23.0.0.45/32 dport 443 proto tcp\n\
         drop src 192.168.178.0/24 dst 23.0.0.45/32 dport 53 proto udp\n\
         accept src 10.10.10.10/32 dst 23.0.0.45/32 proto tcp\n\
         accept src 192.168.0.0/16 dst 23.0.0.0/8\n";
 
+    fn graph(set: &RuleSet) -> DependencyGraph {
+        DependencyGraph::build(&set.rules.iter().map(CompactRule::new).collect::<Vec<_>>())
+    }
+
     #[test]
     fn figure_6_dependencies() {
         let set = native::parse(FIG6, "fig6", &ReadOptions::default()).unwrap();
-        let s = Snapshot::new(set);
-        let g = &s.deps;
+        let g = graph(&set);
         // 5 -> 3 -> 1 and 4 -> 2 (1-based in the paper).
         assert_eq!(g.deps(4), &[2]);
         assert_eq!(g.deps(2), &[0]);
@@ -123,5 +127,19 @@ mod tests {
         assert!(g.deps(0).is_empty() && g.deps(1).is_empty());
         assert_eq!(g.same_action(4), &[0]);
         assert_eq!((g.depth(4), g.max_depth(), g.edges()), (2, 2, 3));
+    }
+
+    #[test]
+    fn synthetic_chains_have_the_requested_depth() {
+        for d in [1usize, 2, 4, 8] {
+            let spec = SyntheticSpec { rules: 50, depth: d, flows_per_rule: 3, catch_all_fraction: 0.0 };
+            assert_eq!(graph(&spec.rule_set().unwrap()).max_depth() as usize, d, "chain of d dependencies");
+        }
+    }
+
+    #[test]
+    fn the_synthetic_catch_all_depends_on_every_rule() {
+        let spec = SyntheticSpec { rules: 100, depth: 0, flows_per_rule: 500, catch_all_fraction: 0.1 };
+        assert_eq!(graph(&spec.rule_set().unwrap()).deps(100).len(), 100, "catch-all depends on every rule");
     }
 }

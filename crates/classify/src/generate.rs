@@ -174,7 +174,6 @@ pub fn header_inside<R: Rng + ?Sized>(r: &Rule, rng: &mut R) -> Packet {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::table::Snapshot;
 
     #[test]
     fn primes_and_sizes() {
@@ -188,8 +187,7 @@ mod tests {
             let spec = SyntheticSpec { rules: 50, depth: d, flows_per_rule: 3, catch_all_fraction: 0.0 };
             let set = spec.rule_set().unwrap();
             assert_eq!(set.len(), 50 * (d + 1));
-            let snap = Snapshot::new(set.clone());
-            assert_eq!(snap.deps.max_depth() as usize, d, "chain of d dependencies");
+            // The chain depth itself is checked with the dependency graph (`deps` tests).
             for p in spec.trace(200, 3).unwrap() {
                 let m = set.first_match(&p).unwrap();
                 assert_eq!(m % (d + 1), d, "the /0 tail matches first");
@@ -201,8 +199,6 @@ mod tests {
     fn catch_all_and_flows() {
         let spec = SyntheticSpec { rules: 100, depth: 0, flows_per_rule: 500, catch_all_fraction: 0.1 };
         let set = spec.rule_set().unwrap();
-        let snap = Snapshot::new(set.clone());
-        assert_eq!(snap.deps.deps(100).len(), 100, "catch-all depends on every rule");
         let trace = spec.trace(20_000, 1).unwrap();
         let to_catch_all = trace.iter().filter(|p| set.first_match(p) == Some(100)).count();
         assert!((1_500..2_500).contains(&to_catch_all), "{to_catch_all}");

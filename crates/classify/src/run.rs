@@ -5,10 +5,10 @@
 use crate::classifier::{
     self, ClassifierOptions, Lookup, MrfClassifier, MrfVariant, StaticClassifier, StatsSink, WorkerStats,
 };
-use crate::dispatch;
 use crate::dispatch::descriptor::{Descriptor, DescriptorWorker};
+use crate::dispatch::{self, RuleAwarePlanner};
 use crate::packet::Packet;
-use crate::table::Snapshot;
+use crate::snapshot::Snapshot;
 use std::sync::Arc;
 use superlinear_core::accounting::Accounting;
 use superlinear_core::cputime::{available_cores, thread_cpu_ns};
@@ -85,8 +85,9 @@ pub struct RunReport {
     pub stats: Vec<Option<WorkerStats>>,
 }
 
-/// Runs `packets` through k classifiers behind a dispatcher.
-pub fn execute(snap: &Arc<Snapshot>, packets: &[Packet], spec: &RunSpec) -> Result<RunReport, Error> {
+/// Runs `packets` through k classifiers behind a dispatcher, over the planner's rules.
+pub fn execute(planner: &RuleAwarePlanner, packets: &[Packet], spec: &RunSpec) -> Result<RunReport, Error> {
+    let snap = planner.snapshot();
     let entry = classifier::lookup(&spec.algo)?;
     if spec.k == 0 {
         return Err(Error::config("k must be at least 1"));
@@ -101,9 +102,9 @@ pub fn execute(snap: &Arc<Snapshot>, packets: &[Packet], spec: &RunSpec) -> Resu
             spec.warmup
         )));
     }
-    let dispatch_name = dispatch::describe(&spec.dispatch, spec.k, snap)?;
+    let dispatch_name = dispatch::describe(&spec.dispatch, spec.k, planner)?;
     let seed = spec.seed ^ ENGINE_DISPATCH_SALT;
-    dispatch::build(&spec.dispatch, spec.k, seed, snap)?;
+    dispatch::build(&spec.dispatch, spec.k, seed, planner)?;
     if packets.len() >= u32::MAX as usize {
         return Err(Error::config(format!("{} packets exceed the 2^32 - 1 a run holds", packets.len())));
     }
@@ -120,7 +121,7 @@ pub fn execute(snap: &Arc<Snapshot>, packets: &[Packet], spec: &RunSpec) -> Resu
         Box::new(DescriptorWorker::new((entry.build)(snap.clone(), opts), shared.clone()))
     };
     let make =
-        || dispatch::build_descriptors(&spec.dispatch, spec.k, seed, snap, shared.clone()).expect("checked above");
+        || dispatch::build_descriptors(&spec.dispatch, spec.k, seed, planner, shared.clone()).expect("checked above");
     let (warmup, counted) = descriptors.split_at(spec.warmup);
     let streams = Streams { warmup, counted };
     let cores = available_cores();
@@ -178,16 +179,17 @@ pub struct CheckReport {
 /// exactly its stream of a real run) and compares rule and verdict with a brute-force
 /// first-match over the rules as read (not the compact table).
 pub fn check(
-    snap: &Arc<Snapshot>,
+    planner: &RuleAwarePlanner,
     packets: &[Packet],
     algo: &str,
     dispatch_spec: &str,
     k: usize,
     seed: u64,
 ) -> Result<CheckReport, Error> {
+    let snap = planner.snapshot();
     let mut workers: Vec<Inspectable> =
         (0..k.max(1)).map(|_| Inspectable::new(algo, snap.clone())).collect::<Result<_, _>>()?;
-    let assignment = assign(snap, packets, dispatch_spec, k, seed)?;
+    let assignment = assign(planner, packets, dispatch_spec, k, seed)?;
     let mut report = CheckReport { matches: vec![0; snap.len()], ..Default::default() };
     for (p, &w) in packets.iter().zip(&assignment) {
         let got = workers[w as usize].classify(p);
@@ -216,22 +218,22 @@ pub fn check(
 /// The first-match rule of every packet (the law's item sequence); `snap.len()` when no rule
 /// matches (the default policy, a full scan).
 pub fn first_match_ids(snap: &Snapshot, packets: &[Packet]) -> Vec<u32> {
-    packets.iter().map(|p| snap.first_match(p).unwrap_or(snap.len() as u32)).collect()
+    snap.first_match_ids(packets)
 }
 
 /// The worker of every packet under a dispatcher, exactly as a run routes them.
 pub fn assign(
-    snap: &Arc<Snapshot>,
+    planner: &RuleAwarePlanner,
     packets: &[Packet],
     dispatch_spec: &str,
     k: usize,
     seed: u64,
 ) -> Result<Vec<u32>, Error> {
-    dispatch::build(dispatch_spec, k, seed ^ ENGINE_DISPATCH_SALT, snap)?;
+    dispatch::build(dispatch_spec, k, seed ^ ENGINE_DISPATCH_SALT, planner)?;
     let spec = dispatch_spec.to_string();
     let salted = seed ^ ENGINE_DISPATCH_SALT;
     let candidate = DispatcherCandidate::new(spec.clone(), packets, move |k| {
-        dispatch::build(&spec, k, salted, snap).expect("checked above")
+        dispatch::build(&spec, k, salted, planner).expect("checked above")
     });
     let mut out = Vec::new();
     candidate.assign(k.max(1), &mut out);

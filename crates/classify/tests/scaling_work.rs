@@ -5,10 +5,10 @@
 use std::sync::Arc;
 use superlinear_classify::generate::SyntheticSpec;
 use superlinear_classify::run::{check, execute, RunSpec};
-use superlinear_classify::Snapshot;
+use superlinear_classify::{RuleAwarePlanner, Snapshot};
 
 fn work_speedup(
-    snap: &Arc<Snapshot>,
+    planner: &RuleAwarePlanner,
     packets: &[superlinear_classify::Packet],
     algo: &str,
     dispatch: &str,
@@ -16,7 +16,7 @@ fn work_speedup(
 ) -> f64 {
     let run = |dispatch: &str, k: usize| {
         let spec = RunSpec { algo: algo.into(), dispatch: dispatch.into(), k, parallel: 1, ..Default::default() };
-        execute(snap, packets, &spec).unwrap().projected.unwrap().work_span()
+        execute(planner, packets, &spec).unwrap().projected.unwrap().work_span()
     };
     run("rr", 1) as f64 / run(dispatch, k) as f64
 }
@@ -25,14 +25,14 @@ fn work_speedup(
 fn mrf_with_locality_is_superlinear_and_round_robin_is_not() {
     // 499 independent rules, 20 flows per rule, uniform traffic.
     let spec = SyntheticSpec { rules: 499, depth: 0, flows_per_rule: 20, catch_all_fraction: 0.0 };
-    let snap = Arc::new(Snapshot::new(spec.rule_set().unwrap()));
+    let planner = RuleAwarePlanner::new(Arc::new(Snapshot::new(spec.rule_set().unwrap())));
     let packets = spec.trace(60_000, 3).unwrap();
     let k = 8;
-    let dport = work_speedup(&snap, &packets, "mrf", "rss:dport", k);
-    let rule = work_speedup(&snap, &packets, "mrf", "rule", k);
-    let rr = work_speedup(&snap, &packets, "mrf", "rr", k);
-    let five = work_speedup(&snap, &packets, "mrf", "rss", k);
-    let stat = work_speedup(&snap, &packets, "static", "rss:dport", k);
+    let dport = work_speedup(&planner, &packets, "mrf", "rss:dport", k);
+    let rule = work_speedup(&planner, &packets, "mrf", "rule", k);
+    let rr = work_speedup(&planner, &packets, "mrf", "rr", k);
+    let five = work_speedup(&planner, &packets, "mrf", "rss", k);
+    let stat = work_speedup(&planner, &packets, "static", "rss:dport", k);
     assert!(dport > 3.0 * k as f64, "dport {dport}");
     assert!(rule >= 0.9 * dport, "rule {rule} vs dport {dport}");
     assert!(rr < 1.3 * k as f64, "rr {rr}");
@@ -45,10 +45,10 @@ fn dependencies_and_catch_all_limit_self_adjustment() {
     // Deeper chains: more work per packet for MRF at k = 1 (the whole chain stays active).
     let work = |depth: usize| {
         let spec = SyntheticSpec { rules: 200, depth, flows_per_rule: 1, catch_all_fraction: 0.0 };
-        let snap = Arc::new(Snapshot::new(spec.rule_set().unwrap()));
+        let planner = RuleAwarePlanner::new(Arc::new(Snapshot::new(spec.rule_set().unwrap())));
         let packets = spec.trace(20_000, 1).unwrap();
         let r = execute(
-            &snap,
+            &planner,
             &packets,
             &RunSpec { algo: "mrf".into(), dispatch: "rr".into(), k: 1, ..Default::default() },
         )
@@ -59,12 +59,15 @@ fn dependencies_and_catch_all_limit_self_adjustment() {
     assert!(w8 > 3.0 * w1, "d=1 {w1}, d=8 {w8}");
     // All traffic to the catch-all: MRF cannot move it and costs as much as the static list.
     let spec = SyntheticSpec { rules: 300, depth: 0, flows_per_rule: 1, catch_all_fraction: 1.0 };
-    let snap = Arc::new(Snapshot::new(spec.rule_set().unwrap()));
+    let planner = RuleAwarePlanner::new(Arc::new(Snapshot::new(spec.rule_set().unwrap())));
     let packets = spec.trace(5_000, 1).unwrap();
     let cost = |algo: &str| {
-        let r =
-            execute(&snap, &packets, &RunSpec { algo: algo.into(), dispatch: "rr".into(), k: 1, ..Default::default() })
-                .unwrap();
+        let r = execute(
+            &planner,
+            &packets,
+            &RunSpec { algo: algo.into(), dispatch: "rr".into(), k: 1, ..Default::default() },
+        )
+        .unwrap();
         r.projected.unwrap().work_total()
     };
     assert_eq!(cost("mrf"), cost("static"));
@@ -74,9 +77,9 @@ fn dependencies_and_catch_all_limit_self_adjustment() {
 fn check_counts_every_packet_and_a_million_flows_need_no_flow_state() {
     let spec = SyntheticSpec { rules: 10_000, depth: 0, flows_per_rule: 100, catch_all_fraction: 0.0 };
     assert_eq!(spec.flows(), 1_000_000);
-    let snap = Arc::new(Snapshot::new(spec.rule_set().unwrap()));
+    let planner = RuleAwarePlanner::new(Arc::new(Snapshot::new(spec.rule_set().unwrap())));
     let packets = spec.trace(30_000, 2).unwrap();
-    let report = check(&snap, &packets, "mrf", "rss", 4, 1).unwrap();
+    let report = check(&planner, &packets, "mrf", "rss", 4, 1).unwrap();
     assert_eq!((report.checked, report.mismatches), (30_000, 0));
     assert_eq!(report.matches.iter().sum::<u64>(), 30_000);
 }
@@ -84,10 +87,10 @@ fn check_counts_every_packet_and_a_million_flows_need_no_flow_state() {
 #[test]
 fn statistics_follow_the_workers() {
     let spec = SyntheticSpec { rules: 101, depth: 2, flows_per_rule: 2, catch_all_fraction: 0.0 };
-    let snap = Arc::new(Snapshot::new(spec.rule_set().unwrap()));
+    let planner = RuleAwarePlanner::new(Arc::new(Snapshot::new(spec.rule_set().unwrap())));
     let packets = spec.trace(8_000, 4).unwrap();
     let r = execute(
-        &snap,
+        &planner,
         &packets,
         &RunSpec {
             algo: "mrf".into(),
@@ -118,17 +121,17 @@ fn a_replayed_capture_runs_by_descriptors_with_the_same_work() {
     // A capture looped three times: descriptors into the capture give exactly the work of the
     // copies, and a period the packets do not have is refused.
     let spec = SyntheticSpec { rules: 199, depth: 2, flows_per_rule: 5, catch_all_fraction: 0.1 };
-    let snap = Arc::new(Snapshot::new(spec.rule_set().unwrap()));
+    let planner = RuleAwarePlanner::new(Arc::new(Snapshot::new(spec.rule_set().unwrap())));
     let capture = spec.trace(5_000, 4).unwrap();
     let replayed: Vec<_> = capture.iter().copied().cycle().take(15_000).collect();
     let work = |period: usize| {
         let spec = RunSpec { dispatch: "rss".into(), k: 4, parallel: 1, period, ..Default::default() };
-        let acc = execute(&snap, &replayed, &spec).unwrap().projected.unwrap();
+        let acc = execute(&planner, &replayed, &spec).unwrap().projected.unwrap();
         (acc.worker_work.clone(), acc.worker_requests.clone())
     };
     assert_eq!(work(5_000), work(0));
     let wrong = RunSpec { period: 4_999, ..Default::default() };
-    let err = execute(&snap, &replayed, &wrong).unwrap_err().to_string();
+    let err = execute(&planner, &replayed, &wrong).unwrap_err().to_string();
     assert!(err.contains("replay period"), "{err}");
 }
 
@@ -138,12 +141,12 @@ fn a_warm_up_is_served_first_and_left_out_of_the_counts() {
     // counted work after a warm-up is exactly the whole run's work less the warm-up's alone,
     // worker by worker, in the projected and the threaded runner alike.
     let spec = SyntheticSpec { rules: 307, depth: 1, flows_per_rule: 3, catch_all_fraction: 0.05 };
-    let snap = Arc::new(Snapshot::new(spec.rule_set().unwrap()));
+    let planner = RuleAwarePlanner::new(Arc::new(Snapshot::new(spec.rule_set().unwrap())));
     let packets = spec.trace(12_000, 5).unwrap();
     let warmup = 4_000;
     let run = |packets: &[superlinear_classify::Packet], warmup: usize, measured: bool| {
         let spec = RunSpec { k: 2, warmup, measured, projected: !measured, parallel: 1, ..Default::default() };
-        let r = execute(&snap, packets, &spec).unwrap();
+        let r = execute(&planner, packets, &spec).unwrap();
         let acc = if measured { r.measured } else { r.projected }.unwrap();
         (acc.requests, acc.worker_work.clone(), acc.worker_requests.clone())
     };
@@ -161,6 +164,6 @@ fn a_warm_up_is_served_first_and_left_out_of_the_counts() {
         assert_eq!(served, expected_requests, "measured = {measured}");
     }
     let all = RunSpec { warmup: packets.len(), ..Default::default() };
-    let err = execute(&snap, &packets, &all).unwrap_err().to_string();
+    let err = execute(&planner, &packets, &all).unwrap_err().to_string();
     assert!(err.contains("nothing left to count"), "{err}");
 }

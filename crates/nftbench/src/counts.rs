@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use superlinear_classify::packet::Packet;
 use superlinear_classify::run::Inspectable;
-use superlinear_classify::table::Snapshot;
+use superlinear_classify::Snapshot;
 use superlinear_core::Error;
 
 /// Packets per first-match rule and for the default policy.

@@ -14,7 +14,7 @@ use superlinear_classify::generate::{self, SyntheticSpec};
 use superlinear_classify::rules::{self, ActionPolicy, ReadOptions, RuleFormat, RuleSet};
 use superlinear_classify::run::{self, RunReport, RunSpec};
 use superlinear_classify::trace::{self, TraceFormat};
-use superlinear_classify::{Action, Packet, Snapshot};
+use superlinear_classify::{Action, Packet, RuleAwarePlanner, Snapshot};
 
 fn synthetic_from(d: &Bound<'_, PyDict>) -> PyResult<SyntheticSpec> {
     Ok(SyntheticSpec {
@@ -57,6 +57,8 @@ fn stats_dict<'py>(py: Python<'py>, s: &WorkerStats) -> PyResult<Bound<'py, PyDi
 #[pyclass(module = "superlinear._native", name = "PacketWorkload")]
 pub struct PacketWorkload {
     pub(crate) snap: Arc<Snapshot>,
+    /// The rule-aware dispatcher's calibration and choices, kept across runs.
+    planner: RuleAwarePlanner,
     pub(crate) packets: Vec<Packet>,
     /// The trace before any replay (calibration samples come from it).
     base_len: usize,
@@ -76,7 +78,8 @@ impl PacketWorkload {
         let mut info = extra;
         info.push(("dependency_seconds", t0.elapsed().as_secs_f64().into_pyobject(py)?.into_any().unbind()));
         let base_len = packets.len();
-        Ok(Self { snap, packets, base_len, info })
+        let planner = RuleAwarePlanner::new(snap.clone());
+        Ok(Self { snap, planner, packets, base_len, info })
     }
 
     /// The rules of a file and the packets of a trace file (path and format), or without a
@@ -107,10 +110,10 @@ impl PacketWorkload {
 
     /// Runs the classifiers over the trace (GIL released).
     pub(crate) fn execute(&self, py: Python<'_>, spec: &RunSpec) -> PyResult<RunReport> {
-        let (snap, packets) = (&self.snap, &self.packets);
+        let (planner, packets) = (&self.planner, &self.packets);
         // A replayed trace repeats with the period of the capture.
         let spec = RunSpec { period: self.base_len, ..spec.clone() };
-        py.allow_threads(|| run::execute(snap, packets, &spec)).map_err(to_py)
+        py.allow_threads(|| run::execute(planner, packets, &spec)).map_err(to_py)
     }
 }
 
@@ -160,7 +163,7 @@ impl PacketWorkload {
     /// Gives the rule-aware dispatcher its calibration sample: the first `n` packets of the
     /// trace (before replay).
     fn calibrate(&self, n: usize) {
-        self.snap.calibrate(&self.packets[..n.min(self.base_len)]);
+        self.planner.calibrate(&self.packets[..n.min(self.base_len)]);
     }
 
     /// Number of rules.
@@ -244,8 +247,8 @@ impl PacketWorkload {
         k: usize,
         seed: u64,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let (snap, packets) = (&self.snap, &self.packets);
-        let r = py.allow_threads(|| run::check(snap, packets, algo, dispatch, k, seed)).map_err(to_py)?;
+        let (planner, packets) = (&self.planner, &self.packets);
+        let r = py.allow_threads(|| run::check(planner, packets, algo, dispatch, k, seed)).map_err(to_py)?;
         let d = PyDict::new(py);
         d.set_item("checked", r.checked)?;
         d.set_item("mismatches", r.mismatches)?;
@@ -263,12 +266,12 @@ impl PacketWorkload {
     /// The worker of every packet under a dispatcher, as a run routes them.
     #[pyo3(signature = (dispatch, k, seed = 1))]
     fn assign(&self, py: Python<'_>, dispatch: &str, k: usize, seed: u64) -> PyResult<Vec<u32>> {
-        py.allow_threads(|| run::assign(&self.snap, &self.packets, dispatch, k, seed)).map_err(to_py)
+        py.allow_threads(|| run::assign(&self.planner, &self.packets, dispatch, k, seed)).map_err(to_py)
     }
 
     /// The canonical name of a dispatcher at k (the rule-aware one names its fields).
     pub(crate) fn describe_dispatch(&self, dispatch: &str, k: usize) -> PyResult<String> {
-        dispatch::describe(dispatch, k, &self.snap).map_err(to_py)
+        dispatch::describe(dispatch, k, &self.planner).map_err(to_py)
     }
 
     /// Single-core throughput: (packets/s of thread CPU time, mean work per packet).

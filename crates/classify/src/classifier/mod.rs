@@ -17,7 +17,7 @@ pub use updates::RuleUpdates;
 
 use crate::packet::Packet;
 use crate::rules::Action;
-use crate::table::Snapshot;
+use crate::snapshot::Snapshot;
 use std::sync::Arc;
 use superlinear_core::{Error, Worker};
 

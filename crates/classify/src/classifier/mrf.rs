@@ -26,7 +26,7 @@ use super::updates::RuleUpdates;
 use super::{ClassifierOptions, Lookup};
 use crate::packet::Packet;
 use crate::rules::Action;
-use crate::table::Snapshot;
+use crate::snapshot::Snapshot;
 use std::sync::Arc;
 use superlinear_core::Worker;
 
@@ -154,7 +154,7 @@ impl MrfClassifier {
         let table = &self.snap.table[..];
         let mut i = 0;
         for &r in &self.order {
-            // SAFETY-free fast path: ids in `order` are < table.len() by construction.
+            // Plain bounds-checked indexing (no `unsafe`): ids in `order` are < table.len().
             if table[r as usize].matches(p) {
                 return (i, i as u64 + 1);
             }
@@ -205,9 +205,8 @@ impl MrfClassifier {
         }
         let moved = self.order[p];
         if self.track {
-            // New positions first, read from the order before the memmove rewrites it, with a
-            // slice walk: the original index-range loop after a `rotate_right` was a third of
-            // the samples of a k = 32 acl1 run (5-tuple RSS: busiest worker 16.4–16.9 → 12.0–12.5 ms).
+            // New positions first, read from the order before `copy_within` rewrites it; a
+            // slice walk, because this loop is on the hot path of every hit.
             let (order, pos) = (&self.order[target..p], &mut self.pos);
             for (j, &r) in (target as u32 + 1..).zip(order) {
                 pos[r as usize] = j;

@@ -4,7 +4,7 @@
 use super::stats::WorkerStats;
 use super::{ClassifierOptions, Lookup};
 use crate::packet::Packet;
-use crate::table::Snapshot;
+use crate::snapshot::Snapshot;
 use std::sync::Arc;
 use superlinear_core::Worker;
 

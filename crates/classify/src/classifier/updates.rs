@@ -8,7 +8,7 @@
 //! switches generations and by the publisher, never per packet.
 
 use crate::rules::RuleSet;
-use crate::table::Snapshot;
+use crate::snapshot::Snapshot;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 

@@ -12,22 +12,24 @@ pub mod toeplitz;
 pub mod toeplitz_gfni;
 
 pub use rss::{FieldMask, RssToeplitzDispatcher};
-pub use rule_aware::{score_with_law, score_with_mrf, FieldScore, RuleAwareDispatcher, RuleAwarePlan};
+pub use rule_aware::{
+    score_with_law, score_with_mrf, FieldScore, RuleAwareDispatcher, RuleAwarePlan, RuleAwarePlanner,
+};
 
 use crate::packet::Packet;
-use crate::table::Snapshot;
 use descriptor::Descriptor;
 use std::sync::Arc;
 use superlinear_core::dispatch::{Dispatcher, RandomDispatcher, RoundRobinDispatcher};
 use superlinear_core::Error;
 
-/// Builds a packet dispatcher for k workers: (argument after `:`, k, seed, rules).
+/// Builds a packet dispatcher for k workers: (argument after `:`, k, seed, the rules with the
+/// rule-aware choices cached for them).
 pub type PacketDispatcherConstructor =
-    fn(&str, usize, u64, &Arc<Snapshot>) -> Result<Box<dyn Dispatcher<Packet>>, Error>;
+    fn(&str, usize, u64, &RuleAwarePlanner) -> Result<Box<dyn Dispatcher<Packet>>, Error>;
 
 /// Builds the same dispatcher over descriptors into `packets` (what runs use).
 pub type DescriptorDispatcherConstructor =
-    fn(&str, usize, u64, &Arc<Snapshot>, Arc<[Packet]>) -> Result<Box<dyn Dispatcher<Descriptor>>, Error>;
+    fn(&str, usize, u64, &RuleAwarePlanner, Arc<[Packet]>) -> Result<Box<dyn Dispatcher<Descriptor>>, Error>;
 
 /// One registry entry.
 pub struct PacketDispatcherEntry {
@@ -69,13 +71,13 @@ pub const REGISTRY: &[PacketDispatcherEntry] = &[
         name: "rule",
         flow_affine: true,
         summary: "rule-aware RSS: the header fields (or leading bits) whose split gives MRF workers the least busiest-worker work on a calibration sample",
-        build: |arg, k, _, snap| {
+        build: |arg, k, _, planner| {
             no_argument("rule", arg)?;
-            Ok(Box::new(RuleAwareDispatcher::new(snap, k)))
+            Ok(Box::new(RuleAwareDispatcher::new(planner, k)))
         },
-        descriptors: |arg, k, _, snap, p| {
+        descriptors: |arg, k, _, planner, p| {
             no_argument("rule", arg)?;
-            Ok(descriptor::boxed(RuleAwareDispatcher::new(snap, k), p))
+            Ok(descriptor::boxed(RuleAwareDispatcher::new(planner, k), p))
         },
     },
     PacketDispatcherEntry {
@@ -117,10 +119,15 @@ pub fn lookup(spec: &str) -> Result<(&'static PacketDispatcherEntry, &str), Erro
     Ok((entry, arg))
 }
 
-/// Builds the dispatcher `spec` for k workers over `snap`.
-pub fn build(spec: &str, k: usize, seed: u64, snap: &Arc<Snapshot>) -> Result<Box<dyn Dispatcher<Packet>>, Error> {
+/// Builds the dispatcher `spec` for k workers over the planner's rules.
+pub fn build(
+    spec: &str,
+    k: usize,
+    seed: u64,
+    planner: &RuleAwarePlanner,
+) -> Result<Box<dyn Dispatcher<Packet>>, Error> {
     let (entry, arg) = lookup(spec)?;
-    (entry.build)(arg, k.max(1), seed, snap)
+    (entry.build)(arg, k.max(1), seed, planner)
 }
 
 /// Builds the dispatcher `spec` over descriptors into `packets` (routes exactly as [`build`]).
@@ -128,20 +135,20 @@ pub fn build_descriptors(
     spec: &str,
     k: usize,
     seed: u64,
-    snap: &Arc<Snapshot>,
+    planner: &RuleAwarePlanner,
     packets: Arc<[Packet]>,
 ) -> Result<Box<dyn Dispatcher<Descriptor>>, Error> {
     let (entry, arg) = lookup(spec)?;
-    (entry.descriptors)(arg, k.max(1), seed, snap, packets)
+    (entry.descriptors)(arg, k.max(1), seed, planner, packets)
 }
 
 /// The canonical name of a spec (`rss` → `rss:sip,dip,sport,dport,proto`; `rule` →
 /// `rule(dport)` with the fields it picks for k).
-pub fn describe(spec: &str, k: usize, snap: &Arc<Snapshot>) -> Result<String, Error> {
+pub fn describe(spec: &str, k: usize, planner: &RuleAwarePlanner) -> Result<String, Error> {
     let (entry, arg) = lookup(spec)?;
     Ok(match entry.name {
         "rss" => format!("rss:{}", if arg.is_empty() { FieldMask::FIVE_TUPLE } else { FieldMask::parse(arg)? }.name()),
-        "rule" => format!("rule({})", snap.rule_aware_fields(k.max(1)).name()),
+        "rule" => format!("rule({})", planner.fields(k.max(1)).name()),
         other => other.to_string(),
     })
 }
