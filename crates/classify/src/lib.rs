@@ -18,10 +18,12 @@
 //!   brute-force check.
 
 pub mod classifier;
+pub mod config;
 pub mod deps;
 pub mod dispatch;
 pub mod generate;
 pub mod packet;
+pub mod record;
 pub mod rules;
 pub mod run;
 pub mod table;

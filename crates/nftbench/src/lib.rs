@@ -18,6 +18,7 @@
 //! (`superlinear.netns`, `superlinear.nft_bench`).
 
 pub mod chain;
+pub mod config;
 pub mod counts;
 pub mod frame;
 pub mod netns;
