@@ -14,8 +14,9 @@ pub fn read_options(rule_format: &str, actions: &str, default_action: &str) -> R
     Ok(ReadOptions {
         format: RuleFormat::parse(rule_format)?,
         actions: ActionPolicy::parse(actions)?,
-        default_action: Action::parse(default_action)
-            .ok_or_else(|| Error::config(format!("unknown default action '{default_action}' (known: accept, drop, reject, queue)")))?,
+        default_action: Action::parse(default_action).ok_or_else(|| {
+            Error::config(format!("unknown default action '{default_action}' (known: accept, drop, reject, queue)"))
+        })?,
     })
 }
 
@@ -161,9 +162,13 @@ mod tests {
 
     #[test]
     fn configs_reject_unknown_and_mistyped_fields_by_name() {
-        assert!(parse::<RunSettings>(r#"{"algo": "mrf", "workers": 4}"#).unwrap_err().contains("unknown field `workers`"));
+        assert!(parse::<RunSettings>(r#"{"algo": "mrf", "workers": 4}"#)
+            .unwrap_err()
+            .contains("unknown field `workers`"));
         assert!(parse::<RunSettings>(r#"{"k": "four"}"#).unwrap_err().starts_with("k: invalid type"));
-        assert!(parse::<LoadSettings>(r#"{"rule_fromat": "nft"}"#).unwrap_err().contains("unknown field `rule_fromat`"));
+        assert!(parse::<LoadSettings>(r#"{"rule_fromat": "nft"}"#)
+            .unwrap_err()
+            .contains("unknown field `rule_fromat`"));
         assert!(parse::<LoadSettings>(r#"{"generate": -1}"#).unwrap_err().starts_with("generate: invalid value"));
         assert!(parse::<SyntheticSettings>(r#"{"rule": 5}"#).unwrap_err().contains("unknown field `rule`"));
         assert!(parse::<SyntheticSettings>(r#"{"depth": 1.5}"#).unwrap_err().starts_with("depth: invalid type"));

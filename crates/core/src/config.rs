@@ -37,7 +37,9 @@ impl WorkloadSettings {
             "uniform" => WorkloadSpec::Uniform { m },
             "zipf" => WorkloadSpec::Zipf { m, alpha: self.alpha },
             "trace" => WorkloadSpec::Trace { path: self.path.clone().unwrap_or_default() },
-            other => return Err(Error::config(format!("unknown workload kind '{other}' (known: uniform, zipf, trace)"))),
+            other => {
+                return Err(Error::config(format!("unknown workload kind '{other}' (known: uniform, zipf, trace)")))
+            }
         })
     }
 }
@@ -143,7 +145,14 @@ mod tests {
     #[test]
     fn missing_fields_take_the_defaults() {
         let s: RunSettings = parse(r#"{"k": 4, "workload": {"kind": "zipf"}}"#).unwrap();
-        assert_eq!(s, RunSettings { k: 4, workload: WorkloadSettings { kind: "zipf".into(), ..Default::default() }, ..Default::default() });
+        assert_eq!(
+            s,
+            RunSettings {
+                k: 4,
+                workload: WorkloadSettings { kind: "zipf".into(), ..Default::default() },
+                ..Default::default()
+            }
+        );
         let c = s.to_run_config().unwrap();
         assert_eq!(c.workload, WorkloadSpec::Zipf { m: 100_000, alpha: 1.01 });
         assert_eq!(c.requests, 100_000);

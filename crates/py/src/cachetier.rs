@@ -3,9 +3,9 @@
 
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
+use serde::Serialize;
 use std::sync::Arc;
 use std::time::Duration;
-use serde::Serialize;
 use superlinear_cachetier::bench;
 use superlinear_cachetier::client::{CacheAsideClient, Outcome, StatsSnapshot};
 use superlinear_cachetier::config::{BenchSettings, ClientSettings};

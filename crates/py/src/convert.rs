@@ -35,6 +35,19 @@ macro_rules! configs {
                 _ => Ok(None),
             }
         }
+
+        /// `config` checked as the config called `name` and completed with its defaults;
+        /// `None` for an unknown name.
+        pub(crate) fn checked<'py>(
+            py: Python<'py>,
+            name: &str,
+            config: &Bound<'py, PyDict>,
+        ) -> PyResult<Option<Bound<'py, PyAny>>> {
+            match name {
+                $($name => record(py, &settings::<$ty>(config)?).map(Some),)*
+                _ => Ok(None),
+            }
+        }
     };
 }
 
@@ -78,12 +91,13 @@ pub(crate) fn settings<T: Settings>(config: &Bound<'_, PyDict>) -> PyResult<T> {
 /// serde's message in the boundary's spelling: `unknown field 'x' (expected one of: a, b)`,
 /// `invalid type: string "abc", expected usize`.
 fn one_line(message: &str) -> String {
-    let m = message.lines().next().unwrap_or_default().replace('`', "'");
+    let m = message.lines().next().unwrap_or_default();
     match m.split_once(", expected one of ") {
         Some((head, known)) if head.starts_with("unknown field") => {
-            format!("{head} (expected one of: {})", known.replace('\'', ""))
+            format!("{} (expected one of: {})", head.replace('`', "'"), known.replace('`', ""))
         }
-        _ => m,
+        _ if m.starts_with("unknown field") => m.replace('`', "'"),
+        _ => m.replace('`', ""),
     }
 }
 
@@ -113,7 +127,8 @@ fn json_value(obj: &Bound<'_, PyAny>) -> Result<serde_json::Value, (String, Stri
         return Ok(Value::Object(map));
     }
     if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() {
-        let items: Vec<Bound<'_, PyAny>> = obj.try_iter().and_then(|it| it.collect()).map_err(|e| bad(e.to_string()))?;
+        let items: Vec<Bound<'_, PyAny>> =
+            obj.try_iter().and_then(|it| it.collect()).map_err(|e| bad(e.to_string()))?;
         let values = items.iter().enumerate().map(|(i, v)| json_value(v).map_err(within(format!("[{i}]"))));
         return values.collect::<Result<Vec<_>, _>>().map(Value::Array);
     }

@@ -4,10 +4,10 @@
 //! `python/superlinear/latency.py` is their user.
 
 use crate::convert::{dict_list, record, settings, to_py};
-use serde::Serialize;
 use crate::SuperlinearError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
+use serde::Serialize;
 use std::sync::Arc;
 use superlinear_cache::belatedly::{round_schedules, FlowNetwork, Rounding};
 use superlinear_cache::bench::time_policy;

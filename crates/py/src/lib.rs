@@ -10,7 +10,7 @@ mod law;
 mod nftbench;
 mod sched;
 
-use convert::{defaults_of, dict_list, record, settings, to_py, CONFIG_NAMES};
+use convert::{checked, defaults_of, dict_list, record, settings, to_py, CONFIG_NAMES};
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
@@ -42,12 +42,21 @@ fn config_names() -> Vec<&'static str> {
     CONFIG_NAMES.to_vec()
 }
 
+fn unknown_config(name: &str) -> PyErr {
+    SuperlinearError::new_err(format!("unknown config '{name}' (known: {})", CONFIG_NAMES.join(", ")))
+}
+
 /// The defaults of one config, as the bindings use them.
 #[pyfunction]
 fn config_defaults<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
-    defaults_of(py, name)?.ok_or_else(|| {
-        SuperlinearError::new_err(format!("unknown config '{name}' (known: {})", CONFIG_NAMES.join(", ")))
-    })
+    defaults_of(py, name)?.ok_or_else(|| unknown_config(name))
+}
+
+/// Checks a config (a misspelt or mistyped field raises SuperlinearError naming it) and
+/// returns it completed with its defaults, as the bindings would use it.
+#[pyfunction]
+fn config_check<'py>(py: Python<'py>, name: &str, config: &Bound<'py, PyDict>) -> PyResult<Bound<'py, PyAny>> {
+    checked(py, name, config)?.ok_or_else(|| unknown_config(name))
 }
 
 /// The worker registry: name, self_adjusting, takes_capacity, summary.
@@ -140,6 +149,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(config_names, m)?)?;
     m.add_function(wrap_pyfunction!(config_defaults, m)?)?;
+    m.add_function(wrap_pyfunction!(config_check, m)?)?;
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
     m.add_function(wrap_pyfunction!(dispatchers, m)?)?;
     m.add_function(wrap_pyfunction!(check_algo, m)?)?;

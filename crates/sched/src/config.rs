@@ -5,18 +5,18 @@
 
 use crate::attack::{bound, Bound};
 use crate::dist::Dist;
+use crate::sim::SimOutcome;
 use crate::stage::{
     run_classifier_attack, AttackSummary, ClassifierAttackSpec, ClassifierWorkload, KeyAttackSpec, LearnMode,
     Prediction,
 };
-use std::sync::Arc;
-use superlinear_classify::{Packet, Snapshot};
-use crate::sim::SimOutcome;
 use crate::sweep::{run_sweep, Sweep, SweepPoint, SweepSpec};
 use crate::traffic::{InnocentStats, InnocentTraffic};
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 use superlinear_classify::config::read_options;
 use superlinear_classify::trace::TraceFormat;
+use superlinear_classify::{Packet, Snapshot};
 use superlinear_core::workload::WorkloadSpec;
 use superlinear_core::Error;
 
@@ -550,7 +550,9 @@ mod tests {
     #[test]
     fn configs_reject_unknown_and_mistyped_fields_by_name() {
         assert!(parse::<TrafficSettings>(r#"{"flow": 3}"#).unwrap_err().contains("unknown field `flow`"));
-        assert!(parse::<TrafficSettings>(r#"{"bytes_max": "big"}"#).unwrap_err().starts_with("bytes_max: invalid type"));
+        assert!(parse::<TrafficSettings>(r#"{"bytes_max": "big"}"#)
+            .unwrap_err()
+            .starts_with("bytes_max: invalid type"));
         assert!(parse::<SweepSettings>(r#"{"buffers": 3}"#).unwrap_err().contains("unknown field `buffers`"));
         assert!(parse::<SweepSettings>(r#"{"load": "high"}"#).unwrap_err().starts_with("load: invalid type"));
         assert!(parse::<KeyAttackSettings>(r#"{"adversery": "x"}"#).unwrap_err().contains("unknown field `adversery`"));
