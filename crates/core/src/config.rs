@@ -137,7 +137,7 @@ mod tests {
         let e = parse::<RunSettings>(r#"{"k": "abc"}"#).unwrap_err();
         assert!(e.starts_with("k: invalid type"), "{e}");
         let e = parse::<RunSettings>(r#"{"workload": {"kind": "zipf", "alhpa": 1.2}}"#).unwrap_err();
-        assert!(e.starts_with("workload: unknown field `alhpa`"), "{e}");
+        assert!(e.starts_with("workload.alhpa: unknown field `alhpa`"), "{e}");
         let e = parse::<RunSettings>(r#"{"workload": {"m": "many"}}"#).unwrap_err();
         assert!(e.starts_with("workload.m: invalid type"), "{e}");
     }

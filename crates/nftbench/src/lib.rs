@@ -23,5 +23,6 @@ pub mod counts;
 pub mod frame;
 pub mod netns;
 pub mod sender;
+pub mod synthetic;
 
 pub use superlinear_core::Error;

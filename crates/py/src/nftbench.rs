@@ -9,17 +9,27 @@ use crate::convert::{record, settings, to_py};
 use crate::SuperlinearError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
+use serde::Serialize;
 use superlinear_classify::config::SyntheticSettings;
-use superlinear_classify::generate::headers_for_rules;
 use superlinear_classify::rules::{write_rules, RuleFormat};
 use superlinear_classify::run::RunSpec;
 use superlinear_classify::trace::encode::{parse_mac, Macs};
 use superlinear_classify::trace::{write_trace, TraceFormat};
+use superlinear_core::accounting::AccountingRecord;
 use superlinear_nftbench::chain::{bench_table, kernel_action, ChainOptions};
 use superlinear_nftbench::config::LoadSettings;
 use superlinear_nftbench::counts::count;
 use superlinear_nftbench::frame::Frames;
 use superlinear_nftbench::sender::{send, SendSpec};
+use superlinear_nftbench::synthetic::synthetic_workload;
+
+/// A projected run's accounting with the dispatcher's canonical name.
+#[derive(Serialize)]
+struct ProjectedRecord<'a> {
+    #[serde(flatten)]
+    accounting: AccountingRecord<'a>,
+    dispatch: &'a str,
+}
 
 /// A rule set and a trace, with the trace's frames once they are built.
 #[pyclass(module = "superlinear._native", name = "NftWorkload")]
@@ -58,9 +68,7 @@ impl NftWorkload {
     #[pyo3(signature = (spec, packets, seed = 1))]
     fn synthetic(py: Python<'_>, spec: &Bound<'_, PyDict>, packets: usize, seed: u64) -> PyResult<Self> {
         let spec = settings::<SyntheticSettings>(spec)?.to_spec();
-        let set = spec.rule_set().map_err(to_py)?;
-        let mut trace = spec.trace(packets / 2, seed).map_err(to_py)?;
-        trace.extend(headers_for_rules(&set, packets - packets / 2, seed ^ 0x5eed).map_err(to_py)?);
+        let (set, trace) = py.allow_threads(|| synthetic_workload(&spec, packets, seed)).map_err(to_py)?;
         Ok(Self { workload: PacketWorkload::build(py, set, trace, Vec::new())?, frames: None })
     }
 
@@ -147,7 +155,7 @@ impl NftWorkload {
         k: usize,
         repeats: usize,
         seed: u64,
-    ) -> PyResult<Bound<'py, PyDict>> {
+    ) -> PyResult<Bound<'py, PyAny>> {
         let spec = RunSpec {
             algo: algo.into(),
             dispatch: dispatch.into(),
@@ -160,9 +168,7 @@ impl NftWorkload {
         };
         let report = self.workload.execute(py, &spec)?;
         let acc = report.projected.expect("projected mode was asked for");
-        let d = record(py, &acc.record())?.downcast_into::<PyDict>()?;
-        d.set_item("dispatch", report.dispatch)?;
-        Ok(d)
+        record(py, &ProjectedRecord { accounting: acc.record(), dispatch: &report.dispatch })
     }
 
     /// The dispatcher's canonical name for k workers (an error for a bad spec).
