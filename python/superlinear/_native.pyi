@@ -1,8 +1,308 @@
-from typing import Any
+from typing import Any, Literal, TypedDict
 
 class SuperlinearError(Exception): ...
 
-def run(config: dict[str, Any]) -> dict[str, Any]: ...
+# Result records (crates' serde records; crates/py/src/convert.rs turns them into dicts). The few
+# functions still annotated dict[str, Any] return the record named beside them; their callers
+# pass the result on as a plain dict.
+
+class Accounting(TypedDict):
+    """One run's cost (superlinear_core::accounting::AccountingRecord)."""
+
+    k: int
+    requests: int
+    wall_ns: int | None
+    dispatcher_cpu_ns: int
+    worker_cpu_ns: list[int]
+    worker_work: list[int]
+    worker_requests: list[int]
+    projected_ns: int
+    work_span: int
+    work_total: int
+    hit_rate: float | None
+    load_imbalance: float
+
+class RunRecord(TypedDict):
+    items: int
+    cores: int
+    projected: Accounting | None
+    measured: Accounting | None
+    single_core: Accounting | None
+
+class LawWorkerStats(TypedDict):
+    requests: int
+    work: int
+    first_accesses: int
+    absent: int
+    mean_working_set: float | None
+    hits: int | None
+
+class LawPoint(TypedDict):
+    k: int
+    baseline_work: int
+    work_total: int
+    work_span: int
+    ell: float
+    q: float
+    work_speedup: float
+    s: float
+    law_speedup: float
+    load_imbalance: float
+    hit_rate: float | None
+    workers: list[LawWorkerStats]
+
+class SimOutcome(TypedDict):
+    duration_us: float
+    window_us: float
+    goodput: float
+    attack_goodput: float
+    innocent_offered: int
+    innocent_served: int
+    innocent_dropped: int
+    attack_offered: int
+    attack_served: int
+    attack_dropped: int
+    utilisation: float
+
+class AttackParams(TypedDict):
+    bits: int
+    job_us: float
+
+class SweepPoint(TypedDict):
+    attack_rate: float
+    optimal: AttackParams
+    used: AttackParams
+    outcome: SimOutcome
+    displaced: float
+    df: float
+    resolved: bool
+
+class SweepRecord(TypedDict):
+    policy: str
+    innocent_rate: float
+    r_max: float
+    mean_bits: float
+    mean_job_us: float
+    bits_min: int
+    job_max_us: float
+    baseline: SimOutcome
+    displacement_factor: float
+    bound: float | None
+    bound_kind: Literal["lower", "upper"] | None
+    points: list[SweepPoint]
+
+class TrafficRecord(TypedDict):
+    mean_bits: float
+    mean_job_us: float
+    r_max: float
+    bits_min: int
+    bits_max: int
+    job_max_us: float
+    flows: int
+
+class QueueBenchRecord(TypedDict):
+    pairs: int
+    cpu_ns: int
+    pairs_per_s: float
+    checksum: int
+
+class StageOutcome(TypedDict):
+    duration_us: float
+    window_us: float
+    goodput: float
+    attack_goodput: float
+    innocent_offered: int
+    innocent_served: int
+    innocent_dropped: int
+    attack_offered: int
+    attack_served: int
+    attack_dropped: int
+    innocent_work: int
+    attack_work: int
+    utilisation: float
+    estimate_error: float
+    cpu_ns: int
+
+class AttackRow(TypedDict):
+    policy: str
+    attack_fraction: float
+    attack_rate: float
+    outcome: StageOutcome
+    displaced: float
+    df: float
+    resolved: bool
+
+class AttackSummary(TypedDict):
+    rows: list[AttackRow]
+    mean_work: float
+    max_work: int
+    us_per_work: float
+    calibrated: bool
+    mean_bits: float
+    r_max: float
+    innocent_rate: float
+
+class KeyAttackRecord(AttackSummary):
+    items: int
+
+class AdversaryRecord(AttackSummary):
+    adversary: str
+    targets: int
+    target_rules: list[int]
+    target_depth_mean: float
+    probe_innocent_work: float
+    probe_attack_work: float
+    probe_attack_packets: int
+
+class ClassifierWorkloadRecord(TypedDict):
+    rules: int
+    packets: int
+    dependency_edges: int
+    dependent_rules: int
+    max_dependency_depth: int
+
+class ClassifierAttacksRecord(TypedDict):
+    workload: ClassifierWorkloadRecord
+    adversaries: list[AdversaryRecord]
+
+class CacheStats(TypedDict):
+    reads: int
+    hits: int
+    misses: int
+    delayed_hits: int
+    bypass: int
+    db_reads: int
+    fills: int
+    replica_errors: int
+    writes: int
+    invalidations: int
+    updates: int
+
+class ClientStats(CacheStats):
+    replica_requests: list[int]
+    db_retries: int
+
+class CacheBenchRecord(TypedDict):
+    requests: int
+    wall_ns: int
+    timed_out: bool
+    thread_cpu_ns: list[int]
+    replica_cpu_ns: list[int | None]
+    db_backend_cpu_ns: list[int]
+    replica_requests: list[int]
+    replica_fills: list[int]
+    stats: CacheStats
+    db_retries: int
+    errors: int
+    first_error: str | None
+    wrong_values: int
+    missing: int
+    latency_p50_ns: int
+    latency_p99_ns: int
+    projected_ns: int | None
+    hit_rate: float
+
+class CacheLoadRecord(TypedDict):
+    rows: int
+    loaded: bool
+    table: str
+
+class LatencyReport(TypedDict):
+    requests: int
+    hits: int
+    delayed_hits: int
+    misses: int
+    latency: int
+
+class LatencySimRecord(LatencyReport):
+    mean_z: float
+
+class LatencySpeedRecord(LatencyReport):
+    cpu_ns: int
+    requests_per_s: float
+
+class LatencyRoundedRecord(LatencyReport):
+    rounding: str
+
+class LpArrays(TypedDict):
+    cost: list[float]
+    lower: list[float]
+    upper: list[float]
+    rhs: list[float]
+    indptr: list[int]
+    indices: list[int]
+    values: list[float]
+    constant: int
+
+class LpSize(TypedDict):
+    variables: int
+    rows: int
+    nonzeros: int
+    intervals: int
+
+class ClassifyWorkerStats(TypedDict):
+    packets: int
+    work: int
+    default_hits: int
+    distinct_rules: int
+    mean_active_rules: float
+    max_active_rules: int
+    window: int
+    windows: int
+    mean_position: float
+    position_hist_log2: list[int]
+    mean_chain: float
+    chain_hist: list[int]
+    matches: list[int]
+
+class ClassifyRunRecord(TypedDict):
+    dispatch: str
+    cores: int
+    items: int
+    projected: Accounting | None
+    measured: Accounting | None
+    stats: list[ClassifyWorkerStats]
+
+class CheckRecord(TypedDict):
+    checked: int
+    mismatches: int
+    first_mismatch: str | None
+    matches: list[int]
+    default_hits: int
+
+class NftProjected(Accounting):
+    dispatch: str
+
+class SendRecord(TypedDict):
+    sent: int
+    next: int
+    elapsed_ns: int
+    cpu_ns: int
+    calls: int
+    refused: int
+
+# Configs: every config the bindings take, by name; its defaults come from Rust.
+ConfigName = Literal[
+    "run",
+    "workload",
+    "classify_load",
+    "classify_synthetic",
+    "classify_run",
+    "nft_load",
+    "nft_send",
+    "cache_client",
+    "cache_bench",
+    "latency_trace",
+    "attack_traffic",
+    "attack_sweep",
+    "attack_key",
+    "attack_classifier",
+]
+
+def config_names() -> list[ConfigName]: ...
+def config_defaults(name: ConfigName) -> dict[str, Any]: ...
+def config_check(name: ConfigName, config: dict[str, Any]) -> dict[str, Any]: ...
+def run(config: dict[str, Any]) -> dict[str, Any]: ...  # a RunRecord
 def algorithms() -> list[dict[str, Any]]: ...
 def dispatchers() -> list[dict[str, Any]]: ...
 def check_algo(name: str) -> str: ...
@@ -27,39 +327,39 @@ class LawModel:
     def m(self) -> int: ...
     @property
     def algo(self) -> str: ...
-    def baseline(self) -> dict[str, Any]: ...
-    def point(self, dispatch: str, k: int, s: float = 0.0) -> dict[str, Any]: ...
-    def point_assigned(self, workers: list[int], k: int, s: float = 0.0) -> dict[str, Any]: ...
+    def baseline(self) -> LawWorkerStats: ...
+    def point(self, dispatch: str, k: int, s: float = 0.0) -> LawPoint: ...
+    def point_assigned(self, workers: list[int], k: int, s: float = 0.0) -> LawPoint: ...
     def working_sets(self, workers: list[int] | None = None, k: int = 1) -> list[int]: ...
 # superlinear-sched (crates/py/src/sched.rs)
 def sched_policies() -> list[dict[str, Any]]: ...
 def sched_catalogue() -> dict[str, Any]: ...
 def sched_bench_queue(
     queue: str, pattern: str, n: int, pairs: int, width: int = 64, levels: int = 2, seed: int = 1
-) -> dict[str, Any] | None: ...
-def sched_innocent_stats(traffic: dict[str, Any], samples: int = 200_000, seed: int = 7) -> dict[str, Any]: ...
-def sched_sweep(config: dict[str, Any]) -> dict[str, Any]: ...
+) -> QueueBenchRecord | None: ...
+def sched_innocent_stats(traffic: dict[str, Any], samples: int = 200_000, seed: int = 7) -> TrafficRecord: ...
+def sched_sweep(config: dict[str, Any]) -> dict[str, Any]: ...  # a SweepRecord
 def sched_optimal_attack(
     config: dict[str, Any], policy: str, innocent_rate: float, attack_rate: float
-) -> dict[str, Any]: ...
-def sched_key_attack(config: dict[str, Any]) -> dict[str, Any]: ...
-def sched_classifier_attack(config: dict[str, Any]) -> dict[str, Any]: ...
+) -> AttackParams: ...
+def sched_key_attack(config: dict[str, Any]) -> KeyAttackRecord: ...
+def sched_classifier_attack(config: dict[str, Any]) -> ClassifierAttacksRecord: ...
 # cache tier (crates/cachetier, bindings crates/py/src/cachetier.rs)
 class CacheClient:
     def __init__(self, config: dict[str, Any]) -> None: ...
     def get(self, key: str, seed: int = 0) -> tuple[str, int, str] | None: ...
     def put(self, key: str, value: str) -> int: ...
-    def stats(self) -> dict[str, Any]: ...
+    def stats(self) -> ClientStats: ...
     def reset_stats(self) -> None: ...
     def replicas(self) -> list[dict[str, Any]]: ...
     def copies(self, key: str) -> list[int]: ...
     def flush_all(self) -> None: ...
     def prefill(self, rows: int, seed: int = 1) -> int: ...
-    def bench(self, config: dict[str, Any]) -> dict[str, Any]: ...
+    def bench(self, config: dict[str, Any]) -> dict[str, Any]: ...  # a CacheBenchRecord
 
 def cache_load(
     dsn: str, rows: int, table: str = "superlinear_kv", force: bool = False, timeout_s: float = 600.0
-) -> dict[str, Any]: ...
+) -> CacheLoadRecord: ...
 def cache_sql(dsn: str, sql: str) -> list[list[str | None]]: ...
 def cache_memcached_stats(address: str) -> dict[str, str]: ...
 def cache_routers() -> list[dict[str, Any]]: ...
@@ -85,16 +385,16 @@ class LatencyTrace:
 
 class LatencyLp:
     def __init__(self, trace: LatencyTrace, z: int | None, capacity: int) -> None: ...
-    def arrays(self) -> dict[str, Any]: ...
-    def size(self) -> dict[str, int]: ...
+    def arrays(self) -> LpArrays: ...
+    def size(self) -> LpSize: ...
     def latency(self, x: list[float]) -> float: ...
-    def round(self, x: list[float], random: int = 4, seed: int = 1) -> list[dict[str, Any]]: ...
+    def round(self, x: list[float], random: int = 4, seed: int = 1) -> list[dict[str, Any]]: ...  # LatencyRoundedRecord
 
 def latency_policies() -> list[dict[str, Any]]: ...
 def latency_simulate(
     trace: LatencyTrace, policy: str, z: int | None, capacity: int, classical: bool = False
-) -> dict[str, Any]: ...
-def latency_bench(trace: LatencyTrace, policy: str, z: int | None, capacity: int) -> dict[str, Any]: ...
+) -> LatencySimRecord: ...
+def latency_bench(trace: LatencyTrace, policy: str, z: int | None, capacity: int) -> LatencySpeedRecord: ...
 def latency_optimal(trace: LatencyTrace, z: int | None, capacity: int, any_time: bool = False) -> int: ...
 # packet classifier (crates/classify, bindings crates/py/src/classify.rs)
 class PacketWorkload:
@@ -109,8 +409,8 @@ class PacketWorkload:
     @property
     def packets(self) -> int: ...
     def info(self) -> dict[str, Any]: ...
-    def run(self, config: dict[str, Any]) -> dict[str, Any]: ...
-    def check(self, algo: str, dispatch: str, k: int, seed: int = 1) -> dict[str, Any]: ...
+    def run(self, config: dict[str, Any]) -> dict[str, Any]: ...  # a ClassifyRunRecord
+    def check(self, algo: str, dispatch: str, k: int, seed: int = 1) -> CheckRecord: ...
     def items(self) -> list[int]: ...
     def assign(self, dispatch: str, k: int, seed: int = 1) -> list[int]: ...
     def describe_dispatch(self, dispatch: str, k: int) -> str: ...
@@ -137,7 +437,7 @@ class NftWorkload:
     def nft_table(self, table: str, device: str, empty: bool = False) -> str: ...
     def counts(self, algo: str) -> tuple[list[int], int]: ...
     def single_core(self, algo: str, repeats: int) -> tuple[float, float]: ...
-    def projected(self, algo: str, dispatch: str, k: int, repeats: int = 1, seed: int = 1) -> dict[str, Any]: ...
+    def projected(self, algo: str, dispatch: str, k: int, repeats: int = 1, seed: int = 1) -> NftProjected: ...
     def describe_dispatch(self, dispatch: str, k: int) -> str: ...
     def build_frames(self, dst_mac: str, src_mac: str) -> None: ...
-    def send(self, config: dict[str, Any]) -> dict[str, int]: ...
+    def send(self, config: dict[str, Any]) -> SendRecord: ...

@@ -12,8 +12,10 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use superlinear_core::Error;
 
-/// What to generate.
-#[derive(Clone, Debug, PartialEq)]
+/// What to generate; as a config (`latency trace`), missing fields take the defaults and
+/// unknown ones are rejected.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct TraceSpec {
     /// Requests (steps).
     pub requests: usize,
@@ -232,5 +234,16 @@ mod tests {
         ] {
             assert!(spec.generate().is_err(), "{spec:?}");
         }
+    }
+
+    #[test]
+    fn trace_spec_rejects_unknown_and_mistyped_fields_by_name() {
+        let parse = |json: &str| {
+            let de = &mut serde_json::Deserializer::from_str(json);
+            serde_path_to_error::deserialize::<_, TraceSpec>(de).map_err(|e| format!("{}: {}", e.path(), e.inner()))
+        };
+        assert!(parse(r#"{"burst_lenght": 4}"#).unwrap_err().contains("unknown field `burst_lenght`"));
+        assert!(parse(r#"{"objects": "many"}"#).unwrap_err().starts_with("objects: invalid type"));
+        assert_eq!(parse(r#"{"objects": 7}"#).unwrap(), TraceSpec { objects: 7, ..TraceSpec::default() });
     }
 }

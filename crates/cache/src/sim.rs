@@ -23,7 +23,7 @@ pub enum Timing {
 }
 
 /// Counts and summed latency of one simulation (kind: simulated).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct SimReport {
     /// Requests simulated.
     pub requests: u64,

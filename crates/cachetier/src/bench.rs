@@ -42,7 +42,7 @@ pub struct BenchConfig {
 }
 
 /// What a phase did and cost.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize)]
 pub struct BenchReport {
     pub requests: u64,
     pub wall_ns: u64,
@@ -73,7 +73,21 @@ pub struct BenchReport {
     pub latency_p99_ns: u64,
 }
 
+/// A [`BenchReport`] as results carry it, with its derived figures.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct BenchRecord<'a> {
+    #[serde(flatten)]
+    pub report: &'a BenchReport,
+    pub projected_ns: Option<u64>,
+    pub hit_rate: f64,
+}
+
 impl BenchReport {
+    /// The record of this report.
+    pub fn record(&self) -> BenchRecord<'_> {
+        BenchRecord { report: self, projected_ns: self.projected_ns(), hit_rate: self.hit_rate() }
+    }
+
     /// Hits / reads.
     pub fn hit_rate(&self) -> f64 {
         self.stats.hits as f64 / self.stats.reads.max(1) as f64

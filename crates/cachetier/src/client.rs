@@ -101,7 +101,7 @@ pub struct Stats {
 }
 
 /// A snapshot of [`Stats`].
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct StatsSnapshot {
     pub reads: u64,
     pub hits: u64,

@@ -18,6 +18,7 @@ pub mod bench;
 pub mod client;
 pub mod coalesce;
 pub mod coherence;
+pub mod config;
 pub mod endpoint;
 pub mod error;
 pub mod keys;
@@ -25,6 +26,7 @@ pub mod loads;
 pub mod memcache;
 pub mod pg;
 pub mod procstat;
+pub mod route_sim;
 pub mod router;
 pub mod store;
 

@@ -81,7 +81,7 @@ pub fn statements(table: &str) -> Vec<(&'static str, String)> {
 }
 
 /// What the loader did.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct LoadReport {
     /// Rows in the table afterwards.
     pub rows: u64,

@@ -23,12 +23,16 @@
 //!    calibrated field choices (it simulates classifiers to choose).
 //! 9. [`run`]: runs any classifier behind any dispatcher through the core runner, and the
 //!    brute-force check.
+//! 10. [`config`] and [`record`]: the boundary. Configs as Python spells them (serde, one
+//!     default each, unknown fields rejected) and the results as Python reads them.
 
 pub mod classifier;
+pub mod config;
 pub mod deps;
 pub mod dispatch;
 pub mod generate;
 pub mod packet;
+pub mod record;
 pub mod rules;
 pub mod run;
 pub mod snapshot;

@@ -161,7 +161,7 @@ impl Inspectable {
 }
 
 /// The outcome of a brute-force check.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct CheckReport {
     /// Packets checked.
     pub checked: u64,

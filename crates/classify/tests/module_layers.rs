@@ -23,6 +23,8 @@ const LAYERS: &[&[&str]] = &[
     &["classifier"],
     &["dispatch"],
     &["run"],
+    // The boundary: wire-form configs and result records of every layer below.
+    &["config", "record"],
 ];
 
 /// One use of a top-level module by another.

@@ -58,6 +58,44 @@ impl Accounting {
     }
 }
 
+/// An [`Accounting`] with its derived figures: the one record of a run's cost that results
+/// carry (the Python side declares it once as the `Accounting` TypedDict).
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct AccountingRecord<'a> {
+    pub k: usize,
+    pub requests: u64,
+    pub wall_ns: Option<u64>,
+    pub dispatcher_cpu_ns: u64,
+    pub worker_cpu_ns: &'a [u64],
+    pub worker_work: &'a [u64],
+    pub worker_requests: &'a [u64],
+    pub projected_ns: u64,
+    pub work_span: u64,
+    pub work_total: u64,
+    pub hit_rate: Option<f64>,
+    pub load_imbalance: f64,
+}
+
+impl Accounting {
+    /// The record of this run, derived figures included.
+    pub fn record(&self) -> AccountingRecord<'_> {
+        AccountingRecord {
+            k: self.k,
+            requests: self.requests,
+            wall_ns: self.wall_ns,
+            dispatcher_cpu_ns: self.dispatcher_cpu_ns,
+            worker_cpu_ns: &self.worker_cpu_ns,
+            worker_work: &self.worker_work,
+            worker_requests: &self.worker_requests,
+            projected_ns: self.projected_ns(),
+            work_span: self.work_span(),
+            work_total: self.work_total(),
+            hit_rate: self.hit_rate(),
+            load_imbalance: self.load_imbalance(),
+        }
+    }
+}
+
 /// T(1)/T(k) with projected times.
 pub fn projected_speedup(baseline: &Accounting, run: &Accounting) -> f64 {
     ratio(baseline.projected_ns(), run.projected_ns())

@@ -1,7 +1,7 @@
 //! One configured run over key requests: algorithm × dispatcher × workload × k, executed in the
 //! modes asked for. This is what the CLI's experiments call for every grid point.
 
-use crate::accounting::Accounting;
+use crate::accounting::{Accounting, AccountingRecord};
 use crate::cputime::available_cores;
 use crate::dispatch::{self, Dispatcher};
 use crate::error::Error;
@@ -77,6 +77,29 @@ pub struct RunReport {
     pub measured: Option<Accounting>,
     /// Measured run with every worker on one core.
     pub single_core: Option<Accounting>,
+}
+
+/// A [`RunReport`] as results carry it: each mode's accounting with its derived figures.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct RunRecord<'a> {
+    pub items: usize,
+    pub cores: usize,
+    pub projected: Option<AccountingRecord<'a>>,
+    pub measured: Option<AccountingRecord<'a>>,
+    pub single_core: Option<AccountingRecord<'a>>,
+}
+
+impl RunReport {
+    /// The record of this run.
+    pub fn record(&self) -> RunRecord<'_> {
+        RunRecord {
+            items: self.items,
+            cores: self.cores,
+            projected: self.projected.as_ref().map(Accounting::record),
+            measured: self.measured.as_ref().map(Accounting::record),
+            single_core: self.single_core.as_ref().map(Accounting::record),
+        }
+    }
 }
 
 impl RunConfig {

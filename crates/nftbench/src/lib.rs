@@ -18,9 +18,11 @@
 //! (`superlinear.netns`, `superlinear.nft_bench`).
 
 pub mod chain;
+pub mod config;
 pub mod counts;
 pub mod frame;
 pub mod netns;
 pub mod sender;
+pub mod synthetic;
 
 pub use superlinear_core::Error;

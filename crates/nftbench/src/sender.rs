@@ -28,7 +28,8 @@ pub const MAX_BATCH: usize = 1024;
 const MAX_REFUSALS_IN_A_ROW: u32 = 100_000;
 
 /// What to send and how.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct SendSpec {
     /// Network namespace to send from (`None`: the caller's).
     pub netns: Option<String>,
@@ -64,7 +65,7 @@ impl Default for SendSpec {
 }
 
 /// What a send did.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct SendReport {
     /// Packets the device accepted.
     pub sent: u64,

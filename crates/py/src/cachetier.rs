@@ -1,55 +1,38 @@
 //! Bindings of `superlinear-cachetier`: the cache-aside client as a Python class, the loader, the
-//! benchmark driver and a routing simulation. Config dicts in, dicts out, no logic.
+//! benchmark driver and a routing simulation. Config dicts in as the crate's typed settings, records out as dicts, no logic.
 
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
+use serde::Serialize;
 use std::sync::Arc;
 use std::time::Duration;
-use superlinear_cachetier::bench::{self, BenchConfig, BenchReport};
-use superlinear_cachetier::client::{CacheAsideClient, ClientConfig, Outcome, StatsSnapshot};
-use superlinear_cachetier::keys::{KeyDist, KeyStream};
-use superlinear_cachetier::loads::LoadCounters;
+use superlinear_cachetier::bench;
+use superlinear_cachetier::client::{CacheAsideClient, Outcome, StatsSnapshot};
+use superlinear_cachetier::config::{BenchSettings, ClientSettings};
 use superlinear_cachetier::memcache::{McConn, ReplicaState};
-use superlinear_cachetier::pg::{Dsn, PgConn, RetryPolicy};
-use superlinear_cachetier::router::{self, key_hash, View};
-use superlinear_cachetier::{store, Endpoint};
+use superlinear_cachetier::pg::{Dsn, PgConn};
+use superlinear_cachetier::route_sim::route_loads;
+use superlinear_cachetier::router::{self, key_hash};
+use superlinear_cachetier::store::{self, LoadReport};
+use superlinear_cachetier::Endpoint;
 
-use crate::convert::{dict_list, get, to_py};
+use crate::convert::{dict_list, record, settings, to_py};
 
-fn client_config(d: &Bound<'_, PyDict>) -> PyResult<ClientConfig> {
-    let replicas: Vec<String> = get(d, "replicas", Vec::new())?;
-    let endpoints = Endpoint::parse_list(&replicas.join(",")).map_err(to_py)?;
-    let dsn = Dsn::parse(&get::<String>(d, "dsn", String::new())?).map_err(to_py)?;
-    let mut cfg = ClientConfig::new(endpoints, dsn);
-    cfg.router = get(d, "router", cfg.router)?;
-    cfg.table = get(d, "table", cfg.table)?;
-    cfg.db_connections = get(d, "db_connections", cfg.db_connections)?;
-    cfg.coalesce = get(d, "coalesce", cfg.coalesce)?;
-    cfg.seed = get(d, "seed", cfg.seed)?;
-    cfg.timeout = Duration::from_secs_f64(get(d, "timeout_s", 1.0f64)?.max(0.001));
-    cfg.load_window = Duration::from_secs_f64(get(d, "load_window_s", 1.0f64)?.max(0.001));
-    cfg.retry = RetryPolicy {
-        attempts: get(d, "db_attempts", cfg.retry.attempts)?,
-        backoff: Duration::from_secs_f64(get(d, "db_backoff_s", cfg.retry.backoff.as_secs_f64())?),
-        max_backoff: Duration::from_secs_f64(get(d, "db_max_backoff_s", cfg.retry.max_backoff.as_secs_f64())?),
-    };
-    Ok(cfg)
+/// The client's counters with its per-replica reads and database retries.
+#[derive(Serialize)]
+struct ClientStatsRecord<'a> {
+    #[serde(flatten)]
+    stats: &'a StatsSnapshot,
+    replica_requests: Vec<u64>,
+    db_retries: u64,
 }
 
-fn stats_dict<'py>(py: Python<'py>, s: &StatsSnapshot) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    d.set_item("reads", s.reads)?;
-    d.set_item("hits", s.hits)?;
-    d.set_item("misses", s.misses)?;
-    d.set_item("delayed_hits", s.delayed_hits)?;
-    d.set_item("bypass", s.bypass)?;
-    d.set_item("db_reads", s.db_reads)?;
-    d.set_item("fills", s.fills)?;
-    d.set_item("replica_errors", s.replica_errors)?;
-    d.set_item("writes", s.writes)?;
-    d.set_item("invalidations", s.invalidations)?;
-    d.set_item("updates", s.updates)?;
-    Ok(d)
+/// A load's report with its table.
+#[derive(Serialize)]
+struct LoadRecord<'a> {
+    #[serde(flatten)]
+    report: &'a LoadReport,
+    table: &'a str,
 }
 
 fn outcome_name(o: Outcome) -> &'static str {
@@ -71,7 +54,7 @@ struct CacheClient {
 impl CacheClient {
     #[new]
     fn new(py: Python<'_>, config: &Bound<'_, PyDict>) -> PyResult<Self> {
-        let cfg = client_config(config)?;
+        let cfg = settings::<ClientSettings>(config)?.to_config().map_err(to_py)?;
         let inner = py.allow_threads(|| CacheAsideClient::new(&cfg)).map_err(to_py)?;
         Ok(Self { inner: Arc::new(inner) })
     }
@@ -90,11 +73,16 @@ impl CacheClient {
     }
 
     /// The client's counters.
-    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let d = stats_dict(py, &self.inner.stats())?;
-        d.set_item("replica_requests", self.inner.loads().totals())?;
-        d.set_item("db_retries", self.inner.db().retries())?;
-        Ok(d)
+    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let stats = self.inner.stats();
+        record(
+            py,
+            &ClientStatsRecord {
+                stats: &stats,
+                replica_requests: self.inner.loads().totals(),
+                db_retries: self.inner.db().retries(),
+            },
+        )
     }
 
     /// Zeroes the counters.
@@ -130,43 +118,12 @@ impl CacheClient {
 
     /// Runs one benchmark phase with this client (config: threads, requests, rows, dist, seed,
     /// max_seconds, write_fraction).
-    fn bench<'py>(&self, py: Python<'py>, config: &Bound<'py, PyDict>) -> PyResult<Bound<'py, PyDict>> {
-        let cfg = BenchConfig {
-            threads: get(config, "threads", 4usize)?,
-            requests: get(config, "requests", 10_000u64)?,
-            rows: get(config, "rows", 1_000_000u64)?,
-            dist: KeyDist::parse(&get::<String>(config, "dist", "uniform".into())?).map_err(to_py)?,
-            seed: get(config, "seed", 1u64)?,
-            max_duration: Duration::from_secs_f64(get(config, "max_seconds", 60.0f64)?.max(0.001)),
-            write_fraction: get(config, "write_fraction", 0.0f64)?,
-        };
+    fn bench<'py>(&self, py: Python<'py>, config: &Bound<'py, PyDict>) -> PyResult<Bound<'py, PyAny>> {
+        let cfg = settings::<BenchSettings>(config)?.to_config().map_err(to_py)?;
         let inner = self.inner.clone();
         let report = py.allow_threads(move || bench::run(&inner, &cfg)).map_err(to_py)?;
-        report_dict(py, &report)
+        record(py, &report.record())
     }
-}
-
-fn report_dict<'py>(py: Python<'py>, r: &BenchReport) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    d.set_item("requests", r.requests)?;
-    d.set_item("wall_ns", r.wall_ns)?;
-    d.set_item("timed_out", r.timed_out)?;
-    d.set_item("thread_cpu_ns", r.thread_cpu_ns.clone())?;
-    d.set_item("replica_cpu_ns", r.replica_cpu_ns.clone())?;
-    d.set_item("db_backend_cpu_ns", r.db_backend_cpu_ns.clone())?;
-    d.set_item("replica_requests", r.replica_requests.clone())?;
-    d.set_item("replica_fills", r.replica_fills.clone())?;
-    d.set_item("projected_ns", r.projected_ns())?;
-    d.set_item("hit_rate", r.hit_rate())?;
-    d.set_item("stats", stats_dict(py, &r.stats)?)?;
-    d.set_item("db_retries", r.db_retries)?;
-    d.set_item("errors", r.errors)?;
-    d.set_item("first_error", r.first_error.clone())?;
-    d.set_item("wrong_values", r.wrong_values)?;
-    d.set_item("missing", r.missing)?;
-    d.set_item("latency_p50_ns", r.latency_p50_ns)?;
-    d.set_item("latency_p99_ns", r.latency_p99_ns)?;
-    Ok(d)
 }
 
 /// Loads `rows` rows into `table` with COPY (idempotent unless `force`): {rows, loaded}.
@@ -179,7 +136,7 @@ fn cache_load<'py>(
     table: String,
     force: bool,
     timeout_s: f64,
-) -> PyResult<Bound<'py, PyDict>> {
+) -> PyResult<Bound<'py, PyAny>> {
     let dsn = Dsn::parse(dsn).map_err(to_py)?;
     let report = py
         .allow_threads(|| {
@@ -187,11 +144,7 @@ fn cache_load<'py>(
             store::load(&mut conn, &table, rows, force)
         })
         .map_err(to_py)?;
-    let d = PyDict::new(py);
-    d.set_item("rows", report.rows)?;
-    d.set_item("loaded", report.loaded)?;
-    d.set_item("table", table)?;
-    Ok(d)
+    record(py, &LoadRecord { report: &report, table: &table })
 }
 
 /// Runs SQL on `dsn` with the simple query protocol; returns the last statement's rows as text.
@@ -227,18 +180,7 @@ fn cache_routers(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
 #[pyfunction]
 #[pyo3(signature = (router, n, dist, rows, requests, seed = 1))]
 fn cache_route_sim(router: &str, n: usize, dist: &str, rows: u64, requests: u64, seed: u64) -> PyResult<Vec<u64>> {
-    let r = router::build(router, n, seed).map_err(to_py)?;
-    let mut keys = KeyStream::new(KeyDist::parse(dist).map_err(to_py)?, rows, seed, seed + 1).map_err(to_py)?;
-    let loads = LoadCounters::new(n, Duration::from_secs(3600));
-    let up = |_: usize| true;
-    let mut rng = seed;
-    for _ in 0..requests {
-        let h = key_hash(&store::key(keys.next_id()));
-        if let Some(i) = r.route(h, &mut View { up: &up, loads: &loads, rng: &mut rng }) {
-            loads.record(i);
-        }
-    }
-    Ok(loads.totals())
+    route_loads(router, n, dist, rows, requests, seed).map_err(to_py)
 }
 
 /// Adds the cache tier's classes and functions to the module.

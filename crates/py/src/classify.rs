@@ -1,57 +1,22 @@
 //! Bindings of `superlinear-classify`: a `PacketWorkload` (one rule set and one packet trace,
 //! loaded or generated once) whose methods run, check, benchmark and describe classifiers
-//! behind dispatchers. Config dicts in, dicts out, no logic.
+//! behind dispatchers. Config dicts in as the crate's typed settings, records out as dicts, no logic.
 
-use crate::convert::{accounting_or_none, dict_list, get, to_py};
+use crate::convert::{dict_list, record, settings, to_py};
 use crate::SuperlinearError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use std::sync::Arc;
 use std::time::Instant;
-use superlinear_classify::classifier::{stats::WorkerStats, REGISTRY as CLASSIFIERS};
+use superlinear_classify::classifier::REGISTRY as CLASSIFIERS;
+use superlinear_classify::config::{LoadSettings, RunSettings, SyntheticSettings};
 use superlinear_classify::dispatch::{self, REGISTRY as DISPATCHERS};
-use superlinear_classify::generate::{self, SyntheticSpec};
-use superlinear_classify::rules::{self, ActionPolicy, ReadOptions, RuleFormat, RuleSet};
+use superlinear_classify::generate;
+use superlinear_classify::record::RunRecord;
+use superlinear_classify::rules::{self, ReadOptions, RuleFormat, RuleSet};
 use superlinear_classify::run::{self, RunReport, RunSpec};
 use superlinear_classify::trace::{self, TraceFormat};
-use superlinear_classify::{Action, Packet, RuleAwarePlanner, Snapshot};
-
-fn synthetic_from(d: &Bound<'_, PyDict>) -> PyResult<SyntheticSpec> {
-    Ok(SyntheticSpec {
-        rules: get(d, "rules", 4999usize)?,
-        depth: get(d, "depth", 0usize)?,
-        flows_per_rule: get(d, "flows_per_rule", 1usize)?,
-        catch_all_fraction: get(d, "catch_all", 0.0f64)?,
-    })
-}
-
-pub(crate) fn read_options(d: &Bound<'_, PyDict>) -> PyResult<ReadOptions> {
-    let default: String = get(d, "default_action", "accept".to_string())?;
-    Ok(ReadOptions {
-        format: RuleFormat::parse(&get::<String>(d, "rule_format", "auto".into())?).map_err(to_py)?,
-        actions: ActionPolicy::parse(&get::<String>(d, "actions", "random:0.5:1".into())?).map_err(to_py)?,
-        default_action: Action::parse(&default)
-            .ok_or_else(|| SuperlinearError::new_err(format!("unknown default action '{default}'")))?,
-    })
-}
-
-fn stats_dict<'py>(py: Python<'py>, s: &WorkerStats) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    d.set_item("packets", s.packets)?;
-    d.set_item("work", s.work)?;
-    d.set_item("default_hits", s.default_hits)?;
-    d.set_item("distinct_rules", s.distinct_rules())?;
-    d.set_item("mean_active_rules", s.mean_active())?;
-    d.set_item("max_active_rules", s.max_active())?;
-    d.set_item("window", s.window)?;
-    d.set_item("windows", s.windows)?;
-    d.set_item("mean_position", s.mean_position())?;
-    d.set_item("position_hist_log2", s.position_hist.to_vec())?;
-    d.set_item("mean_chain", s.mean_chain())?;
-    d.set_item("chain_hist", s.chain_hist.to_vec())?;
-    d.set_item("matches", s.matches.clone())?;
-    Ok(d)
-}
+use superlinear_classify::{Packet, RuleAwarePlanner, Snapshot};
 
 /// One rule set (compiled, with its dependency graph) and one packet trace.
 #[pyclass(module = "superlinear._native", name = "PacketWorkload")]
@@ -124,16 +89,13 @@ impl PacketWorkload {
     #[staticmethod]
     #[pyo3(signature = (rules_path, trace_path, config))]
     fn load(py: Python<'_>, rules_path: &str, trace_path: Option<&str>, config: &Bound<'_, PyDict>) -> PyResult<Self> {
-        let opts = read_options(config)?;
+        let cfg: LoadSettings = settings(config)?;
+        let opts = cfg.read_options().map_err(to_py)?;
         let trace = match trace_path {
-            Some(t) => {
-                Some((t, TraceFormat::parse(&get::<String>(config, "trace_format", "auto".into())?).map_err(to_py)?))
-            }
+            Some(t) => Some((t, cfg.trace_format().map_err(to_py)?)),
             None => None,
         };
-        let generate: usize = get(config, "generate", 100_000)?;
-        let seed: u64 = get(config, "seed", 1)?;
-        let w = Self::read(py, rules_path, trace, &opts, generate, seed)?;
+        let w = Self::read(py, rules_path, trace, &opts, cfg.generate, cfg.seed)?;
         if w.packets.is_empty() {
             return Err(SuperlinearError::new_err(format!(
                 "{}: no TCP/UDP IPv4 packets to classify",
@@ -147,7 +109,7 @@ impl PacketWorkload {
     #[staticmethod]
     #[pyo3(signature = (spec, packets, seed = 1))]
     fn synthetic(py: Python<'_>, spec: &Bound<'_, PyDict>, packets: usize, seed: u64) -> PyResult<Self> {
-        let s = synthetic_from(spec)?;
+        let s = settings::<SyntheticSettings>(spec)?.to_spec();
         let set = s.rule_set().map_err(to_py)?;
         let packets = py.allow_threads(|| s.trace(packets, seed)).map_err(to_py)?;
         let flows = s.flows().into_pyobject(py)?.into_any().unbind();
@@ -199,41 +161,10 @@ impl PacketWorkload {
 
     /// One run (config: algo, dispatch, k, modes, repeats, parallel, seed, stats, window, warmup):
     /// {dispatch, cores, items, projected, measured, stats}.
-    fn run<'py>(&self, py: Python<'py>, config: &Bound<'py, PyDict>) -> PyResult<Bound<'py, PyDict>> {
-        let modes: Vec<String> = get(config, "modes", vec!["projected".to_string()])?;
-        for m in &modes {
-            if m != "projected" && m != "measured" {
-                return Err(SuperlinearError::new_err(format!("unknown mode '{m}' (known: projected, measured)")));
-            }
-        }
-        let spec = RunSpec {
-            algo: get(config, "algo", "mrf".to_string())?,
-            dispatch: get(config, "dispatch", "rss".to_string())?,
-            k: get(config, "k", 1usize)?,
-            projected: modes.iter().any(|m| m == "projected"),
-            measured: modes.iter().any(|m| m == "measured"),
-            repeats: get(config, "repeats", 1usize)?,
-            parallel: get(config, "parallel", 0usize)?,
-            seed: get(config, "seed", 1u64)?,
-            stats: get(config, "stats", false)?,
-            window: get(config, "window", 0usize)?,
-            period: 0,
-            warmup: get(config, "warmup", 0usize)?,
-        };
+    fn run<'py>(&self, py: Python<'py>, config: &Bound<'py, PyDict>) -> PyResult<Bound<'py, PyAny>> {
+        let spec = settings::<RunSettings>(config)?.to_spec().map_err(to_py)?;
         let report = self.execute(py, &spec)?;
-        let out = PyDict::new(py);
-        out.set_item("dispatch", &report.dispatch)?;
-        out.set_item("cores", report.cores)?;
-        out.set_item("items", self.snap.len())?;
-        for (name, acc) in [("projected", &report.projected), ("measured", &report.measured)] {
-            out.set_item(name, accounting_or_none(py, acc.as_ref())?)?;
-        }
-        let stats = PyList::empty(py);
-        for s in report.stats.iter().flatten() {
-            stats.append(stats_dict(py, s)?)?;
-        }
-        out.set_item("stats", stats)?;
-        Ok(out)
+        record(py, &RunRecord::new(&report, self.snap.len()))
     }
 
     /// Checks every verdict against brute force: {checked, mismatches, first_mismatch,
@@ -246,16 +177,10 @@ impl PacketWorkload {
         dispatch: &str,
         k: usize,
         seed: u64,
-    ) -> PyResult<Bound<'py, PyDict>> {
+    ) -> PyResult<Bound<'py, PyAny>> {
         let (planner, packets) = (&self.planner, &self.packets);
         let r = py.allow_threads(|| run::check(planner, packets, algo, dispatch, k, seed)).map_err(to_py)?;
-        let d = PyDict::new(py);
-        d.set_item("checked", r.checked)?;
-        d.set_item("mismatches", r.mismatches)?;
-        d.set_item("first_mismatch", r.first_mismatch)?;
-        d.set_item("matches", r.matches)?;
-        d.set_item("default_hits", r.default_hits)?;
-        Ok(d)
+        record(py, &r)
     }
 
     /// The first-match rule of every packet (rules.len() for the default policy).

@@ -3,10 +3,11 @@
 //! optimum and the speed benchmark. Every function is prefixed `latency_`; no logic here.
 //! `python/superlinear/latency.py` is their user.
 
-use crate::convert::{dict_list, get, to_py};
+use crate::convert::{dict_list, record, settings, to_py};
 use crate::SuperlinearError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
+use serde::Serialize;
 use std::sync::Arc;
 use superlinear_cache::belatedly::{round_schedules, FlowNetwork, Rounding};
 use superlinear_cache::bench::time_policy;
@@ -17,14 +18,29 @@ use superlinear_cache::{simulate, LatencyTrace as Trace, MissLatency, PolicyCont
 use superlinear_core::workload::write_binary_trace;
 use superlinear_core::Error;
 
-fn report_dict<'py>(py: Python<'py>, r: &SimReport) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    d.set_item("requests", r.requests)?;
-    d.set_item("hits", r.hits)?;
-    d.set_item("delayed_hits", r.delayed_hits)?;
-    d.set_item("misses", r.misses)?;
-    d.set_item("latency", r.latency)?;
-    Ok(d)
+/// A simulation's report with extra figures (mean Z, CPU time and rate, or the rounding).
+#[derive(Serialize)]
+struct ReportRecord<'a, X: Serialize> {
+    #[serde(flatten)]
+    report: &'a SimReport,
+    #[serde(flatten)]
+    extra: X,
+}
+
+#[derive(Serialize)]
+struct MeanZ {
+    mean_z: f64,
+}
+
+#[derive(Serialize)]
+struct Speed {
+    cpu_ns: u64,
+    requests_per_s: f64,
+}
+
+#[derive(Serialize)]
+struct RoundingName {
+    rounding: String,
 }
 
 /// A request trace for the delayed-hits model (immutable, shared without copies).
@@ -57,17 +73,7 @@ impl LatencyTrace {
     /// Generates bursty and paced objects; returns the trace and which objects are bursty.
     #[staticmethod]
     fn generate(py: Python<'_>, spec: &Bound<'_, PyDict>) -> PyResult<(Self, Vec<bool>)> {
-        let d = TraceSpec::default();
-        let spec = TraceSpec {
-            requests: get(spec, "requests", d.requests)?,
-            objects: get(spec, "objects", d.objects)?,
-            bursty_fraction: get(spec, "bursty_fraction", d.bursty_fraction)?,
-            burst_length: get(spec, "burst_length", d.burst_length)?,
-            burst_gap: get(spec, "burst_gap", d.burst_gap)?,
-            alpha: get(spec, "alpha", d.alpha)?,
-            jitter: get(spec, "jitter", d.jitter)?,
-            seed: get(spec, "seed", d.seed)?,
-        };
+        let spec: TraceSpec = settings(spec)?;
         let g = py.allow_threads(|| spec.generate()).map_err(to_py)?;
         let objects = g.bursty.len();
         let t = Trace::from_requests(g.requests, objects).map_err(to_py)?;
@@ -157,7 +163,7 @@ fn latency_simulate<'py>(
     z: Option<u64>,
     capacity: usize,
     classical: bool,
-) -> PyResult<Bound<'py, PyDict>> {
+) -> PyResult<Bound<'py, PyAny>> {
     let zl = trace.z(z)?;
     let t = Arc::clone(&trace.inner);
     let r = py
@@ -168,9 +174,7 @@ fn latency_simulate<'py>(
             Ok::<_, Error>(simulate(&t.requests, t.objects, &zl, capacity, p.as_mut(), timing))
         })
         .map_err(to_py)?;
-    let d = report_dict(py, &r)?;
-    d.set_item("mean_z", zl.mean_over(&t.requests))?;
-    Ok(d)
+    record(py, &ReportRecord { report: &r, extra: MeanZ { mean_z: zl.mean_over(&t.requests) } })
 }
 
 /// Simulator speed of one policy: the report plus thread CPU time (kind: measured).
@@ -182,14 +186,14 @@ fn latency_bench<'py>(
     policy: &str,
     z: Option<u64>,
     capacity: usize,
-) -> PyResult<Bound<'py, PyDict>> {
+) -> PyResult<Bound<'py, PyAny>> {
     let zl = trace.z(z)?;
     let t = Arc::clone(&trace.inner);
     let s = py.allow_threads(|| time_policy(policy, &t.requests, t.objects, &zl, capacity)).map_err(to_py)?;
-    let d = report_dict(py, &s.report)?;
-    d.set_item("cpu_ns", s.cpu_ns)?;
-    d.set_item("requests_per_s", s.requests_per_second())?;
-    Ok(d)
+    record(
+        py,
+        &ReportRecord { report: &s.report, extra: Speed { cpu_ns: s.cpu_ns, requests_per_s: s.requests_per_second() } },
+    )
 }
 
 /// The optimal latency of a tiny instance by exhaustive search; `any_time` allows evictions
@@ -229,29 +233,13 @@ impl LatencyLp {
     }
 
     /// minimise cost·x + constant subject to A x = rhs, lower ≤ x ≤ upper; A as CSR.
-    fn arrays<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let d = PyDict::new(py);
-        let n = &self.net;
-        d.set_item("cost", n.cost.clone())?;
-        d.set_item("lower", n.lower.clone())?;
-        d.set_item("upper", n.upper.clone())?;
-        d.set_item("rhs", n.rhs.clone())?;
-        d.set_item("indptr", n.indptr.clone())?;
-        d.set_item("indices", n.indices.clone())?;
-        d.set_item("values", n.values.clone())?;
-        d.set_item("constant", n.constant)?;
-        Ok(d)
+    fn arrays<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        record(py, &self.net)
     }
 
     /// Variables, rows, non-zeros and caching intervals.
-    fn size<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let s = self.net.size();
-        let d = PyDict::new(py);
-        d.set_item("variables", s.variables)?;
-        d.set_item("rows", s.rows)?;
-        d.set_item("nonzeros", s.nonzeros)?;
-        d.set_item("intervals", s.intervals)?;
-        Ok(d)
+    fn size<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        record(py, &self.net.size())
     }
 
     /// Total latency of a solution: constant + cost·x.
@@ -263,23 +251,23 @@ impl LatencyLp {
     /// Rounds `x` by threshold and `random` times at random; each schedule is replayed by the
     /// simulator. Returns one report per rounding with its name.
     #[pyo3(signature = (x, random = 4, seed = 1))]
-    fn round<'py>(&self, py: Python<'py>, x: Vec<f64>, random: usize, seed: u64) -> PyResult<Bound<'py, PyList>> {
+    fn round<'py>(&self, py: Python<'py>, x: Vec<f64>, random: usize, seed: u64) -> PyResult<Bound<'py, PyAny>> {
         self.check(&x)?;
         let outcomes = py.allow_threads(|| round_schedules(&self.net, &x, &self.trace.requests, &self.z, random, seed));
-        let list = PyList::empty(py);
-        for o in outcomes {
-            let d = report_dict(py, &o.report)?;
-            d.set_item(
-                "rounding",
-                match o.rounding {
-                    Rounding::Threshold => "threshold".to_string(),
-                    Rounding::Classes => "classes".to_string(),
-                    Rounding::Random(s) => format!("random:{s}"),
+        let records: Vec<_> = outcomes
+            .iter()
+            .map(|o| ReportRecord {
+                report: &o.report,
+                extra: RoundingName {
+                    rounding: match o.rounding {
+                        Rounding::Threshold => "threshold".to_string(),
+                        Rounding::Classes => "classes".to_string(),
+                        Rounding::Random(s) => format!("random:{s}"),
+                    },
                 },
-            )?;
-            list.append(d)?;
-        }
-        Ok(list)
+            })
+            .collect();
+        record(py, &records)
     }
 }
 

@@ -2,11 +2,11 @@
 //! sequence (and, for key workloads, the keys dispatchers route on) that evaluates ℓ(k), q(k)
 //! and S(k) per dispatcher and k. Python drives the loop over k (and shows progress).
 
-use crate::convert::to_py;
+use crate::convert::{record, to_py};
 use crate::{workload_from, SuperlinearError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
-use superlinear_core::law::{self, Access, Evaluator, ItemSequence, LawPoint, WorkerStats};
+use pyo3::types::PyDict;
+use superlinear_core::law::{self, Access, Evaluator, ItemSequence};
 
 /// One item sequence under one cost function.
 #[pyclass(module = "superlinear._native", name = "LawModel")]
@@ -14,38 +14,6 @@ pub struct LawModel {
     keys: Vec<u64>,
     seed: u64,
     evaluator: Evaluator,
-}
-
-fn stats_dict<'py>(py: Python<'py>, s: &WorkerStats) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    d.set_item("requests", s.requests)?;
-    d.set_item("work", s.work)?;
-    d.set_item("first_accesses", s.first_accesses)?;
-    d.set_item("absent", s.absent)?;
-    d.set_item("mean_working_set", s.mean_working_set())?;
-    d.set_item("hits", s.hits)?;
-    Ok(d)
-}
-
-fn point_dict<'py>(py: Python<'py>, p: &LawPoint, s: f64) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    d.set_item("k", p.k)?;
-    d.set_item("baseline_work", p.baseline_work)?;
-    d.set_item("work_total", p.total_work())?;
-    d.set_item("work_span", p.span())?;
-    d.set_item("ell", p.ell())?;
-    d.set_item("q", p.q())?;
-    d.set_item("work_speedup", p.work_speedup())?;
-    d.set_item("s", s)?;
-    d.set_item("law_speedup", p.law_speedup(s))?;
-    d.set_item("load_imbalance", p.load_imbalance())?;
-    d.set_item("hit_rate", p.hit_rate())?;
-    let workers = PyList::empty(py);
-    for w in &p.workers {
-        workers.append(stats_dict(py, w)?)?;
-    }
-    d.set_item("workers", workers)?;
-    Ok(d)
 }
 
 fn check_s(s: f64) -> PyResult<()> {
@@ -105,14 +73,14 @@ impl LawModel {
     }
 
     /// The single worker's stats: T(1) is its `work`.
-    fn baseline<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+    fn baseline<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let stats = py.allow_threads(|| self.evaluator.baseline());
-        stats_dict(py, &stats)
+        record(py, &stats.record())
     }
 
     /// The law at k under the engine's key dispatcher `dispatch`, seeded as the engine would.
     #[pyo3(signature = (dispatch, k, s = 0.0))]
-    fn point<'py>(&mut self, py: Python<'py>, dispatch: &str, k: usize, s: f64) -> PyResult<Bound<'py, PyDict>> {
+    fn point<'py>(&mut self, py: Python<'py>, dispatch: &str, k: usize, s: f64) -> PyResult<Bound<'py, PyAny>> {
         check_s(s)?;
         if self.keys.is_empty() && !self.evaluator.items().is_empty() {
             return Err(SuperlinearError::new_err(
@@ -122,7 +90,7 @@ impl LawModel {
         let candidate = law::key_candidate(dispatch, &self.keys, self.seed).map_err(to_py)?;
         let evaluator = &mut self.evaluator;
         let point = py.allow_threads(|| evaluator.candidate(&candidate, k)).map_err(to_py)?;
-        point_dict(py, &point, s)
+        record(py, &point.record(s))
     }
 
     /// The law at k for given workers: `workers[t]` in 0..k serves request t.
@@ -133,10 +101,10 @@ impl LawModel {
         workers: Vec<u32>,
         k: usize,
         s: f64,
-    ) -> PyResult<Bound<'py, PyDict>> {
+    ) -> PyResult<Bound<'py, PyAny>> {
         check_s(s)?;
         let point = py.allow_threads(|| self.evaluator.assigned(&workers, k)).map_err(to_py)?;
-        point_dict(py, &point, s)
+        record(py, &point.record(s))
     }
 
     /// |W_t(x)| of every request on its worker (single worker without `workers`); -1 marks an

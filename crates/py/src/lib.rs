@@ -1,4 +1,5 @@
-//! Thin PyO3 bindings of `superlinear-core`: Python dicts in, Python dicts out, no logic.
+//! Thin PyO3 bindings of `superlinear-core`: config dicts in as the crates' typed settings,
+//! result records out as dicts, no logic.
 //! The Python package `superlinear` owns the user-facing API, the CLI and the experiments.
 
 mod cachetier;
@@ -9,83 +10,53 @@ mod law;
 mod nftbench;
 mod sched;
 
-use convert::{accounting_or_none, dict_list, get, to_py};
+use convert::{checked, defaults_of, dict_list, record, settings, to_py, CONFIG_NAMES};
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
-use superlinear_core::run_config::{execute, Modes, RunConfig, StateModel};
+use superlinear_core::config::{RunSettings, WorkloadSettings};
+use superlinear_core::run_config::execute;
 use superlinear_core::workers::{AlgoSpec, REGISTRY as WORKERS};
 use superlinear_core::workload::{read_trace as core_read_trace, write_binary_trace, write_text_trace, WorkloadSpec};
 use superlinear_core::{bench, busy, dispatch};
 
 create_exception!(_native, SuperlinearError, PyException, "A user-facing error: a bad parameter or input file.");
 
+/// A workload dict (`kind`, `m`, `alpha`, `path`) as the engine's spec.
 fn workload_from(d: &Bound<'_, PyDict>) -> PyResult<WorkloadSpec> {
-    let kind: String = get(d, "kind", "uniform".to_string())?;
-    let m: usize = get(d, "m", 0)?;
-    Ok(match kind.as_str() {
-        "uniform" => WorkloadSpec::Uniform { m },
-        "zipf" => WorkloadSpec::Zipf { m, alpha: get(d, "alpha", 1.01)? },
-        "trace" => WorkloadSpec::Trace { path: get(d, "path", String::new())? },
-        other => {
-            return Err(SuperlinearError::new_err(format!(
-                "unknown workload kind '{other}' (known: uniform, zipf, trace)"
-            )))
-        }
-    })
-}
-
-fn config_from(d: &Bound<'_, PyDict>) -> PyResult<RunConfig> {
-    let algo = AlgoSpec::parse(&get::<String>(d, "algo", "mtf".into())?).map_err(to_py)?;
-    let workload = match d.get_item("workload")? {
-        Some(w) => workload_from(w.downcast::<PyDict>()?)?,
-        None => return Err(SuperlinearError::new_err("config has no 'workload'")),
-    };
-    let modes: Vec<String> = get(d, "modes", vec!["projected".to_string()])?;
-    for m in &modes {
-        if !["projected", "measured", "single_core"].contains(&m.as_str()) {
-            return Err(SuperlinearError::new_err(format!(
-                "unknown mode '{m}' (known: projected, measured, single_core)"
-            )));
-        }
-    }
-    let has = |m: &str| modes.iter().any(|x| x == m);
-    Ok(RunConfig {
-        algo,
-        params: superlinear_core::WorkerParams {
-            capacity: get(d, "capacity", None)?,
-            compare_cycles: get(d, "compare_cycles", 0)?,
-            miss_cycles: get(d, "miss_cycles", 0)?,
-        },
-        dispatch: get(d, "dispatch", "hash".to_string())?,
-        workload,
-        k: get(d, "k", 1)?,
-        requests: get(d, "requests", 100_000)?,
-        warmup: get(d, "warmup", 0)?,
-        exclude_warmup: get(d, "exclude_warmup", false)?,
-        seed: get(d, "seed", 1)?,
-        state: if get(d, "sharded", false)? { StateModel::Sharded } else { StateModel::Replicated },
-        modes: Modes { projected: has("projected"), measured: has("measured"), single_core: has("single_core") },
-        parallel: get(d, "parallel", 0)?,
-        repeats: get(d, "repeats", 1)?,
-    })
+    settings::<WorkloadSettings>(d)?.to_spec().map_err(to_py)
 }
 
 /// Runs one configured point and returns its accounting per mode.
 #[pyfunction]
-fn run<'py>(py: Python<'py>, config: &Bound<'py, PyDict>) -> PyResult<Bound<'py, PyDict>> {
-    let cfg = config_from(config)?;
+fn run<'py>(py: Python<'py>, config: &Bound<'py, PyDict>) -> PyResult<Bound<'py, PyAny>> {
+    let cfg = settings::<RunSettings>(config)?.to_run_config().map_err(to_py)?;
     let report = py.allow_threads(|| execute(&cfg)).map_err(to_py)?;
-    let out = PyDict::new(py);
-    out.set_item("items", report.items)?;
-    out.set_item("cores", report.cores)?;
-    for (name, acc) in
-        [("projected", &report.projected), ("measured", &report.measured), ("single_core", &report.single_core)]
-    {
-        out.set_item(name, accounting_or_none(py, acc.as_ref())?)?;
-    }
-    Ok(out)
+    record(py, &report.record())
+}
+
+/// The names of the configs the bindings take.
+#[pyfunction]
+fn config_names() -> Vec<&'static str> {
+    CONFIG_NAMES.to_vec()
+}
+
+fn unknown_config(name: &str) -> PyErr {
+    SuperlinearError::new_err(format!("unknown config '{name}' (known: {})", CONFIG_NAMES.join(", ")))
+}
+
+/// The defaults of one config, as the bindings use them.
+#[pyfunction]
+fn config_defaults<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
+    defaults_of(py, name)?.ok_or_else(|| unknown_config(name))
+}
+
+/// Checks a config (a misspelt or mistyped field raises SuperlinearError naming it) and
+/// returns it completed with its defaults, as the bindings would use it.
+#[pyfunction]
+fn config_check<'py>(py: Python<'py>, name: &str, config: &Bound<'py, PyDict>) -> PyResult<Bound<'py, PyAny>> {
+    checked(py, name, config)?.ok_or_else(|| unknown_config(name))
 }
 
 /// The worker registry: name, self_adjusting, takes_capacity, summary.
@@ -176,6 +147,9 @@ fn bench_dispatcher(py: Python<'_>, dispatch: &str, k: usize, requests: usize, s
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("SuperlinearError", m.py().get_type::<SuperlinearError>())?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(config_names, m)?)?;
+    m.add_function(wrap_pyfunction!(config_defaults, m)?)?;
+    m.add_function(wrap_pyfunction!(config_check, m)?)?;
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
     m.add_function(wrap_pyfunction!(dispatchers, m)?)?;
     m.add_function(wrap_pyfunction!(check_algo, m)?)?;

@@ -5,30 +5,37 @@
 //! (`superlinear.netns`, `superlinear.nft_bench`).
 
 use crate::classify::PacketWorkload;
-use crate::convert::{accounting_dict, get, to_py};
+use crate::convert::{record, settings, to_py};
 use crate::SuperlinearError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use superlinear_classify::generate::{headers_for_rules, SyntheticSpec};
-use superlinear_classify::rules::{write_rules, Action, ActionPolicy, ReadOptions, RuleFormat};
+use serde::Serialize;
+use superlinear_classify::config::SyntheticSettings;
+use superlinear_classify::rules::{write_rules, RuleFormat};
 use superlinear_classify::run::RunSpec;
 use superlinear_classify::trace::encode::{parse_mac, Macs};
 use superlinear_classify::trace::{write_trace, TraceFormat};
+use superlinear_core::accounting::AccountingRecord;
 use superlinear_nftbench::chain::{bench_table, kernel_action, ChainOptions};
+use superlinear_nftbench::config::LoadSettings;
 use superlinear_nftbench::counts::count;
 use superlinear_nftbench::frame::Frames;
 use superlinear_nftbench::sender::{send, SendSpec};
+use superlinear_nftbench::synthetic::synthetic_workload;
+
+/// A projected run's accounting with the dispatcher's canonical name.
+#[derive(Serialize)]
+struct ProjectedRecord<'a> {
+    #[serde(flatten)]
+    accounting: AccountingRecord<'a>,
+    dispatch: &'a str,
+}
 
 /// A rule set and a trace, with the trace's frames once they are built.
 #[pyclass(module = "superlinear._native", name = "NftWorkload")]
 pub struct NftWorkload {
     workload: PacketWorkload,
     frames: Option<Frames>,
-}
-
-fn action_of(s: &str) -> PyResult<Action> {
-    Action::parse(s)
-        .ok_or_else(|| SuperlinearError::new_err(format!("unknown action '{s}' (known: accept, drop, reject, queue)")))
 }
 
 fn mac(s: &str) -> PyResult<[u8; 6]> {
@@ -44,17 +51,13 @@ impl NftWorkload {
     #[staticmethod]
     #[pyo3(signature = (rules_path, trace_path, options))]
     fn load(py: Python<'_>, rules_path: &str, trace_path: Option<&str>, options: &Bound<'_, PyDict>) -> PyResult<Self> {
-        let opts = ReadOptions {
-            format: RuleFormat::parse(&get::<String>(options, "format", "auto".into())?).map_err(to_py)?,
-            actions: ActionPolicy::parse(&get::<String>(options, "actions", "random".into())?).map_err(to_py)?,
-            default_action: action_of(&get::<String>(options, "default", "accept".into())?)?,
+        let cfg: LoadSettings = settings(options)?;
+        let opts = cfg.read_options().map_err(to_py)?;
+        let trace = match trace_path {
+            Some(t) => Some((t, cfg.trace_format().map_err(to_py)?)),
+            None => None,
         };
-        let trace_format =
-            TraceFormat::parse(&get::<String>(options, "trace_format", "auto".into())?).map_err(to_py)?;
-        let generate: usize = get(options, "generate", 0)?;
-        let seed: u64 = get(options, "seed", 1)?;
-        let trace = trace_path.map(|t| (t, trace_format));
-        let workload = PacketWorkload::read(py, rules_path, trace, &opts, generate, seed)?;
+        let workload = PacketWorkload::read(py, rules_path, trace, &opts, cfg.generate, cfg.seed)?;
         Ok(Self { workload, frames: None })
     }
 
@@ -64,15 +67,8 @@ impl NftWorkload {
     #[staticmethod]
     #[pyo3(signature = (spec, packets, seed = 1))]
     fn synthetic(py: Python<'_>, spec: &Bound<'_, PyDict>, packets: usize, seed: u64) -> PyResult<Self> {
-        let spec = SyntheticSpec {
-            rules: get(spec, "rules", 100)?,
-            depth: get(spec, "depth", 0)?,
-            flows_per_rule: get(spec, "flows_per_rule", 1)?,
-            catch_all_fraction: get(spec, "catch_all_fraction", 0.0)?,
-        };
-        let set = spec.rule_set().map_err(to_py)?;
-        let mut trace = spec.trace(packets / 2, seed).map_err(to_py)?;
-        trace.extend(headers_for_rules(&set, packets - packets / 2, seed ^ 0x5eed).map_err(to_py)?);
+        let spec = settings::<SyntheticSettings>(spec)?.to_spec();
+        let (set, trace) = py.allow_threads(|| synthetic_workload(&spec, packets, seed)).map_err(to_py)?;
         Ok(Self { workload: PacketWorkload::build(py, set, trace, Vec::new())?, frames: None })
     }
 
@@ -159,7 +155,7 @@ impl NftWorkload {
         k: usize,
         repeats: usize,
         seed: u64,
-    ) -> PyResult<Bound<'py, PyDict>> {
+    ) -> PyResult<Bound<'py, PyAny>> {
         let spec = RunSpec {
             algo: algo.into(),
             dispatch: dispatch.into(),
@@ -172,9 +168,7 @@ impl NftWorkload {
         };
         let report = self.workload.execute(py, &spec)?;
         let acc = report.projected.expect("projected mode was asked for");
-        let d = accounting_dict(py, &acc)?;
-        d.set_item("dispatch", report.dispatch)?;
-        Ok(d)
+        record(py, &ProjectedRecord { accounting: acc.record(), dispatch: &report.dispatch })
     }
 
     /// The dispatcher's canonical name for k workers (an error for a bad spec).
@@ -192,28 +186,12 @@ impl NftWorkload {
 
     /// Sends frames (`netns`, `device`, `start`, `count`, `seconds`, `rate_pps`, `batch`,
     /// `cpu`); returns sent, next, elapsed_ns, cpu_ns, calls, refused.
-    fn send<'py>(&self, py: Python<'py>, config: &Bound<'py, PyDict>) -> PyResult<Bound<'py, PyDict>> {
+    fn send<'py>(&self, py: Python<'py>, config: &Bound<'py, PyDict>) -> PyResult<Bound<'py, PyAny>> {
         let frames =
             self.frames.as_ref().ok_or_else(|| SuperlinearError::new_err("build_frames must come before send"))?;
-        let spec = SendSpec {
-            netns: get(config, "netns", None)?,
-            device: get(config, "device", String::new())?,
-            start: get(config, "start", 0)?,
-            count: get(config, "count", None)?,
-            seconds: get(config, "seconds", None)?,
-            rate_pps: get(config, "rate_pps", None)?,
-            batch: get(config, "batch", 256)?,
-            cpu: get(config, "cpu", None)?,
-        };
+        let spec: SendSpec = settings(config)?;
         let r = py.allow_threads(|| send(frames, &spec)).map_err(to_py)?;
-        let d = PyDict::new(py);
-        d.set_item("sent", r.sent)?;
-        d.set_item("next", r.next)?;
-        d.set_item("elapsed_ns", r.elapsed_ns)?;
-        d.set_item("cpu_ns", r.cpu_ns)?;
-        d.set_item("calls", r.calls)?;
-        d.set_item("refused", r.refused)?;
-        Ok(d)
+        record(py, &r)
     }
 }
 

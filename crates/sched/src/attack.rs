@@ -62,11 +62,12 @@ fn bisect(f: impl Fn(f64) -> f64, hi: f64) -> f64 {
 }
 
 /// The adversary's packet size (bits) and job size (µs) against a policy.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
 pub struct AttackParams {
     /// P_A in bits (always P_min: every policy here favours small attack packets).
     pub bits: u32,
     /// J_A in µs.
+    #[serde(rename = "job_us")]
     pub job: f64,
 }
 

@@ -37,7 +37,26 @@ pub struct QueueBench {
     pub checksum: u64,
 }
 
+/// A [`QueueBench`] as results carry it, with its rate.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct QueueBenchRecord {
+    pub pairs: usize,
+    pub cpu_ns: u64,
+    pub pairs_per_s: f64,
+    pub checksum: u64,
+}
+
 impl QueueBench {
+    /// The record of this measurement.
+    pub fn record(&self) -> QueueBenchRecord {
+        QueueBenchRecord {
+            pairs: self.pairs,
+            cpu_ns: self.cpu_ns,
+            pairs_per_s: self.pairs_per_second(),
+            checksum: self.checksum,
+        }
+    }
+
     /// Enqueue+dequeue pairs per second.
     pub fn pairs_per_second(&self) -> f64 {
         self.pairs as f64 * 1e9 / self.cpu_ns.max(1) as f64

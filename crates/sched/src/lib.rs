@@ -16,6 +16,7 @@
 
 pub mod attack;
 pub mod bench;
+pub mod config;
 pub mod dist;
 mod hugepages;
 pub mod job;

@@ -55,11 +55,13 @@ pub struct SimSpec {
 }
 
 /// What one simulation measured.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
 pub struct SimOutcome {
     /// Simulated time in µs.
+    #[serde(rename = "duration_us")]
     pub duration: f64,
     /// Length of the measurement window in µs.
+    #[serde(rename = "window_us")]
     pub window: f64,
     /// Innocent goodput o_I in bits/µs.
     pub goodput: f64,

@@ -53,7 +53,7 @@ pub struct SweepSpec {
 }
 
 /// One attack rate of a sweep.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize)]
 pub struct SweepPoint {
     /// r_A in bits/µs.
     pub attack_rate: f64,

@@ -28,7 +28,7 @@ pub(crate) struct ObjectNodes {
 }
 
 /// Counts of the LP (for reports and size limits).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct NetworkSize {
     /// Decision variables (intervals y, evictions e, occupancies O).
     pub variables: usize,
@@ -41,7 +41,8 @@ pub struct NetworkSize {
 }
 
 /// Belatedly's flow network for one trace, Z and capacity.
-#[derive(Clone, Debug)]
+/// Serialised, it is the LP's arrays (the private graph structure left out).
+#[derive(Clone, Debug, serde::Serialize)]
 pub struct FlowNetwork {
     /// Objective coefficient per variable.
     pub cost: Vec<f64>,
@@ -59,10 +60,14 @@ pub struct FlowNetwork {
     pub values: Vec<f64>,
     /// Latency every schedule pays: the first miss of every object.
     pub constant: u64,
+    #[serde(skip)]
     pub(crate) objects: Vec<ObjectNodes>,
     /// The times g of the occupancy variables, ascending; O_g is column `occupancy_column + q`.
+    #[serde(skip)]
     occupancy_times: Vec<u64>,
+    #[serde(skip)]
     occupancy_column: usize,
+    #[serde(skip)]
     capacity: usize,
 }
 

@@ -30,7 +30,7 @@ pub use candidate::{engine_dispatcher, key_candidate, key_candidates, Candidate,
 pub use cost::{cost_function, CostFunction, LruCost, MtfCost};
 pub use evaluate::Evaluator;
 pub use items::ItemSequence;
-pub use speedup::{general_law, LawPoint, WorkerStats};
+pub use speedup::{general_law, LawPoint, LawPointRecord, WorkerStats, WorkerStatsRecord};
 pub use working_set::Access;
 
 use crate::error::Error;

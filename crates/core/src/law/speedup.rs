@@ -96,6 +96,68 @@ impl LawPoint {
 }
 
 /// S = 1 / (s + (1 − s)/(q·ℓ)).
+/// A worker's stats as results carry them (`working_set_sum` as its mean).
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct WorkerStatsRecord {
+    pub requests: u64,
+    pub work: u64,
+    pub first_accesses: u64,
+    pub absent: u64,
+    pub mean_working_set: Option<f64>,
+    pub hits: Option<u64>,
+}
+
+impl WorkerStats {
+    /// The record of these stats.
+    pub fn record(&self) -> WorkerStatsRecord {
+        WorkerStatsRecord {
+            requests: self.requests,
+            work: self.work,
+            first_accesses: self.first_accesses,
+            absent: self.absent,
+            mean_working_set: self.mean_working_set(),
+            hits: self.hits,
+        }
+    }
+}
+
+/// A point of the law at serial fraction `s` as results carry it, every figure derived.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct LawPointRecord {
+    pub k: usize,
+    pub baseline_work: u64,
+    pub work_total: u64,
+    pub work_span: u64,
+    pub ell: f64,
+    pub q: f64,
+    pub work_speedup: f64,
+    pub s: f64,
+    pub law_speedup: f64,
+    pub load_imbalance: f64,
+    pub hit_rate: Option<f64>,
+    pub workers: Vec<WorkerStatsRecord>,
+}
+
+impl LawPoint {
+    /// The record of this point at serial fraction `s`.
+    pub fn record(&self, s: f64) -> LawPointRecord {
+        LawPointRecord {
+            k: self.k,
+            baseline_work: self.baseline_work,
+            work_total: self.total_work(),
+            work_span: self.span(),
+            ell: self.ell(),
+            q: self.q(),
+            work_speedup: self.work_speedup(),
+            s,
+            law_speedup: self.law_speedup(s),
+            load_imbalance: self.load_imbalance(),
+            hit_rate: self.hit_rate(),
+            workers: self.workers.iter().map(WorkerStats::record).collect(),
+        }
+    }
+}
+
 pub fn general_law(s: f64, q_times_ell: f64) -> f64 {
     1.0 / (s + (1.0 - s) / q_times_ell)
 }

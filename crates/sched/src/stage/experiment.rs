@@ -97,7 +97,7 @@ pub struct AttackSpec {
 }
 
 /// One (policy, attack rate) run.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize)]
 pub struct AttackRow {
     /// Policy.
     pub policy: String,
@@ -117,7 +117,7 @@ pub struct AttackRow {
 }
 
 /// The whole experiment.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize)]
 pub struct AttackSummary {
     /// Every run, baselines (fraction 0) included.
     pub rows: Vec<AttackRow>,

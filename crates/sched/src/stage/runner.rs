@@ -42,11 +42,13 @@ pub struct StageSpec {
 }
 
 /// What a stage run measured. Rates in bits/µs (Mbit/s) of work-clocked time.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
 pub struct StageOutcome {
     /// Work-clocked duration in µs.
+    #[serde(rename = "duration_us")]
     pub duration: f64,
     /// Measurement window in µs.
+    #[serde(rename = "window_us")]
     pub window: f64,
     /// Innocent goodput o_I in bits/µs.
     pub goodput: f64,
