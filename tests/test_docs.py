@@ -128,6 +128,8 @@ NFT_DURATION = "0.3"
 SWEEP_CAPS = {"requests": 20_000, "warmup": 5_000, "repeats": 1, "m": 5_000}
 #: Queue sizes of `attack bench-queue`.
 QUEUE_SIZES = "1000,10000"
+#: Attack rates (fractions of the innocent rate) of `attack worker|classifier` that name none.
+ATTACK_RATES = "0.01,0.1"
 
 #: The rewrites, in order: (name, why). Each is applied by ``rewrite`` below.
 REWRITES = (
@@ -136,7 +138,8 @@ REWRITES = (
     ("reproduce", "`reproduce` gets `--quick --no-measure`, and runs one panel: the first it names, or the smallest"),
     ("bench", "`bench` and `classify bench` get `--quick`; `classify bench` runs `--sizes 5k` only"),
     ("attack", "`attack sim|worker|classifier|bench-queue` get `--quick`; `attack sim` also `--no-growth` unless it "
-               f"asks for a J_max sweep; `attack bench-queue` runs `--sizes {QUEUE_SIZES}`"),
+               f"asks for a J_max sweep; `attack bench-queue` runs `--sizes {QUEUE_SIZES}`; `attack worker|classifier` "
+               f"without `--attack-rates` get `--attack-rates {ATTACK_RATES}`"),
     ("sizes", "size flags are capped (`CAPS`, `COMMAND_CAPS`); generated predict/advise workloads get `--requests`"),
     ("sweep", "`sweep` runs on a copy of its file with requests, warm-up and repeats capped, and `--no-measure`"),
     ("nft-bench", f"measuring `nft-bench` runs get `--duration {NFT_DURATION} --repeats 1`"),
@@ -219,6 +222,8 @@ def rewrite(argv: list[str], classbench: Path) -> list[str]:
             argv = add_flag(argv, "--no-growth")
         if key == ("attack", "bench-queue"):
             argv = set_flag(argv, "--sizes", QUEUE_SIZES)
+        if key in {("attack", "worker"), ("attack", "classifier")} and flag_value(argv, "--attack-rates") is None:
+            argv = set_flag(argv, "--attack-rates", ATTACK_RATES)
     own_caps = COMMAND_CAPS.get(key, {})
     for flag, (limit, add) in own_caps.items():
         argv = cap(argv, flag, limit, add)
@@ -434,7 +439,7 @@ def test_doc_commands_run(page: str, classbench: Path) -> None:
 def _group(argv: list[str]) -> str:
     if argv[0] == "cache":
         return "cache"
-    if argv[0] == "nft-bench" and not {"--emit", "--cleanup"} & set(argv):
+    if argv[0] == "nft-bench" and "--emit" not in argv:  # --emit needs no privileges
         return "nft"
     return ""
 
@@ -447,3 +452,17 @@ def _cannot_run(group: str, argv: list[str], r: subprocess.CompletedProcess[str]
     if group == "cache" and argv[1] == "up" and r.returncode != 0 and "apt-get install" in r.stderr:
         return f"needs memcached and PostgreSQL: {last}"
     return None
+
+
+def test_missing_servers_or_privileges_skip_with_the_clis_reason() -> None:
+    def done(code: int, stderr: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.CompletedProcess(["superlinear"], code, "", stderr)
+
+    no_root = done(77, "superlinear: error: nft-bench needs CAP_NET_ADMIN (run as root)\n")
+    assert _cannot_run("nft", ["nft-bench", "--check-only"], no_root) == \
+        "needs root and ip/nft: superlinear: error: nft-bench needs CAP_NET_ADMIN (run as root)"
+    assert _cannot_run("nft", ["nft-bench", "--check-only"], done(2, "bad rules")) is None
+    no_memcached = done(1, "superlinear: error: memcached not found: apt-get install -y memcached\n")
+    assert _cannot_run("cache", ["cache", "up"], no_memcached) is not None
+    assert _cannot_run("cache", ["cache", "bench"], no_memcached) is None
+    assert _group(["nft-bench", "--emit", "-"]) == "" and _group(["nft-bench", "--cleanup"]) == "nft"
