@@ -393,7 +393,6 @@ def test_doc_commands_run(page: str, classbench: Path) -> None:
     cwd = page_workdir()
     env = {k: v for k, v in os.environ.items() if k != "SUPERLINEAR_DATA"}
     env["SUPERLINEAR_SERVICES"] = str(cwd / "services")
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "python"), env.get("PYTHONPATH")]))
     unavailable: dict[str, str] = {}  # group → reason
     skipped: list[str] = []
     started_cache = False
