@@ -58,8 +58,7 @@ const CHUNK: usize = 1024;
 
 /// The per-worker batches a dispatcher appends to: one flat array, worker w's batch of [`BATCH`]
 /// requests at `w * STRIDE`, and the index of each batch's next free slot. An append is one
-/// store and one index update (a `Vec::push` also checks capacity, which cost 0.7 ns per request
-/// at k = 32 in the classifier's dispatch).
+/// store and one index update (a `Vec::push` would also check capacity on every request).
 pub struct Batches<R> {
     slots: Vec<R>,
     next: Vec<u32>,
@@ -72,9 +71,8 @@ impl<R: Copy + Default> Batches<R> {
         Self { slots: vec![R::default(); k * Self::STRIDE], next: (0..k).map(|w| (w * Self::STRIDE) as u32).collect() }
     }
 
-    /// A batch and one cache line: batches a power of two apart put every worker's next slot in
-    /// the same few L1 sets when they fill in step (round-robin), which cost 3.9 instead of 1.6 ns
-    /// per request at k = 48.
+    /// A batch and one cache line: batches a power of two apart would put every worker's next
+    /// slot in the same few L1 sets when they fill in step (round-robin).
     const STRIDE: usize = BATCH + 64 / if std::mem::size_of::<R>() == 0 { 1 } else { std::mem::size_of::<R>() };
 
     /// Requests waiting in worker w's batch.

@@ -29,8 +29,8 @@ impl Dispatcher for KeyHashDispatcher {
         self.worker_of(*key) as usize
     }
 
-    /// One branch-free loop over the chunk, which the compiler vectorises (0.8 ns per key at
-    /// k = 48 with AVX2 on an L2-resident chunk, against 1.5 ns with a 128-bit reduction).
+    /// One branch-free loop over the chunk, which the compiler vectorises; the 32-bit reduction
+    /// keeps the lanes narrow.
     fn assign_chunk(&mut self, keys: &[u64], workers: &mut [u32]) {
         for (&key, slot) in keys.iter().zip(workers.iter_mut()) {
             *slot = self.worker_of(key);
