@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from subprocess import CompletedProcess
 from typing import Any
 
 import pytest
@@ -13,6 +14,7 @@ import pytest
 from superlinear import _native
 from superlinear._native import SuperlinearError
 
+Cli = Callable[..., CompletedProcess[str]]
 RULES = "accept src 1.2.3.4\ndrop dst 5.6.7.8\naccept proto udp dport 53\n"
 TINY_RUN: dict[str, Any] = {"algo": "mtf", "dispatch": "hash", "k": 2, "requests": 2000,
                             "workload": {"kind": "zipf", "m": 200, "alpha": 1.1}}
@@ -140,3 +142,103 @@ def test_config_defaults_are_the_ones_the_code_uses(rules: str) -> None:
 
     bench = _native.config_defaults("cache_bench")
     assert _native.config_check("cache_bench", {"threads": 2}) == {**bench, "threads": 2}
+
+
+# The sweep TOML (the one config read from a file): its run-config keys come from the Rust run
+# config, so a misspelt key fails with one line naming it, the CLI exiting 2.
+SWEEP_GRID = 'algos = ["mtf"]\ndispatch = ["hash"]\nk = [1, 2]\nrequests = 2000\n'
+MISSPELT_SWEEP = [
+    ("top-level", SWEEP_GRID + 'mis_cycles = 5000\n[workload]\nm = 100\n', "unknown key(s) mis_cycles"),
+    ("workload", SWEEP_GRID + '[workload]\nm = 100\nalhpa = 1.2\n', "workload: unknown key(s) alhpa"),
+    ("second workload", SWEEP_GRID + '[[workload]]\nm = 100\n[[workload]]\nknid = "zipf"\nm = 100\n',
+     "workload: unknown key(s) knid"),
+]
+
+
+@pytest.mark.parametrize(("where", "text", "fragment"), MISSPELT_SWEEP, ids=[m[0] for m in MISSPELT_SWEEP])
+def test_a_misspelt_sweep_key_fails_with_one_line_naming_it(where: str, text: str, fragment: str, cli: Cli,
+                                                            tmp_path: Path) -> None:
+    cfg = tmp_path / "grid.toml"
+    cfg.write_text(text)
+    r = cli("sweep", str(cfg), "--out", str(tmp_path / "out"))
+    assert r.returncode == 2, r.stderr
+    lines = [line for line in r.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "Traceback" not in r.stderr, r.stderr
+    assert f"{cfg}: {fragment} (known: " in lines[0], lines[0]
+
+
+def test_the_sweep_takes_every_run_config_field_it_does_not_set_itself(tmp_path: Path) -> None:
+    from superlinear.engine.sweep import SET_BY_SWEEP, load_sweep
+
+    run = _native.config_defaults("run")
+    cfg = tmp_path / "grid.toml"
+    for key in sorted(set(run) - SET_BY_SWEEP - {"algo", "dispatch", "k", "workload"}):
+        value = run[key]
+        literal = str(value).lower() if isinstance(value, bool) else repr(value)
+        cfg.write_text(f'{SWEEP_GRID if key != "requests" else SWEEP_GRID.replace("requests = 2000", "")}'
+                       f'{key} = {literal}\n[workload]\nm = 100\n' + "".join(f"{k} = {run['workload'][k]!r}\n"
+                                                                            for k in ("kind", "alpha")))
+        experiment, _ = load_sweep(cfg)
+        assert experiment.panels[0].workload.m == 100, key
+    wrong = cfg.read_text().replace("requests = 2000", "requests = -5")
+    cfg.write_text(wrong)
+    with pytest.raises(SuperlinearError, match="requests"):
+        load_sweep(cfg)
+
+
+def test_python_dataclasses_default_as_rust_does() -> None:
+    from dataclasses import asdict
+
+    from superlinear.attack.classifier import ClassifierStudy
+    from superlinear.attack.studies import SimStudy, Traffic, WorkerStudy
+    from superlinear.cache.client import client_config
+    from superlinear.classify.workload import DEFAULT_PACKETS, PacketWorkloadSpec
+    from superlinear.engine.runs import RunSpec
+    from superlinear.latency.sim import TraceSpec
+
+    run = _native.config_defaults("run")
+    assert RunSpec(run["algo"], run["dispatch"], run["k"]).to_native() == run
+    assert asdict(TraceSpec()) == _native.config_defaults("latency_trace")
+    assert Traffic().native() == _native.config_defaults("attack_traffic")
+    sweep = _native.config_defaults("attack_sweep")
+    sim = asdict(SimStudy())
+    assert {k: sim[k] for k in ("load", "buffer", "packets", "width", "levels", "seed", "threads")} == \
+        {k: sweep[k] for k in ("load", "buffer", "packets", "width", "levels", "seed", "threads")}
+    assert sim["probe_jobs"] == sweep["probe_jobs"]
+    key = _native.config_defaults("attack_key")
+    worker = asdict(WorkerStudy())
+    assert all(worker[k] == (tuple(v) if isinstance(v, list) else v) for k, v in key.items() if k in worker
+               and k not in ("adversary", "attack_fractions")), (worker, key)
+    classifier = ClassifierStudy().native()
+    assert {k: v for k, v in classifier.items() if k not in ("adversaries", "attack_fractions")} == \
+        {k: v for k, v in _native.config_defaults("attack_classifier").items()
+         if k in classifier and k not in ("adversaries", "attack_fractions")}
+    client = _native.config_defaults("cache_client")
+    assert client_config([], "", "hash", 4, "t") == {**{k: client[k] for k in ("coalesce", "seed", "timeout_s")},
+                                                     "replicas": [], "dsn": "", "router": "hash",
+                                                     "db_connections": 4, "table": "t"}
+    load, synthetic = _native.config_defaults("classify_load"), _native.config_defaults("classify_synthetic")
+    spec = PacketWorkloadSpec()
+    assert (spec.actions, spec.seed, DEFAULT_PACKETS) == (load["actions"], load["seed"], load["generate"])
+    assert (spec.synthetic_rules, spec.depth, spec.flows_per_rule, spec.catch_all) == \
+        (synthetic["rules"], synthetic["depth"], synthetic["flows_per_rule"], synthetic["catch_all"])
+
+
+def test_wire_defaults_are_what_python_sent_before_they_moved_to_rust() -> None:
+    # The attack's smallest packet and largest job (the CLI always sent 64 B and 10 µs) and the
+    # cache client's timeout (the benchmarks always sent 5 s).
+    traffic = _native.config_defaults("attack_traffic")
+    assert (traffic["bytes_min"], traffic["job_max"]) == (64, 10.0)
+    assert _native.config_defaults("attack_sweep")["bytes_min"] == 64
+    assert _native.config_defaults("cache_client")["timeout_s"] == 5.0
+
+
+def test_help_texts_show_the_rust_defaults(cli: Cli) -> None:
+    alpha = _native.config_defaults("run")["workload"]["alpha"]
+    assert f"(default {alpha:g})" in cli("run", "--help").stdout
+    gen = _native.config_defaults("latency_trace")
+    text = " ".join(cli("latency-sim", "gen", "--help").stdout.split())
+    assert f"mean requests per burst (default {gen['burst_length']:g})" in text
+    sweep = _native.config_defaults("attack_sweep")
+    text = " ".join(cli("attack", "sim", "--help").stdout.split())
+    assert f"innocent load r_I / r_max (default {sweep['load']:g})" in text

@@ -10,6 +10,9 @@ use crate::pg::{Dsn, RetryPolicy};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
+/// Bound of each connect, read and write in the wire config, in seconds.
+pub const WIRE_TIMEOUT_S: f64 = 5.0;
+
 /// The cache-aside client: replicas, database and routing (see [`ClientConfig`]).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -43,7 +46,9 @@ impl Default for ClientSettings {
             db_connections: c.db_connections,
             coalesce: c.coalesce,
             seed: c.seed,
-            timeout_s: c.timeout.as_secs_f64(),
+            // Longer than the library's 1 s: dozens of client threads and servers on a few cores
+            // can keep a healthy server from answering within a second.
+            timeout_s: WIRE_TIMEOUT_S,
             load_window_s: c.load_window.as_secs_f64(),
             db_attempts: c.retry.attempts,
             db_backoff_s: c.retry.backoff.as_secs_f64(),
@@ -137,7 +142,9 @@ mod tests {
     fn defaults_match_the_client_and_convert() {
         let c = ClientSettings { replicas: vec!["127.0.0.1:11211".into()], ..Default::default() }.to_config().unwrap();
         let d = ClientConfig::new(c.replicas.clone(), c.dsn.clone());
-        assert_eq!((c.router, c.table, c.db_connections, c.timeout), (d.router, d.table, d.db_connections, d.timeout));
+        assert_eq!((c.router, c.table, c.db_connections), (d.router, d.table, d.db_connections));
+        // The wire config's timeout is its own (longer than the library's).
+        assert_eq!((c.timeout, d.timeout), (Duration::from_secs_f64(WIRE_TIMEOUT_S), Duration::from_secs(1)));
         assert_eq!((c.retry.attempts, c.retry.backoff), (d.retry.attempts, d.retry.backoff));
         let b = BenchSettings::default().to_config().unwrap();
         assert_eq!((b.threads, b.max_duration), (4, Duration::from_secs(60)));

@@ -47,11 +47,13 @@ pub struct TrafficSettings {
     pub packet: String,
     /// Job size distribution in µs.
     pub job: String,
-    /// Smallest packet (bytes); `None`: the trace's smallest, or [`BYTES_MIN`].
+    /// Smallest packet (bytes), the adversary's smallest too: it lowers a trace's own smallest;
+    /// `None`: the trace's smallest, or [`BYTES_MIN`].
     pub bytes_min: Option<u32>,
     /// Largest packet (bytes) of distribution traffic.
     pub bytes_max: u32,
-    /// Largest job (µs); `None`: the trace's largest, or [`JOB_MAX_US`].
+    /// Largest job (µs), raising a trace's own largest; `None`: the trace's largest, or
+    /// [`JOB_MAX_US`].
     pub job_max: Option<f64>,
     /// Trace file (instead of the distributions).
     pub trace: Option<String>,
@@ -64,9 +66,9 @@ impl Default for TrafficSettings {
         Self {
             packet: "normal:1250:400".into(),
             job: "exp:1".into(),
-            bytes_min: None,
+            bytes_min: Some(BYTES_MIN),
             bytes_max: 1500,
-            job_max: None,
+            job_max: Some(JOB_MAX_US),
             trace: None,
             flows: 64,
         }

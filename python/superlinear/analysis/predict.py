@@ -29,12 +29,15 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from superlinear import _native
 from superlinear.common.rows import Row
 from superlinear.engine.runs import RunSpec, Workload, run
 from superlinear.output.figures import save_figure
+
+if TYPE_CHECKING:
+    from superlinear._native import Accounting
 
 __all__ = [
     "EngineCheck",
@@ -220,11 +223,11 @@ def _stepper(progress: Progress | None, total: int) -> Callable[[str], None]:
 
 
 def _with_engine(pred: Prediction, step: Callable[[str], None]) -> Prediction:
-    def engine_run(k: int) -> Any:
+    def engine_run(k: int) -> Accounting:
         step(f"engine run at k = {k}")
         spec = RunSpec(algo=pred.algo, dispatch=pred.dispatch, k=k, workload=pred.workload, requests=pred.requests,
                        seed=pred.seed, miss_cycles=pred.rho, modes=("projected",))
-        acc = run(spec).projected
+        acc = run(spec)["projected"]
         assert acc is not None
         return acc
 
@@ -232,12 +235,12 @@ def _with_engine(pred: Prediction, step: Callable[[str], None]) -> Prediction:
     checks = []
     for p in pred.points:
         acc = base if p.k == 1 else engine_run(p.k)
-        speedup_work = base.work_span / max(acc.work_span, 1)
+        speedup_work = base["work_span"] / max(acc["work_span"], 1)
         checks.append(EngineCheck(
-            k=p.k, worker_work=tuple(acc.worker_work),
+            k=p.k, worker_work=tuple(acc["worker_work"]),
             speedup_work=speedup_work,
-            speedup_projected=base.projected_ns / max(acc.projected_ns, 1),
-            exact=list(acc.worker_work) == [w.work for w in p.workers] and base.work_span == p.baseline_work,
+            speedup_projected=base["projected_ns"] / max(acc["projected_ns"], 1),
+            exact=list(acc["worker_work"]) == [w.work for w in p.workers] and base["work_span"] == p.baseline_work,
             predicted_over_engine=p.speedup_work_predicted / speedup_work if speedup_work else math.nan,
         ))
     return replace(pred, engine=tuple(checks))

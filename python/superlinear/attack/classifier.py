@@ -19,42 +19,47 @@ from typing import Any
 
 from superlinear import _native
 from superlinear.attack.studies import COLORS, log_space
+from superlinear.common.defaults import config_defaults
 from superlinear.common.rows import Row
 from superlinear.output.figures import save_figure
 
 Progress = Callable[[str], None]
+#: The classifier attack's config defaults (crates/sched), asked of Rust.
+_CLASSIFIER = config_defaults("attack_classifier")
 
 
 @dataclass(frozen=True)
 class ClassifierStudy:
     """The attack on one classifier worker, with and without SurgeProtector. Without ``rules``
-    the paper's synthetic dependency chains (§4.3) with a catch-all rule are generated."""
+    the paper's synthetic dependency chains (§4.3) with a catch-all rule are generated.
+    ``adversaries`` and ``attack_fractions`` are the study's grid; the other fields default as the
+    config does."""
 
-    rules: str | None = None
-    trace: str | None = None
-    rule_format: str = "auto"
-    actions: str = "random:0.5:1"
-    default_action: str = "accept"
-    trace_format: str = "auto"
-    chains: int = 500
-    depth: int = 4
-    flows_per_chain: int = 4
-    alpha: float = 1.1
-    catch_all: float = 0.002
-    packets: int | None = None
-    algo: str = "mrf"
-    estimator: str = "position"
-    learn: str = "last"
+    rules: str | None = _CLASSIFIER["rules"]
+    trace: str | None = _CLASSIFIER["trace"]
+    rule_format: str = _CLASSIFIER["rule_format"]
+    actions: str = _CLASSIFIER["actions"]
+    default_action: str = _CLASSIFIER["default_action"]
+    trace_format: str = _CLASSIFIER["trace_format"]
+    chains: int = _CLASSIFIER["chains"]
+    depth: int = _CLASSIFIER["depth"]
+    flows_per_chain: int = _CLASSIFIER["flows_per_chain"]
+    alpha: float = _CLASSIFIER["alpha"]
+    catch_all: float = _CLASSIFIER["catch_all"]
+    packets: int | None = _CLASSIFIER["packets"]
+    algo: str = _CLASSIFIER["algo"]
+    estimator: str = _CLASSIFIER["estimator"]
+    learn: str = _CLASSIFIER["learn"]
     adversaries: tuple[str, ...] = ("rotate", "catch-all")
-    packet: str = "normal:1250:400"
-    attack_bytes: int = 64
-    load: float = 0.8
+    packet: str = _CLASSIFIER["packet"]
+    attack_bytes: int = _CLASSIFIER["attack_bytes"]
+    load: float = _CLASSIFIER["load"]
     attack_fractions: tuple[float, ...] = tuple(log_space(1e-4, 1.0, 9))
-    policies: tuple[str, ...] = ("fcfs", "wsjf")
-    buffer: int = 1024
-    us_per_work: float | None = None
-    seed: int = 1
-    threads: int = 2
+    policies: tuple[str, ...] = tuple(_CLASSIFIER["policies"])
+    buffer: int = _CLASSIFIER["buffer"]
+    us_per_work: float | None = _CLASSIFIER["us_per_work"]
+    seed: int = _CLASSIFIER["seed"]
+    threads: int = _CLASSIFIER["threads"]
 
     def native(self) -> dict[str, Any]:
         return {

@@ -13,7 +13,7 @@ import argparse
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from rich.table import Table
 
@@ -33,10 +33,14 @@ from superlinear.attack.studies import (
     run_worker_study,
 )
 from superlinear.common.args import floats, int_list, names, non_negative_whole, positive_number, positive_whole
+from superlinear.common.defaults import config_defaults, field_default, with_default
 from superlinear.common.errors import SuperlinearError
 from superlinear.common.listing import Listing, add_listing_options, known
 from superlinear.common.rows import Row
 from superlinear.common.study import Outcome, Progress, Study, add_study_options, console
+
+if TYPE_CHECKING:
+    from superlinear._native import ConfigName
 
 
 def _sim_config(args: argparse.Namespace) -> SimStudy:
@@ -51,7 +55,7 @@ def _sim_config(args: argparse.Namespace) -> SimStudy:
         attack_rates_gbps=floats("--attack-rates", args.attack_rates),
         jmax_sweep=() if args.no_growth else (floats("--jmax-sweep", args.jmax_sweep) or ()),
         buffer=args.buffer,
-        packets=args.packets or (20_000 if args.quick else 100_000),
+        packets=args.packets or (20_000 if args.quick else field_default("attack_sweep", "packets")),
         probe_jobs=args.probe,
         width=args.width,
         levels=args.levels,
@@ -114,7 +118,7 @@ def _worker_config(args: argparse.Namespace) -> WorkerStudy:
         m=args.m,
         alpha=args.alpha,
         trace=args.trace,
-        requests=args.requests or (20_000 if args.quick else 100_000),
+        requests=args.requests or (20_000 if args.quick else field_default("attack_key", "requests")),
         learn=args.learn,
         **_work_clocked(args),
     )
@@ -317,16 +321,21 @@ LISTING = Listing("attack", "scheduling policies, adversaries, priority queues a
                   _show_attack)
 
 
-def _work_clocked_options(p: argparse.ArgumentParser, policies: str, work_unit: str, rate_flags: list[str]) -> None:
-    """The options of :func:`_work_clocked` and the attack rates, shared by ``worker`` and ``classifier``."""
-    p.add_argument("--packet-size", default="normal:1250:400", metavar="DIST", help="innocent packet bytes")
-    p.add_argument("--load", type=positive_number, default=0.8, help="innocent load of the worker (default 0.8)")
+def _work_clocked_options(p: argparse.ArgumentParser, config: ConfigName, policies: str, work_unit: str,
+                          rate_flags: list[str]) -> None:
+    """The options of :func:`_work_clocked` and the attack rates, shared by ``worker`` and ``classifier``
+    (``config`` names the study's config, whose defaults the options take)."""
+    d = config_defaults(config)
+    p.add_argument("--packet-size", default=d["packet"], metavar="DIST", help="innocent packet bytes")
+    p.add_argument("--load", type=positive_number, default=d["load"],
+                   help=with_default("innocent load of the worker", config, "load"))
     p.add_argument(*rate_flags, dest="attack_rates", metavar="FRACTION,...",
                    help="attack rates as fractions of the innocent rate (default 9 from 1e-4 to 1)")
-    p.add_argument("--policies", default="fcfs,wsjf", help=policies + " (default fcfs,wsjf)")
-    p.add_argument("--buffer", type=positive_whole, default=1024, help="buffer in packets (default 1024)")
+    p.add_argument("--policies", default=",".join(d["policies"]), help=with_default(policies, config, "policies"))
+    p.add_argument("--buffer", type=positive_whole, default=d["buffer"],
+                   help=with_default("buffer in packets", config, "buffer"))
     p.add_argument("--us-per-work", type=positive_number, help=f"µs per {work_unit} (default: calibrate here)")
-    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--seed", type=int, default=d["seed"])
     p.add_argument("--quick", action="store_true", help="fewer packets")
 
 
@@ -349,26 +358,38 @@ def register(sub: Any) -> None:
                         "SJF, WSJF: Eqs. 3.8, 3.9 solved by bisection), swept over attack rates; then the "
                         "displacement factor against J_max / P_min. Sizes in bytes, job sizes in µs, rates in Gbit/s.")
     s.add_argument("--policies", default=",".join(ALL_POLICIES), help=policies + " (default: all)")
-    s.add_argument("--packet-size", default="normal:1250:400", metavar="DIST",
-                   help="innocent packet bytes: const:V, uniform:LO:HI, exp:MEAN, normal:MEAN:SD, "
-                        "lognormal:MEDIAN:SIGMA, bimodal:A:B:P (default normal:1250:400)")
-    s.add_argument("--job-size", default="exp:1", metavar="DIST", help="innocent job µs, same forms (default exp:1)")
-    s.add_argument("--pmin", type=positive_whole, default=64, help="smallest packet, bytes (default 64)")
-    s.add_argument("--pmax", type=positive_whole, default=1500, help="largest packet, bytes (default 1500)")
-    s.add_argument("--jmax", type=positive_number, default=10.0, help="largest job, µs (default 10)")
+    sweep = config_defaults("attack_sweep")
+    s.add_argument("--packet-size", default=sweep["packet"], metavar="DIST",
+                   help=with_default("innocent packet bytes: const:V, uniform:LO:HI, exp:MEAN, normal:MEAN:SD, "
+                                     "lognormal:MEDIAN:SIGMA, bimodal:A:B:P", "attack_sweep", "packet"))
+    s.add_argument("--job-size", default=sweep["job"], metavar="DIST",
+                   help=with_default("innocent job µs, same forms", "attack_sweep", "job"))
+    s.add_argument("--pmin", type=positive_whole, default=sweep["bytes_min"],
+                   help=with_default("smallest packet, bytes", "attack_sweep", "bytes_min"))
+    s.add_argument("--pmax", type=positive_whole, default=sweep["bytes_max"],
+                   help=with_default("largest packet, bytes", "attack_sweep", "bytes_max"))
+    s.add_argument("--jmax", type=positive_number, default=sweep["job_max"],
+                   help=with_default("largest job, µs", "attack_sweep", "job_max"))
     s.add_argument("--trace", metavar="FILE", help="innocent (BYTES JOB_US) pairs, one per line, instead of DISTs")
-    s.add_argument("--flows", type=positive_whole, default=64, help="innocent flows (default 64)")
-    s.add_argument("--load", type=positive_number, default=0.83, help="innocent load r_I / r_max (default 0.83)")
+    s.add_argument("--flows", type=positive_whole, default=sweep["flows"],
+                   help=with_default("innocent flows", "attack_sweep", "flows"))
+    s.add_argument("--load", type=positive_number, default=sweep["load"],
+                   help=with_default("innocent load r_I / r_max", "attack_sweep", "load"))
     s.add_argument("--attack-rates", metavar="GBPS,...", help="attack rates (default: 17 from 1e-4 to 1 × r_max)")
     s.add_argument("--jmax-sweep", default="5,10,20,50", metavar="US,...", help="J_max values for the growth panel")
     s.add_argument("--no-growth", action="store_true", help="skip the J_max growth panel")
-    s.add_argument("--buffer", type=positive_whole, default=1024, help="buffer K in packets (default 1024)")
-    s.add_argument("--packets", type=positive_whole, help="innocent packets per run (default 100000, quick 20000)")
-    s.add_argument("--probe", type=int, default=0, metavar="N",
-                   help="also try N other attack job sizes per rate and keep the worst (default 0)")
-    s.add_argument("--width", type=positive_whole, default=64, help="HFFS bitmap width (default 64)")
-    s.add_argument("--levels", type=positive_whole, default=2, help="HFFS levels (default 2)")
-    s.add_argument("--seed", type=int, default=1)
+    s.add_argument("--buffer", type=positive_whole, default=sweep["buffer"],
+                   help=with_default("buffer K in packets", "attack_sweep", "buffer"))
+    s.add_argument("--packets", type=positive_whole,
+                   help=f"innocent packets per run (default {sweep['packets']}, quick 20000)")
+    s.add_argument("--probe", type=int, default=sweep["probe_jobs"], metavar="N",
+                   help=with_default("also try N other attack job sizes per rate and keep the worst", "attack_sweep",
+                                     "probe_jobs"))
+    s.add_argument("--width", type=positive_whole, default=sweep["width"],
+                   help=with_default("HFFS bitmap width", "attack_sweep", "width"))
+    s.add_argument("--levels", type=positive_whole, default=sweep["levels"],
+                   help=with_default("HFFS levels", "attack_sweep", "levels"))
+    s.add_argument("--seed", type=int, default=sweep["seed"])
     s.add_argument("--quick", action="store_true", help="fewer packets")
     add_study_options(s, SIM, "results/attack-sim")
 
@@ -379,17 +400,20 @@ def register(sub: Any) -> None:
                         "does not hold, a full scan like a classifier's catch-all rule). Compares FCFS (unprotected) "
                         "with WSJF on the HFFS queue (SurgeProtector, job sizes learned per item). Real work; "
                         "time is work-clocked.")
-    w.add_argument("--algo", default="mtf", help="worker (default mtf; see `superlinear list engine`)")
+    key = config_defaults("attack_key")
+    w.add_argument("--algo", default=key["algo"], help=f"worker (default {key['algo']}; see `superlinear list engine`)")
     w.add_argument("--adversary", default="rotate,absent",
                    help=f"comma-separated: {adversaries} (rotate[:N])")
-    w.add_argument("--workload", choices=["zipf", "uniform"], default="zipf")
-    w.add_argument("--m", type=positive_whole, default=5000, help="items (default 5000)")
-    w.add_argument("--alpha", type=positive_number, default=1.1, help="zipf exponent (default 1.1)")
+    w.add_argument("--workload", choices=["zipf", "uniform"], default=key["workload"])
+    w.add_argument("--m", type=positive_whole, default=key["m"], help=with_default("items", "attack_key", "m"))
+    w.add_argument("--alpha", type=positive_number, default=key["alpha"],
+                   help=with_default("zipf exponent", "attack_key", "alpha"))
     w.add_argument("--trace", metavar="FILE", help="innocent key trace (as for `superlinear run`)")
-    w.add_argument("--requests", type=positive_whole, help="innocent packets (default 100000, quick 20000)")
-    w.add_argument("--learn", choices=["last", "max", "ewma"], default="last",
-                   help="how a learned job size follows observations (default last)")
-    _work_clocked_options(w, policies, "work unit", ["--attack-rates"])
+    w.add_argument("--requests", type=positive_whole,
+                   help=f"innocent packets (default {key['requests']}, quick 20000)")
+    w.add_argument("--learn", choices=["last", "max", "ewma"], default=key["learn"],
+                   help=with_default("how a learned job size follows observations", "attack_key", "learn"))
+    _work_clocked_options(w, "attack_key", policies, "work unit", ["--attack-rates"])
     add_study_options(w, WORKER, "results/attack-worker")
 
     c = asub.add_parser("classifier", help="attack our MRF packet classifier with and without SurgeProtector",
@@ -406,29 +430,39 @@ def register(sub: Any) -> None:
     c.add_argument("--trace", metavar="FILE",
                    help="innocent packets (ClassBench, pcap, pcapng, binary); default with --rules: headers "
                         "generated inside the rules")
-    c.add_argument("--rule-format", default="auto", help="auto, classbench, native, nft (default auto)")
-    c.add_argument("--actions", default="random:0.5:1",
-                   help="actions of ClassBench rules: accept or random[:DROP_FRACTION[:SEED]] (default random:0.5:1)")
-    c.add_argument("--default-action", default="accept", help="default policy where the file sets none")
-    c.add_argument("--trace-format", default="auto", help="auto, classbench, pcap, pcapng, binary")
-    c.add_argument("--chains", type=positive_whole, default=500, help="synthetic: dependency chains (default 500)")
-    c.add_argument("--depth", type=non_negative_whole, default=4, help="synthetic: dependencies per chain (default 4)")
-    c.add_argument("--flows", type=positive_whole, default=4, help="synthetic: innocent flows per chain (default 4)")
-    c.add_argument("--alpha", type=positive_number, default=1.1, help="synthetic: Zipf popularity (default 1.1)")
-    c.add_argument("--catch-all", type=float, default=0.002,
-                   help="synthetic: innocent share to the catch-all rule (default 0.002; 0: no catch-all rule)")
+    cd = config_defaults("attack_classifier")
+    c.add_argument("--rule-format", default=cd["rule_format"],
+                   help=with_default("auto, classbench, native, nft", "attack_classifier", "rule_format"))
+    c.add_argument("--actions", default=cd["actions"],
+                   help=with_default("actions of ClassBench rules: accept or random[:DROP_FRACTION[:SEED]]",
+                                     "attack_classifier", "actions"))
+    c.add_argument("--default-action", default=cd["default_action"], help="default policy where the file sets none")
+    c.add_argument("--trace-format", default=cd["trace_format"], help="auto, classbench, pcap, pcapng, binary")
+    c.add_argument("--chains", type=positive_whole, default=cd["chains"],
+                   help=with_default("synthetic: dependency chains", "attack_classifier", "chains"))
+    c.add_argument("--depth", type=non_negative_whole, default=cd["depth"],
+                   help=with_default("synthetic: dependencies per chain", "attack_classifier", "depth"))
+    c.add_argument("--flows", type=positive_whole, default=cd["flows_per_chain"],
+                   help=with_default("synthetic: innocent flows per chain", "attack_classifier", "flows_per_chain"))
+    c.add_argument("--alpha", type=positive_number, default=cd["alpha"],
+                   help=with_default("synthetic: Zipf popularity", "attack_classifier", "alpha"))
+    c.add_argument("--catch-all", type=float, default=cd["catch_all"],
+                   help=f"synthetic: innocent share to the catch-all rule (default {cd['catch_all']:g}; "
+                        "0: no catch-all rule)")
     c.add_argument("--packets", type=positive_whole,
-                   help="innocent packets (default: the whole trace, or 100000 generated; quick 20000)")
-    c.add_argument("--algo", default="mrf", help=f"classifier: {classifiers} (default mrf)")
+                   help="innocent packets (default: the whole trace, or "
+                        f"{field_default('classify_load', 'generate')} generated; quick 20000)")
+    c.add_argument("--algo", default=cd["algo"], help=f"classifier: {classifiers} (default {cd['algo']})")
     c.add_argument("--adversary", default="rotate,catch-all",
                    help=f"comma-separated: {classifier_adversaries} (rotate[:N])")
-    c.add_argument("--estimator", choices=["position", "learned", "oracle"], default="position",
+    c.add_argument("--estimator", choices=["position", "learned", "oracle"], default=cd["estimator"],
                    help="SurgeProtector's job size for a flow it has seen: its rule's current position (default), "
                         "the work learned per rule, or the exact work (oracle)")
-    c.add_argument("--learn", choices=["last", "max", "ewma"], default="last",
-                   help="how learned per-rule work follows observations (--estimator learned; default last)")
-    c.add_argument("--attack-bytes", type=positive_whole, default=64, help="attack packet bytes (default 64)")
-    _work_clocked_options(c, policies, "rule compared", ["--attack-rates", "--attack-rate"])
+    c.add_argument("--learn", choices=["last", "max", "ewma"], default=cd["learn"],
+                   help=f"how learned per-rule work follows observations (--estimator learned; default {cd['learn']})")
+    c.add_argument("--attack-bytes", type=positive_whole, default=cd["attack_bytes"],
+                   help=with_default("attack packet bytes", "attack_classifier", "attack_bytes"))
+    _work_clocked_options(c, "attack_classifier", policies, "rule compared", ["--attack-rates", "--attack-rate"])
     add_study_options(c, CLASSIFIER, "results/attack-classifier")
 
     b = asub.add_parser("bench-queue", help="HFFS queue vs binary heap, B-tree and min-max heap (pairs/s)",

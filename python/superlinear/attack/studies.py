@@ -21,15 +21,23 @@ import math
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from superlinear import _native
+from superlinear.common.defaults import config_defaults
 from superlinear.common.rows import Row
 from superlinear.output.figures import save_figure
+
+if TYPE_CHECKING:
+    from superlinear._native import SweepRecord
 
 Progress = Callable[[str], None]
 #: Every scheduling policy the Rust registry knows, in its order.
 ALL_POLICIES = tuple(p["name"] for p in _native.sched_policies())
+#: The configs' defaults (crates/sched), asked of Rust: the one source of the fields' defaults below.
+_TRAFFIC = config_defaults("attack_traffic")
+_SWEEP = config_defaults("attack_sweep")
+_KEY = config_defaults("attack_key")
 COLORS = {"fcfs": "#1f77b4", "fq": "#9467bd", "sjf": "#ff7f0e", "wsjf": "#2ca02c", "wsjf-inorder": "#17becf"}
 
 
@@ -44,13 +52,13 @@ def log_space(lo: float, hi: float, n: int) -> list[float]:
 class Traffic:
     """Innocent traffic: size distributions (bytes, µs) or a trace of ``BYTES JOB_US`` lines."""
 
-    packet: str = "normal:1250:400"
-    job: str = "exp:1"
-    bytes_min: int = 64
-    bytes_max: int = 1500
-    job_max: float = 10.0
-    trace: str | None = None
-    flows: int = 64
+    packet: str = _TRAFFIC["packet"]
+    job: str = _TRAFFIC["job"]
+    bytes_min: int = _TRAFFIC["bytes_min"]
+    bytes_max: int = _TRAFFIC["bytes_max"]
+    job_max: float = _TRAFFIC["job_max"]
+    trace: str | None = _TRAFFIC["trace"]
+    flows: int = _TRAFFIC["flows"]
 
     def native(self) -> dict[str, Any]:
         return asdict(self)
@@ -63,38 +71,39 @@ class SimStudy:
 
     traffic: Traffic = field(default_factory=Traffic)
     policies: tuple[str, ...] = ALL_POLICIES
-    load: float = 0.83
+    load: float = _SWEEP["load"]
     attack_rates_gbps: tuple[float, ...] | None = None  # default: 1e-4 .. 1 x r_max
     jmax_sweep: tuple[float, ...] = (5.0, 10.0, 20.0, 50.0)
-    buffer: int = 1024
-    packets: int = 100_000
-    probe_jobs: int = 0
-    width: int = 64
-    levels: int = 2
-    seed: int = 1
-    threads: int = 2
+    buffer: int = _SWEEP["buffer"]
+    packets: int = _SWEEP["packets"]
+    probe_jobs: int = _SWEEP["probe_jobs"]
+    width: int = _SWEEP["width"]
+    levels: int = _SWEEP["levels"]
+    seed: int = _SWEEP["seed"]
+    threads: int = _SWEEP["threads"]
 
 
 @dataclass(frozen=True)
 class WorkerStudy:
-    """The attack on one real worker, with and without SurgeProtector."""
+    """The attack on one real worker, with and without SurgeProtector. ``adversaries`` and
+    ``attack_fractions`` are the study's grid; the other fields default as the config does."""
 
-    algo: str = "mtf"
+    algo: str = _KEY["algo"]
     adversaries: tuple[str, ...] = ("rotate", "absent")
-    workload: str = "zipf"
-    m: int = 5000
-    alpha: float = 1.1
-    trace: str | None = None
-    requests: int = 100_000
-    packet: str = "normal:1250:400"
-    load: float = 0.8
+    workload: str = _KEY["workload"]
+    m: int = _KEY["m"]
+    alpha: float = _KEY["alpha"]
+    trace: str | None = _KEY["trace"]
+    requests: int = _KEY["requests"]
+    packet: str = _KEY["packet"]
+    load: float = _KEY["load"]
     attack_fractions: tuple[float, ...] = tuple(log_space(1e-4, 1.0, 9))
-    policies: tuple[str, ...] = ("fcfs", "wsjf")
-    buffer: int = 1024
-    learn: str = "last"
-    us_per_work: float | None = None
-    seed: int = 1
-    threads: int = 2
+    policies: tuple[str, ...] = tuple(_KEY["policies"])
+    buffer: int = _KEY["buffer"]
+    learn: str = _KEY["learn"]
+    us_per_work: float | None = _KEY["us_per_work"]
+    seed: int = _KEY["seed"]
+    threads: int = _KEY["threads"]
 
 
 @dataclass(frozen=True)
@@ -120,7 +129,7 @@ def _sim_config(study: SimStudy, traffic: Traffic, policy: str, rates: list[floa
             "seed": study.seed, "threads": study.threads}
 
 
-def _sweep_rows(panel: str, sweep: dict[str, Any], jmax: float) -> list[Row]:
+def _sweep_rows(panel: str, sweep: SweepRecord, jmax: float) -> list[Row]:
     base = sweep["baseline"]["goodput"]
     rows = []
     for p in sweep["points"]:

@@ -18,6 +18,7 @@ from superlinear import _native
 from superlinear.cache.client import bench_row, client_config
 from superlinear.cache.services import Services
 from superlinear.common.args import positive_int
+from superlinear.common.defaults import config_defaults, field_default, with_default
 from superlinear.common.errors import SuperlinearError
 from superlinear.common.listing import Listing, known, name_table
 
@@ -182,7 +183,8 @@ def _common(p: argparse.ArgumentParser) -> None:
 def _servers(p: argparse.ArgumentParser) -> None:
     p.add_argument("--memcached", metavar="HOST:PORT,...", help="use these memcached servers (or unix socket paths)")
     p.add_argument("--postgres", metavar="DSN", help="use this database (postgresql://user@host:port/db or key=value)")
-    p.add_argument("--table", default="superlinear_kv", help="table name (default superlinear_kv)")
+    p.add_argument("--table", default=field_default("cache_client", "table"),
+                   help=with_default("table name", "cache_client", "table"))
 
 
 def register(sub: Any) -> None:
@@ -215,7 +217,9 @@ def register(sub: Any) -> None:
     st.set_defaults(func=cmd_status)
 
     ld = cs.add_parser("load", help="load N key/value rows with COPY (idempotent)")
-    ld.add_argument("--rows", type=positive_int, default=1_000_000, help="rows (default 1,000,000)")
+    bench_defaults, client_defaults = config_defaults("cache_bench"), config_defaults("cache_client")
+    ld.add_argument("--rows", type=positive_int, default=bench_defaults["rows"],
+                    help=f"rows (default {bench_defaults['rows']:,})")
     ld.add_argument("--force", action="store_true", help="reload even if the table already holds the data set")
     _servers(ld)
     _common(ld)
@@ -224,20 +228,23 @@ def register(sub: Any) -> None:
     b = cs.add_parser("bench", help="run the multithreaded cache-aside benchmark",
                       description="Closed-loop cache-aside reads (and optional writes), bounded in requests and "
                       "time. " + KINDS)
-    b.add_argument("--router", default="hash", help=routers + " (default hash)")
+    b.add_argument("--router", default=client_defaults["router"], help=with_default(routers, "cache_client", "router"))
     b.add_argument("--replicas", type=int, help="use only the first K replicas")
     b.add_argument("--threads", type=int, default=0, help="client threads (default 4 per replica)")
     b.add_argument("--db-connections", type=int, default=0, help="PostgreSQL connections (default: one per thread)")
     b.add_argument("--requests", type=positive_int, default=100_000, help="requests in all (default 100,000)")
-    b.add_argument("--rows", type=positive_int, default=1_000_000, help="rows in the table (default 1,000,000)")
-    b.add_argument("--dist", default="uniform", help="uniform or zipf:ALPHA (default uniform)")
-    b.add_argument("--write-fraction", type=float, default=0.0, help="fraction of writes (default 0)")
+    b.add_argument("--rows", type=positive_int, default=bench_defaults["rows"],
+                   help=f"rows in the table (default {bench_defaults['rows']:,})")
+    b.add_argument("--dist", default=bench_defaults["dist"],
+                   help=with_default("uniform or zipf:ALPHA", "cache_bench", "dist"))
+    b.add_argument("--write-fraction", type=float, default=bench_defaults["write_fraction"],
+                   help=with_default("fraction of writes", "cache_bench", "write_fraction"))
     b.add_argument("--warmup", type=int, default=0, help="requests before the measured phase (default 0)")
     b.add_argument("--flush", action="store_true", help="flush the replicas first (a cold start)")
     b.add_argument("--prefill", action="store_true", help="pre-fill the replicas from the table (steady state)")
     b.add_argument("--no-coalesce", action="store_true", help="do not coalesce concurrent misses (no delayed hits)")
     b.add_argument("--max-seconds", type=float, default=120.0, help="stop after this long (default 120)")
-    b.add_argument("--seed", type=int, default=1)
+    b.add_argument("--seed", type=int, default=bench_defaults["seed"])
     _servers(b)
     _common(b)
     b.set_defaults(func=cmd_bench)

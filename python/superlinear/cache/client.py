@@ -3,19 +3,27 @@ the figures derived from one benchmark report (used by ``cache bench`` and the F
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from superlinear.common.defaults import config_defaults
+
+if TYPE_CHECKING:
+    from superlinear._native import CacheBenchRecord
+
+#: The client config's defaults (crates/cachetier), asked of Rust.
+_CLIENT = config_defaults("cache_client")
 
 
 def client_config(replicas: list[str], dsn: str, router: str, db_connections: int, table: str,
-                  coalesce: bool = True, seed: int = 1, timeout_s: float = 5.0) -> dict[str, Any]:
-    """The native client's config dict. The timeout bounds each connect, read and write; on a
-    machine running dozens of client threads and server processes on a few cores, a healthy
-    server can take longer than a second to answer, so benchmarks allow 5 s."""
+                  coalesce: bool = _CLIENT["coalesce"], seed: int = _CLIENT["seed"],
+                  timeout_s: float = _CLIENT["timeout_s"]) -> dict[str, Any]:
+    """The native client's config dict. The timeout bounds each connect, read and write (the wire
+    config's default allows a few seconds: a loaded machine can delay a healthy server's answer)."""
     return {"replicas": replicas, "dsn": dsn, "router": router, "db_connections": db_connections,
             "table": table, "coalesce": coalesce, "seed": seed, "timeout_s": timeout_s}
 
 
-def bench_row(report: dict[str, Any], k: int, cores: int) -> dict[str, Any]:
+def bench_row(report: CacheBenchRecord, k: int, cores: int) -> dict[str, Any]:
     """Derived figures of one benchmark report, each with its kind in its name."""
     wall = report["wall_ns"]
     proj = report["projected_ns"]

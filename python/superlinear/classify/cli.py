@@ -15,8 +15,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from superlinear import _native
-from superlinear.classify.workload import CLASSBENCH_SETS, PacketWorkloadSpec, load
+from superlinear.classify.workload import CLASSBENCH_SETS, DEFAULT_PACKETS, PacketWorkloadSpec, load
 from superlinear.common.args import fraction, non_negative_int, positive_int
+from superlinear.common.defaults import config_defaults
 from superlinear.common.errors import SuperlinearError
 from superlinear.common.listing import Listing, known, name_table, show_listing
 from superlinear.common.rows import Row
@@ -31,7 +32,7 @@ KINDS = ("projected = serial dispatcher CPU time + slowest worker's own CPU time
 def _workload(args: argparse.Namespace) -> Any:
     if args.rules:
         cfg = {"rule_format": args.rule_format, "actions": args.actions, "default_action": args.default,
-               "trace_format": args.trace_format, "generate": (args.packets or 100_000) + args.warmup,
+               "trace_format": args.trace_format, "generate": (args.packets or DEFAULT_PACKETS) + args.warmup,
                "seed": args.seed}
         w = _native.PacketWorkload.load(args.rules, args.trace, cfg)
         if args.trace and args.packets:
@@ -42,7 +43,7 @@ def _workload(args: argparse.Namespace) -> Any:
         raise SuperlinearError("--trace needs --rules (the rule set to classify against)")
     spec = PacketWorkloadSpec(kind="synthetic", synthetic_rules=args.synthetic_rules, depth=args.depth,
                               flows_per_rule=args.flows_per_rule, catch_all=args.catch_all,
-                              packets=args.packets or 100_000, seed=args.seed, calibration=args.calibration,
+                              packets=args.packets or DEFAULT_PACKETS, seed=args.seed, calibration=args.calibration,
                               warmup=args.warmup)
     return load(spec)
 
@@ -211,7 +212,7 @@ def cmd_gen_trace(args: argparse.Namespace) -> int:
     else:
         spec = PacketWorkloadSpec(kind="synthetic", synthetic_rules=args.synthetic_rules, depth=args.depth,
                                   flows_per_rule=args.flows_per_rule, catch_all=args.catch_all,
-                                  packets=args.packets or 100_000, seed=args.seed)
+                                  packets=args.packets or DEFAULT_PACKETS, seed=args.seed)
         w = load(spec)
     w.write_trace(args.out, args.format or "binary")
     console.print(f"wrote {w.packets:,} packets to {args.out} ({args.format or 'binary'})")
@@ -293,37 +294,50 @@ def register(sub: Any) -> None:
     p.add_argument("--rules", metavar="FILE", help="rule file (ClassBench, native or nft; detected)")
     p.add_argument("--trace", metavar="FILE", help="packet trace (ClassBench, pcap, pcapng or binary; detected); "
                    "without one, packets are generated inside the rules")
-    p.add_argument("--rule-format", default="auto", choices=["auto", "classbench", "native", "nft"])
-    p.add_argument("--trace-format", default="auto", choices=["auto", "classbench", "pcap", "pcapng", "binary"])
-    p.add_argument("--actions", default="random:0.5:1",
-                   help="actions of ClassBench filters: accept, or random:DROP_FRACTION[:SEED] (default random:0.5:1)")
-    p.add_argument("--default", default="accept", choices=["accept", "drop", "reject", "queue"],
-                   help="default policy when the file sets none (default accept)")
-    p.add_argument("--algo", default="mrf", choices=classifiers, help="classifier (default mrf)")
-    p.add_argument("--workers", "-k", type=positive_int, default=1, help="workers k (default 1)")
+    load_defaults = config_defaults("classify_load")
+    synthetic = config_defaults("classify_synthetic")
+    run_defaults = config_defaults("classify_run")
+    p.add_argument("--rule-format", default=load_defaults["rule_format"],
+                   choices=["auto", "classbench", "native", "nft"])
+    p.add_argument("--trace-format", default=load_defaults["trace_format"],
+                   choices=["auto", "classbench", "pcap", "pcapng", "binary"])
+    p.add_argument("--actions", default=load_defaults["actions"],
+                   help="actions of ClassBench filters: accept, or random:DROP_FRACTION[:SEED] "
+                   f"(default {load_defaults['actions']})")
+    p.add_argument("--default", default=load_defaults["default_action"],
+                   choices=["accept", "drop", "reject", "queue"],
+                   help=f"default policy when the file sets none (default {load_defaults['default_action']})")
+    p.add_argument("--algo", default=run_defaults["algo"], choices=classifiers,
+                   help=f"classifier (default {run_defaults['algo']})")
+    p.add_argument("--workers", "-k", type=positive_int, default=run_defaults["k"],
+                   help=f"workers k (default {run_defaults['k']})")
     p.add_argument("--dispatch", default="rss:sip,dip,sport,dport,proto",
                    help=_dispatch_help())
     p.add_argument("--check", action="store_true", help="verify every verdict against brute-force first match "
                    "(exit 1 on any mismatch)")
     p.add_argument("--packets", type=positive_int, help="replay the trace to N packets, or generate N packets")
-    p.add_argument("--warmup", type=non_negative_int, default=0, metavar="N",
+    p.add_argument("--warmup", type=non_negative_int, default=run_defaults["warmup"], metavar="N",
                    help="serve N packets first and leave them out of throughput and work (steady state); "
-                   "with --packets they come on top, otherwise from the start of the trace (default 0)")
+                   "with --packets they come on top, otherwise from the start of the trace "
+                   f"(default {run_defaults['warmup']})")
     p.add_argument("--calibration", type=positive_int, default=100_000,
                    help="packets at the start of the trace that calibrate the rule-aware dispatcher "
                    "(default 100000; the whole trace if shorter)")
     p.add_argument("--window", type=positive_int, default=10_000, help="active-rule window in packets (default 10000)")
     p.add_argument("--top", type=positive_int, default=10, help="rules shown in the match table (default 10)")
     p.add_argument("--no-measure", action="store_true", help="skip the real-thread run")
-    p.add_argument("--seed", type=int, default=1, help="seed of generators and seeded dispatchers (default 1)")
+    p.add_argument("--seed", type=int, default=run_defaults["seed"],
+                   help=f"seed of generators and seeded dispatchers (default {run_defaults['seed']})")
     p.add_argument("--synthetic", action="store_true", help="run on a generated workload (--rules-count, ...)")
-    p.add_argument("--rules-count", dest="synthetic_rules", type=positive_int, default=4999,
-                   help="synthetic base rules, ≤ 65535 (default 4999)")
-    p.add_argument("--depth", type=int, default=0, choices=range(0, 33), metavar="D",
-                   help="synthetic dependency depth d (default 0: independent rules)")
-    p.add_argument("--flows-per-rule", type=positive_int, default=1, help="synthetic flows per rule (default 1)")
-    p.add_argument("--catch-all", type=fraction, default=0.0,
-                   help="share of synthetic traffic to a final catch-all rule (default 0: none)")
+    p.add_argument("--rules-count", dest="synthetic_rules", type=positive_int, default=synthetic["rules"],
+                   help=f"synthetic base rules, ≤ 65535 (default {synthetic['rules']})")
+    p.add_argument("--depth", type=int, default=synthetic["depth"], choices=range(0, 33), metavar="D",
+                   help=f"synthetic dependency depth d (default {synthetic['depth']}; 0: independent rules)")
+    p.add_argument("--flows-per-rule", type=positive_int, default=synthetic["flows_per_rule"],
+                   help=f"synthetic flows per rule (default {synthetic['flows_per_rule']})")
+    p.add_argument("--catch-all", type=fraction, default=synthetic["catch_all"],
+                   help=f"share of synthetic traffic to a final catch-all rule (default {synthetic['catch_all']:g}; "
+                   "0: none)")
     p.add_argument("--format", help="output format: rules native|nft|classbench, traces binary|pcap|pcapng|classbench")
     p.add_argument("--out", metavar="FILE", help="output file (gen-rules, gen-trace, convert) or folder (bench)")
     p.add_argument("--data", metavar="DIR", help="bench: ClassBench folder")

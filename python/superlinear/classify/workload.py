@@ -1,18 +1,28 @@
 """Typed front of the packet classifier (crate ``superlinear-classify``): packet workloads as
 data, loaded once and cached, and one run of classifier × dispatcher × k returning the engine's
-:class:`~superlinear.engine.runs.RunResult`, so the shared experiment driver runs packet panels
+:class:`~superlinear._native.RunRecord`, so the shared experiment driver runs packet panels
 exactly like key panels (paper §4, Figs. 8–9)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from superlinear import _native
-from superlinear.engine.runs import Accounting, RunResult, SuperlinearError
+from superlinear.common.defaults import config_defaults
+from superlinear.engine.runs import SuperlinearError
 
-__all__ = ["CLASSBENCH_SETS", "PacketWorkloadSpec", "load", "run_point"]
+if TYPE_CHECKING:
+    from superlinear._native import RunRecord
+
+__all__ = ["CLASSBENCH_SETS", "DEFAULT_PACKETS", "PacketWorkloadSpec", "load", "run_point"]
+
+#: The classifier's load and synthetic-generator defaults (crates/classify), asked of Rust.
+_LOAD = config_defaults("classify_load")
+_SYNTHETIC = config_defaults("classify_synthetic")
+#: Packets of a workload whose ``packets`` is 0 (the loader's generated-trace length).
+DEFAULT_PACKETS: int = _LOAD["generate"]
 
 #: ClassBench files of the shared data folder (``--data DIR``), by set name.
 CLASSBENCH_SETS = ("acl1", "ipc1", "fw1")
@@ -37,14 +47,14 @@ class PacketWorkloadSpec:
     name: str = ""
     rules: str | None = None
     trace: str | None = None
-    actions: str = "random:0.5:1"
-    synthetic_rules: int = 4999
-    depth: int = 0
-    flows_per_rule: int = 1
-    catch_all: float = 0.0
+    actions: str = _LOAD["actions"]
+    synthetic_rules: int = _SYNTHETIC["rules"]
+    depth: int = _SYNTHETIC["depth"]
+    flows_per_rule: int = _SYNTHETIC["flows_per_rule"]
+    catch_all: float = _SYNTHETIC["catch_all"]
     packets: int = 0
     calibration: int = 100_000
-    seed: int = 1
+    seed: int = _LOAD["seed"]
     warmup: int = 0
 
     def label(self) -> str:
@@ -68,7 +78,7 @@ def load(spec: PacketWorkloadSpec) -> _native.PacketWorkload:
     if spec.kind == "files":
         if not spec.rules:
             raise SuperlinearError("a packet workload from files needs a rules file")
-        total = (spec.packets or 100_000) + spec.warmup
+        total = (spec.packets or DEFAULT_PACKETS) + spec.warmup
         cfg: dict[str, Any] = {"actions": spec.actions, "generate": total, "seed": spec.seed}
         w = _native.PacketWorkload.load(spec.rules, spec.trace, cfg)
         if spec.trace and (spec.packets or spec.warmup):
@@ -76,7 +86,7 @@ def load(spec: PacketWorkloadSpec) -> _native.PacketWorkload:
     elif spec.kind == "synthetic":
         syn = {"rules": spec.synthetic_rules, "depth": spec.depth, "flows_per_rule": spec.flows_per_rule,
                "catch_all": spec.catch_all}
-        w = _native.PacketWorkload.synthetic(syn, (spec.packets or 100_000) + spec.warmup, spec.seed)
+        w = _native.PacketWorkload.synthetic(syn, (spec.packets or DEFAULT_PACKETS) + spec.warmup, spec.seed)
     else:
         raise SuperlinearError(f"unknown packet workload kind '{spec.kind}' (known: files, synthetic)")
     w.calibrate(spec.calibration)
@@ -86,16 +96,12 @@ def load(spec: PacketWorkloadSpec) -> _native.PacketWorkload:
     return w
 
 
-def _acc(v: dict[str, Any] | None) -> Accounting | None:
-    return Accounting(**v) if v is not None else None
-
-
 def run_point(spec: PacketWorkloadSpec, algo: str, dispatch: str, k: int, modes: tuple[str, ...],
-              repeats: int = 1, seed: int = 1) -> RunResult:
+              repeats: int = 1, seed: int = 1) -> RunRecord:
     """One run of ``algo`` behind ``dispatch`` with k workers on the workload of ``spec``
     (its warm-up served first and left out)."""
     w = load(spec)
     raw = w.run({"algo": algo, "dispatch": dispatch, "k": k, "modes": list(modes), "repeats": repeats,
                  "seed": seed, "warmup": spec.warmup})
-    return RunResult(items=raw["items"], cores=raw["cores"], projected=_acc(raw["projected"]),
-                     measured=_acc(raw["measured"]), single_core=None)
+    return {"items": raw["items"], "cores": raw["cores"], "projected": raw["projected"], "measured": raw["measured"],
+            "single_core": None}

@@ -2,6 +2,6 @@
 micro-benchmarks (:mod:`.bench`) and TOML sweeps (:mod:`.sweep`); ``run``, ``sweep`` and ``bench``
 on the command line (:mod:`.cli`)."""
 
-from superlinear.engine.runs import Accounting, RunResult, RunSpec, Workload, run
+from superlinear.engine.runs import RunResult, RunSpec, Workload, run
 
-__all__ = ["Accounting", "RunResult", "RunSpec", "Workload", "run"]
+__all__ = ["RunResult", "RunSpec", "Workload", "run"]

@@ -10,6 +10,7 @@ from typing import Any
 
 from superlinear import _native
 from superlinear.common.args import non_negative_int, positive_int
+from superlinear.common.defaults import config_defaults
 from superlinear.common.errors import SuperlinearError
 from superlinear.common.listing import Listing, add_listing_options, known, name_table
 from superlinear.common.study import add_study_options, console
@@ -50,27 +51,28 @@ def cmd_run(args: argparse.Namespace) -> int:
                    warmup=args.warmup, exclude_warmup=args.exclude_warmup, seed=args.seed, sharded=args.sharded,
                    compare_cycles=args.w, miss_cycles=args.rho, modes=tuple(modes))
     result = run(spec)
-    doc = {"spec": spec.to_native(), "items": result.items, "cores": result.cores,
-           "projected": result.projected.__dict__ if result.projected else None,
-           "measured": result.measured.__dict__ if result.measured else None,
-           "single_core": result.single_core.__dict__ if result.single_core else None}
+    doc = {"spec": spec.to_native(), "items": result["items"], "cores": result["cores"],
+           "projected": result["projected"], "measured": result["measured"], "single_core": result["single_core"]}
     if args.json:
         print(json.dumps(doc, indent=1))
         return 0
-    p = result.projected
+    p = result["projected"]
     assert p is not None
-    console.print(f"{args.algo} + {args.dispatch}, k = {args.k}, {workload.label()} over {result.items:,} items, "
-                  f"{p.requests:,} requests ({'warm-up excluded' if args.exclude_warmup else 'warm-up included'})")
-    console.print(f"  projected time {p.projected_ns / 1e6:,.2f} ms (dispatcher {p.dispatcher_cpu_ns / 1e6:,.2f} ms + "
-                  f"slowest worker {max(p.worker_cpu_ns) / 1e6:,.2f} ms), "
-                  f"{p.requests * 1e3 / max(p.projected_ns, 1):,.3f} Mreq/s projected")
-    console.print(f"  work: span {p.work_span:,}, total {p.work_total:,} ({p.work_total / p.requests:,.1f} per request)"
-                  + (f", hit rate {p.hit_rate:.3f}" if p.hit_rate is not None else ""))
-    for name, acc in (("measured", result.measured), ("single core", result.single_core)):
-        if acc is not None and acc.wall_ns:
-            console.print(f"  {name}: wall {acc.wall_ns / 1e6:,.2f} ms, {acc.requests * 1e3 / acc.wall_ns:,.3f} Mreq/s")
-    if args.measure and result.measured is None:
-        console.print(f"  measured: skipped, k = {args.k} > {result.cores} cores (projected only)")
+    console.print(f"{args.algo} + {args.dispatch}, k = {args.k}, {workload.label()} over {result['items']:,} items, "
+                  f"{p['requests']:,} requests ({'warm-up excluded' if args.exclude_warmup else 'warm-up included'})")
+    console.print(f"  projected time {p['projected_ns'] / 1e6:,.2f} ms "
+                  f"(dispatcher {p['dispatcher_cpu_ns'] / 1e6:,.2f} ms + "
+                  f"slowest worker {max(p['worker_cpu_ns']) / 1e6:,.2f} ms), "
+                  f"{p['requests'] * 1e3 / max(p['projected_ns'], 1):,.3f} Mreq/s projected")
+    console.print(f"  work: span {p['work_span']:,}, total {p['work_total']:,} "
+                  f"({p['work_total'] / p['requests']:,.1f} per request)"
+                  + (f", hit rate {p['hit_rate']:.3f}" if p["hit_rate"] is not None else ""))
+    for name, acc in (("measured", result["measured"]), ("single core", result["single_core"])):
+        if acc is not None and acc["wall_ns"]:
+            console.print(f"  {name}: wall {acc['wall_ns'] / 1e6:,.2f} ms, "
+                          f"{acc['requests'] * 1e3 / acc['wall_ns']:,.3f} Mreq/s")
+    if args.measure and result["measured"] is None:
+        console.print(f"  measured: skipped, k = {args.k} > {result['cores']} cores (projected only)")
     return 0
 
 
@@ -94,21 +96,29 @@ def register(sub: Any) -> None:
     s.add_argument("--json", action="store_true", help="print result.json instead of the table")
     s.set_defaults(func=cmd_sweep)
 
+    # The flags that stand for run config fields take the Rust defaults; --k and --m keep the
+    # command's own defaults (4 workers over 10,000 items), which differ from the config's.
+    run_defaults = config_defaults("run")
     u = sub.add_parser("run", help="one run: algorithm, dispatcher, workload, k",
                        description="Run one configuration and print its accounting.")
-    u.add_argument("--algo", default="mtf", help="worker: " + known(worker_names()))
-    u.add_argument("--dispatch", default="hash", help="dispatcher: " + known(d["name"] for d in _native.dispatchers()))
+    u.add_argument("--algo", default=run_defaults["algo"], help="worker: " + known(worker_names()))
+    u.add_argument("--dispatch", default=run_defaults["dispatch"],
+                   help="dispatcher: " + known(d["name"] for d in _native.dispatchers()))
     u.add_argument("--k", type=positive_int, default=4, help="workers (default 4)")
-    u.add_argument("--workload", choices=["uniform", "zipf"], default="uniform")
+    u.add_argument("--workload", choices=["uniform", "zipf"], default=run_defaults["workload"]["kind"])
     u.add_argument("--m", type=positive_int, default=10_000, help="items (default 10000)")
-    u.add_argument("--alpha", type=float, default=1.01, help="zipf exponent (default 1.01)")
+    u.add_argument("--alpha", type=float, default=run_defaults["workload"]["alpha"],
+                   help=f"zipf exponent (default {run_defaults['workload']['alpha']:g})")
     u.add_argument("--trace", metavar="FILE", help="key trace (text: one key per line, or binary)")
-    u.add_argument("--requests", type=positive_int, default=100_000)
-    u.add_argument("--warmup", type=non_negative_int, default=0, help="warm-up requests (with --exclude-warmup)")
+    u.add_argument("--requests", type=positive_int, default=run_defaults["requests"],
+                   help=f"requests (default {run_defaults['requests']})")
+    u.add_argument("--warmup", type=non_negative_int, default=run_defaults["warmup"],
+                   help="warm-up requests (with --exclude-warmup)")
     u.add_argument("--exclude-warmup", action="store_true", help="leave the warm-up out of every figure")
-    u.add_argument("--w", type=non_negative_int, default=0, help="cycles per tree comparison")
-    u.add_argument("--rho", type=non_negative_int, default=0, help="cycles per cache miss")
-    u.add_argument("--seed", type=non_negative_int, default=1)
+    u.add_argument("--w", type=non_negative_int, default=run_defaults["compare_cycles"],
+                   help="cycles per tree comparison")
+    u.add_argument("--rho", type=non_negative_int, default=run_defaults["miss_cycles"], help="cycles per cache miss")
+    u.add_argument("--seed", type=non_negative_int, default=run_defaults["seed"])
     u.add_argument("--sharded", action="store_true", help="sharded state (each worker holds its partition only)")
     u.add_argument("--measure", action="store_true", help="also run with real threads (k ≤ cores)")
     u.add_argument("--single-core", action="store_true", help="also run all k threads on one core")

@@ -3,22 +3,31 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from superlinear import _native
 from superlinear._native import SuperlinearError
+from superlinear.common.defaults import config_defaults
 
-__all__ = ["Accounting", "RunResult", "RunSpec", "SuperlinearError", "algorithms", "dispatchers", "run"]
+if TYPE_CHECKING:
+    from superlinear._native import RunRecord
+
+__all__ = ["RunResult", "RunSpec", "SuperlinearError", "Workload", "algorithms", "dispatchers", "run"]
+
+
+#: The engine's run config defaults (crates/core), the one source of the fields' defaults below.
+_RUN = config_defaults("run")
+_WORKLOAD = _RUN["workload"]
 
 
 @dataclass(frozen=True)
 class Workload:
     """Where requests come from: ``uniform`` or ``zipf`` over m items, or a key ``trace`` file."""
 
-    kind: str = "uniform"
-    m: int = 100_000
-    alpha: float = 1.01
-    path: str | None = None
+    kind: str = _WORKLOAD["kind"]
+    m: int = _WORKLOAD["m"]
+    alpha: float = _WORKLOAD["alpha"]
+    path: str | None = _WORKLOAD["path"]
 
     def label(self) -> str:
         if self.kind == "zipf":
@@ -34,17 +43,17 @@ class RunSpec:
     dispatch: str
     k: int
     workload: Workload = field(default_factory=Workload)
-    requests: int = 100_000
-    warmup: int = 0
-    exclude_warmup: bool = False
-    seed: int = 1
-    sharded: bool = False
-    compare_cycles: int = 0
-    miss_cycles: int = 0
-    capacity: int | None = None
-    modes: tuple[str, ...] = ("projected",)
-    parallel: int = 0
-    repeats: int = 1
+    requests: int = _RUN["requests"]
+    warmup: int = _RUN["warmup"]
+    exclude_warmup: bool = _RUN["exclude_warmup"]
+    seed: int = _RUN["seed"]
+    sharded: bool = _RUN["sharded"]
+    compare_cycles: int = _RUN["compare_cycles"]
+    miss_cycles: int = _RUN["miss_cycles"]
+    capacity: int | None = _RUN["capacity"]
+    modes: tuple[str, ...] = tuple(_RUN["modes"])
+    parallel: int = _RUN["parallel"]
+    repeats: int = _RUN["repeats"]
 
     def to_native(self) -> dict[str, Any]:
         d = asdict(self)
@@ -52,48 +61,13 @@ class RunSpec:
         return d
 
 
-@dataclass(frozen=True)
-class Accounting:
-    """What one run cost; see DESIGN.md's honesty contract for the meaning of each time."""
-
-    k: int
-    requests: int
-    wall_ns: int | None
-    dispatcher_cpu_ns: int
-    worker_cpu_ns: list[int]
-    worker_work: list[int]
-    worker_requests: list[int]
-    projected_ns: int
-    work_span: int
-    work_total: int
-    hit_rate: float | None
-    load_imbalance: float
+#: One run's records: the engine's :class:`~superlinear._native.RunRecord`, as Rust returns it.
+RunResult: TypeAlias = "RunRecord"
 
 
-@dataclass(frozen=True)
-class RunResult:
-    items: int
-    cores: int
-    projected: Accounting | None
-    measured: Accounting | None
-    single_core: Accounting | None
-
-
-def run(spec: RunSpec) -> RunResult:
+def run(spec: RunSpec) -> RunRecord:
     """Runs one configured point in the Rust engine (the GIL is released meanwhile)."""
-    raw = _native.run(spec.to_native())
-
-    def acc(key: str) -> Accounting | None:
-        v = raw.get(key)
-        return Accounting(**v) if v is not None else None
-
-    return RunResult(
-        items=raw["items"],
-        cores=raw["cores"],
-        projected=acc("projected"),
-        measured=acc("measured"),
-        single_core=acc("single_core"),
-    )
+    return _native.run(spec.to_native())
 
 
 def algorithms() -> list[dict[str, Any]]:

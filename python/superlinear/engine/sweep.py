@@ -22,15 +22,25 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from superlinear import _native
+from superlinear.common.defaults import config_defaults
 from superlinear.engine.runs import SuperlinearError, Workload
 from superlinear.experiments.spec import Experiment, Panel, Series
 
-TOP_KEYS = {"name", "algos", "dispatch", "k", "requests", "seed", "warmup", "exclude_warmup", "repeats",
-            "compare_cycles", "miss_cycles", "sharded", "workload", "measure"}
-WORKLOAD_KEYS = {"kind", "m", "alpha", "path"}
+if TYPE_CHECKING:
+    from superlinear._native import ConfigName
+
+#: The run config's defaults (crates/core): the sweep's optional keys and their values.
+RUN_DEFAULTS = config_defaults("run")
+#: Run config fields the sweep sets itself: ``algos`` names the workers (caches as ``lru:C``, which
+#: gives the capacity), ``measure`` picks the modes, and the driver chooses the parallelism.
+SET_BY_SWEEP = {"algo", "capacity", "modes", "parallel"}
+#: The sweep's own keys: its name, the grid axes (``dispatch`` and ``k`` as lists) and ``measure``.
+SWEEP_KEYS = {"name", "algos", "dispatch", "k", "measure"}
+TOP_KEYS = SWEEP_KEYS | (set(RUN_DEFAULTS) - SET_BY_SWEEP)
+WORKLOAD_KEYS = set(config_defaults("workload"))
 
 
 class ConfigError(SuperlinearError):
@@ -62,6 +72,14 @@ def _positive_ints(path: Path, key: str, values: list[Any]) -> tuple[int, ...]:
     return tuple(values)
 
 
+def _check(path: Path, name: ConfigName, table: dict[str, Any]) -> None:
+    """Rust's own check of a run config's fields: a wrong type or range, in one line."""
+    try:
+        _native.config_check(name, table)
+    except SuperlinearError as e:
+        raise ConfigError(f"{path}: {e}") from None
+
+
 def load_sweep(path: Path) -> tuple[Experiment, bool]:
     """Parses and validates a sweep file; returns the experiment and whether to measure."""
     try:
@@ -74,6 +92,7 @@ def load_sweep(path: Path) -> tuple[Experiment, bool]:
     unknown = set(doc) - TOP_KEYS
     if unknown:
         raise ConfigError(f"{path}: unknown key(s) {', '.join(sorted(unknown))} (known: {', '.join(sorted(TOP_KEYS))})")
+    _check(path, "run", {k: v for k, v in doc.items() if k in RUN_DEFAULTS and k not in SWEEP_KEYS | {"workload"}})
     algos = _want(path, doc, "algos", list)
     if not algos or not all(isinstance(a, str) for a in algos):
         raise ConfigError(f"{path}: 'algos' must be a non-empty list of names")
@@ -94,14 +113,14 @@ def load_sweep(path: Path) -> tuple[Experiment, bool]:
             known = ", ".join(sorted(known_dispatch))
             raise ConfigError(f"{path}: dispatch: unknown dispatcher {d!r} (known: {known})")
     ks = _positive_ints(path, "k", _want(path, doc, "k", list))
-    requests = _want(path, doc, "requests", int, 100_000)
+    requests = _want(path, doc, "requests", int, RUN_DEFAULTS["requests"])
     if requests <= 0:
         raise ConfigError(f"{path}: 'requests' must be positive, got {requests}")
     workloads_raw = _want(path, doc, "workload", (dict, list))
     workloads_list = [workloads_raw] if isinstance(workloads_raw, dict) else workloads_raw
     if not workloads_list:
         raise ConfigError(f"{path}: 'workload' must hold at least one workload table")
-    sharded = _want(path, doc, "sharded", bool, False)
+    sharded = _want(path, doc, "sharded", bool, RUN_DEFAULTS["sharded"])
     if sharded:
         affine = {d["name"] for d in _native.dispatchers() if d["key_affine"]}
         bad_dispatch = [d for d in dispatch if known_dispatch[d] not in affine]
@@ -110,7 +129,7 @@ def load_sweep(path: Path) -> tuple[Experiment, bool]:
                 f"{path}: sharded = true needs key-affine dispatchers ({', '.join(sorted(affine))}); "
                 f"{', '.join(bad_dispatch)} send a key to any worker"
             )
-    exclude_warmup = _want(path, doc, "exclude_warmup", bool, False)
+    exclude_warmup = _want(path, doc, "exclude_warmup", bool, RUN_DEFAULTS["exclude_warmup"])
     panels = []
     for i, w in enumerate(workloads_list):
         if not isinstance(w, dict):
@@ -119,7 +138,8 @@ def load_sweep(path: Path) -> tuple[Experiment, bool]:
         if bad:
             known = ", ".join(sorted(WORKLOAD_KEYS))
             raise ConfigError(f"{path}: workload: unknown key(s) {', '.join(sorted(bad))} (known: {known})")
-        kind = _want(path, w, "kind", str, "uniform")
+        _check(path, "workload", w)
+        kind = _want(path, w, "kind", str, RUN_DEFAULTS["workload"]["kind"])
         if kind not in ("uniform", "zipf", "trace"):
             raise ConfigError(f"{path}: workload kind must be uniform, zipf or trace, got {kind!r}")
         wpath = None
@@ -132,7 +152,7 @@ def load_sweep(path: Path) -> tuple[Experiment, bool]:
             m = _want(path, w, "m", int)
             if m <= 0:
                 raise ConfigError(f"{path}: workload m must be positive, got {m}")
-        alpha = float(_want(path, w, "alpha", (int, float), 1.01))
+        alpha = float(_want(path, w, "alpha", (int, float), RUN_DEFAULTS["workload"]["alpha"]))
         if kind == "zipf" and alpha <= 0:
             raise ConfigError(f"{path}: zipf alpha must be positive, got {alpha}")
         workload = Workload(kind, m, alpha, wpath)
@@ -144,13 +164,13 @@ def load_sweep(path: Path) -> tuple[Experiment, bool]:
             series=tuple(Series(a, d, exclude_warmup) for a in algos for d in dispatch),
             ks=ks,
             requests=requests,
-            warmup=_want(path, doc, "warmup", int, 0),
-            compare_cycles=_want(path, doc, "compare_cycles", int, 0),
-            miss_cycles=_want(path, doc, "miss_cycles", int, 0),
+            warmup=_want(path, doc, "warmup", int, RUN_DEFAULTS["warmup"]),
+            compare_cycles=_want(path, doc, "compare_cycles", int, RUN_DEFAULTS["compare_cycles"]),
+            miss_cycles=_want(path, doc, "miss_cycles", int, RUN_DEFAULTS["miss_cycles"]),
             capacity=caps[0] if caps else None,
             sharded=sharded,
-            seed=_want(path, doc, "seed", int, 1),
-            repeats=_want(path, doc, "repeats", int, 1),
+            seed=_want(path, doc, "seed", int, RUN_DEFAULTS["seed"]),
+            repeats=_want(path, doc, "repeats", int, RUN_DEFAULTS["repeats"]),
         ))
     if exclude_warmup and not any(p.warmup for p in panels):
         raise ConfigError(f"{path}: exclude_warmup = true needs warmup = N (requests served before timing)")

@@ -7,19 +7,18 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from superlinear.classify.workload import PacketWorkloadSpec
 from superlinear.common.rows import Row
-from superlinear.engine.runs import Accounting, RunResult, RunSpec, Workload, run
+from superlinear.engine.runs import RunSpec, Workload, run
 from superlinear.experiments.spec import Experiment, Panel, Series
 from superlinear.output.results import write_results
 
-
-class _NoAcc:
-    requests = 0
+if TYPE_CHECKING:
+    from superlinear._native import Accounting, RunRecord
 
 
 def _spec(panel: Panel, series: Series, k: int, modes: tuple[str, ...]) -> RunSpec:
@@ -48,7 +47,7 @@ def _packets(panel: Panel, series: Series) -> PacketWorkloadSpec:
     return replace(panel.workload, warmup=panel.warmup if series.exclude_warmup else 0)
 
 
-def _run(panel: Panel, series: Series, k: int, modes: tuple[str, ...]) -> RunResult:
+def _run(panel: Panel, series: Series, k: int, modes: tuple[str, ...]) -> RunRecord:
     """One grid point: the key engine, or the packet classifier for packet workloads."""
     if isinstance(panel.workload, PacketWorkloadSpec):
         from superlinear.classify.workload import run_point
@@ -76,7 +75,7 @@ def _ratio(a: float | None, b: float | None) -> float | None:
 def _throughput(acc: Accounting | None, time_ns: int | None) -> float | None:
     if acc is None or not time_ns:
         return None
-    return acc.requests * 1e9 / time_ns
+    return acc["requests"] * 1e9 / time_ns
 
 
 def baseline_dispatch(panel: Panel) -> str:
@@ -85,74 +84,75 @@ def baseline_dispatch(panel: Panel) -> str:
     return "hash" if panel.sharded else "rr"
 
 
-def _base_row(panel: Panel, series: Series, k: int, result: RunResult) -> Row:
+def _base_row(panel: Panel, series: Series, k: int, result: RunRecord) -> Row:
     return {
         "panel": panel.name,
         "algo": series.algo,
         "dispatch": series.dispatch,
         "workload": panel.workload.label(),
-        "m": result.items,
+        "m": result["items"],
         "k": k,
-        "requests": (result.projected or result.measured or result.single_core or _NoAcc).requests,
+        "requests": next((a["requests"] for a in (result["projected"], result["measured"], result["single_core"]) if a),
+                         0),
         "warmup": "excluded" if series.exclude_warmup else "included",
         "warmup_requests": panel.warmup if series.exclude_warmup else 0,
         "state": "sharded" if panel.sharded else "replicated",
         "compare_cycles": panel.compare_cycles,
         "miss_cycles": panel.miss_cycles,
         "capacity": int(series.algo.split(":", 1)[1]) if ":" in series.algo else panel.capacity,
-        "cores": result.cores,
+        "cores": result["cores"],
         # Every k = 1 baseline runs the same algorithm with one worker; the dispatcher is then
         # trivial whatever its kind, so one baseline serves every series of that algorithm.
         "baseline": f"{series.algo}, k = 1, {baseline_dispatch(panel)} dispatch",
     }
 
 
-def speedup_row(panel: Panel, series: Series, k: int, result: RunResult, base: RunResult) -> Row:
+def speedup_row(panel: Panel, series: Series, k: int, result: RunRecord, base: RunRecord) -> Row:
     """A row with the three speedups of ``result`` against the k = 1 ``base``."""
-    p, bp = result.projected, base.projected
+    p, bp = result["projected"], base["projected"]
     assert p is not None and bp is not None
-    m, bm = result.measured, base.measured
+    m, bm = result["measured"], base["measured"]
     row = _base_row(panel, series, k, result)
     row.update(
-        speedup_measured=_ratio(bm.wall_ns, m.wall_ns) if m and bm else None,
+        speedup_measured=_ratio(bm["wall_ns"], m["wall_ns"]) if m and bm else None,
         # With k = cores the dispatcher thread has no core of its own in the measured run.
-        dispatcher_shares_core=(k >= result.cores) if m else None,
-        speedup_projected=_ratio(bp.projected_ns, p.projected_ns),
-        speedup_work=_ratio(bp.work_span, p.work_span),
-        throughput_rps_projected=_throughput(p, p.projected_ns),
-        throughput_rps_measured=_throughput(m, m.wall_ns) if m else None,
-        projected_ns=p.projected_ns,
-        wall_ns=m.wall_ns if m else None,
-        dispatcher_cpu_ns=p.dispatcher_cpu_ns,
-        dispatcher_ns_per_request=p.dispatcher_cpu_ns / max(p.requests, 1),
-        max_worker_cpu_ns=max(p.worker_cpu_ns),
-        work_span=p.work_span,
-        work_total=p.work_total,
-        work_per_request=p.work_total / max(p.requests, 1),
+        dispatcher_shares_core=(k >= result["cores"]) if m else None,
+        speedup_projected=_ratio(bp["projected_ns"], p["projected_ns"]),
+        speedup_work=_ratio(bp["work_span"], p["work_span"]),
+        throughput_rps_projected=_throughput(p, p["projected_ns"]),
+        throughput_rps_measured=_throughput(m, m["wall_ns"]) if m else None,
+        projected_ns=p["projected_ns"],
+        wall_ns=m["wall_ns"] if m else None,
+        dispatcher_cpu_ns=p["dispatcher_cpu_ns"],
+        dispatcher_ns_per_request=p["dispatcher_cpu_ns"] / max(p["requests"], 1),
+        max_worker_cpu_ns=max(p["worker_cpu_ns"]),
+        work_span=p["work_span"],
+        work_total=p["work_total"],
+        work_per_request=p["work_total"] / max(p["requests"], 1),
         # Mean worker CPU time per request: the mean per-packet latency of Fig. 9a (projected).
-        mean_service_ns_projected=sum(p.worker_cpu_ns) / max(p.requests, 1),
-        hit_rate=p.hit_rate,
-        load_imbalance=p.load_imbalance,
+        mean_service_ns_projected=sum(p["worker_cpu_ns"]) / max(p["requests"], 1),
+        hit_rate=p["hit_rate"],
+        load_imbalance=p["load_imbalance"],
     )
     return row
 
 
-def goodput_row(panel: Panel, series: Series, k: int, result: RunResult, base: RunResult) -> Row:
+def goodput_row(panel: Panel, series: Series, k: int, result: RunRecord, base: RunRecord) -> Row:
     """A row of the single-core panel: measured goodput with every worker on one core."""
-    s, bs = result.single_core, base.single_core
-    assert s is not None and bs is not None and s.wall_ns and bs.wall_ns
+    s, bs = result["single_core"], base["single_core"]
+    assert s is not None and bs is not None and s["wall_ns"] and bs["wall_ns"]
     row = _base_row(panel, series, k, result)
-    goodput = s.requests * 1e3 / s.wall_ns  # million requests per second
+    goodput = s["requests"] * 1e3 / s["wall_ns"]  # million requests per second
     row.update(
         goodput_mrps=goodput,
-        goodput_ratio=_ratio(goodput, bs.requests * 1e3 / bs.wall_ns),
+        goodput_ratio=_ratio(goodput, bs["requests"] * 1e3 / bs["wall_ns"]),
         speedup_measured=None,
         speedup_projected=None,
-        speedup_work=_ratio(bs.work_total, s.work_total),
-        wall_ns=s.wall_ns,
+        speedup_work=_ratio(bs["work_total"], s["work_total"]),
+        wall_ns=s["wall_ns"],
         throughput_rps_measured=goodput * 1e6,
-        work_total=s.work_total,
-        work_per_request=s.work_total / max(s.requests, 1),
+        work_total=s["work_total"],
+        work_per_request=s["work_total"] / max(s["requests"], 1),
     )
     return row
 
@@ -176,7 +176,7 @@ class Driver:
         rows: list[Row] = []
         if panel.metric == "goodput":
             for series in panel.series:
-                base: RunResult | None = None
+                base: RunRecord | None = None
                 for k in panel.ks:
                     step(f"{series.label()} k={k} (single core)")
                     result = _run(panel, series, k, ("single_core",))
@@ -185,9 +185,9 @@ class Driver:
                     advance()
             return rows
 
-        baselines: dict[tuple[str, bool], RunResult] = {}
+        baselines: dict[tuple[str, bool], RunRecord] = {}
 
-        def baseline(algo: str, exclude_warmup: bool) -> RunResult:
+        def baseline(algo: str, exclude_warmup: bool) -> RunRecord:
             key = (algo, exclude_warmup)
             if key not in baselines:
                 step(f"{algo} k=1 baseline")
@@ -203,15 +203,15 @@ class Driver:
                     result = base
                 else:
                     step(f"{series.label()} k={k}")
-                    cores = base.cores
+                    cores = base["cores"]
                     modes = ("projected", "measured") if self.measure and k <= cores else ("projected",)
                     result = _run(panel, series, k, modes)
                     advance()
                 rows.append(speedup_row(panel, series, k, result, base) | _packet_extras(panel, series, k))
         if panel.static_baseline:
             static = baseline(panel.static_baseline, False)
-            assert static.projected is not None
-            static_rps = _throughput(static.projected, static.projected.projected_ns)
+            assert static["projected"] is not None
+            static_rps = _throughput(static["projected"], static["projected"]["projected_ns"])
             for row in rows:
                 row["throughput_vs_static_k1"] = _ratio(row["throughput_rps_projected"], static_rps)
         return rows

@@ -21,6 +21,7 @@ from rich.progress import Progress
 from rich.table import Table
 
 from superlinear.common.args import int_list, non_negative_whole, number, positive_number, positive_whole
+from superlinear.common.defaults import field_default, with_default
 from superlinear.common.errors import SuperlinearError
 from superlinear.common.listing import Listing, add_listing_options, known, name_table
 from superlinear.common.rows import Row
@@ -340,12 +341,17 @@ def _trace_options(p: argparse.ArgumentParser, requests: int = 200_000, objects:
     g.add_argument("--trace", metavar="FILE", help="text (OBJECT [TIMESTAMP [LATENCY]] per line) or binary SLKT trace")
     g.add_argument("--requests", type=positive_whole, default=requests, help=f"generated requests (default {requests})")
     g.add_argument("--objects", type=positive_whole, default=objects, help=f"generated objects (default {objects})")
-    g.add_argument("--bursty", type=number, default=0.5, help="share of bursty objects (default 0.5)")
-    g.add_argument("--burst-length", type=number, default=8.0, help="mean requests per burst (default 8)")
-    g.add_argument("--burst-gap", type=number, default=2.0, help="mean steps between requests of a burst (default 2)")
-    g.add_argument("--alpha", type=number, default=0.8, help="Zipf exponent of object popularity (default 0.8)")
-    g.add_argument("--jitter", type=number, default=0.2, help="relative jitter of paced periods (default 0.2)")
-    g.add_argument("--seed", type=int, default=1, help="generator and rounding seed (default 1)")
+    # The generator's own defaults, from Rust; requests and objects are each command's size.
+    for flag, field, kind, text in (
+        ("--bursty", "bursty_fraction", number, "share of bursty objects"),
+        ("--burst-length", "burst_length", number, "mean requests per burst"),
+        ("--burst-gap", "burst_gap", number, "mean steps between requests of a burst"),
+        ("--alpha", "alpha", number, "Zipf exponent of object popularity"),
+        ("--jitter", "jitter", number, "relative jitter of paced periods"),
+        ("--seed", "seed", int, "generator and rounding seed"),
+    ):
+        g.add_argument(flag, type=kind, default=field_default("latency_trace", field),
+                       help=with_default(text, "latency_trace", field))
 
 
 def _z_options(p: argparse.ArgumentParser, default: str) -> None:

@@ -16,12 +16,18 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from superlinear import _native
+from superlinear.common.defaults import config_defaults
 from superlinear.common.errors import SuperlinearError
 from superlinear.common.rows import Row
 
+if TYPE_CHECKING:
+    from superlinear._native import LatencyRoundedRecord
+
+#: The trace generator's defaults (crates/cache), asked of Rust.
+_TRACE = config_defaults("latency_trace")
 SIMULATED = "simulated"
 MEASURED = "measured"
 
@@ -30,14 +36,14 @@ MEASURED = "measured"
 class TraceSpec:
     """A synthetic trace of bursty and paced objects (see ``superlinear_cache::generate``)."""
 
-    requests: int = 100_000
-    objects: int = 1_000
-    bursty_fraction: float = 0.5
-    burst_length: float = 8.0
-    burst_gap: float = 2.0
-    alpha: float = 0.8
-    jitter: float = 0.2
-    seed: int = 1
+    requests: int = _TRACE["requests"]
+    objects: int = _TRACE["objects"]
+    bursty_fraction: float = _TRACE["bursty_fraction"]
+    burst_length: float = _TRACE["burst_length"]
+    burst_gap: float = _TRACE["burst_gap"]
+    alpha: float = _TRACE["alpha"]
+    jitter: float = _TRACE["jitter"]
+    seed: int = _TRACE["seed"]
 
 
 class Trace:
@@ -230,7 +236,7 @@ class BelatedlyResult:
     lower_bound: float
     rounded_latency: int
     rounding: str
-    roundings: list[dict[str, Any]]
+    roundings: list[LatencyRoundedRecord]
     variables: int
     rows: int
     nonzeros: int
