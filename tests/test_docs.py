@@ -12,7 +12,7 @@ user-side input files of ``FIXTURES`` written there. Docs write their commands a
 where they can; what must stay as it was measured (the commands of docs/results) goes through
 ``REWRITES``, a small explicit table applied before the run. Commands that need servers or root
 run where this machine has them and are skipped, with the CLI's own one-line reason, where not;
-``SKIPS`` lists the few that never run here, each with its reason.
+``SKIPS`` would list any that never run here, each with its reason (none today).
 """
 
 from __future__ import annotations
@@ -109,7 +109,9 @@ FIXTURES = {
 #: Where the docs say the ClassBench data lies; the test puts a tiny generated copy there instead.
 SHARED_CLASSBENCH = "../shared/data/classbench"
 #: Without --panel, a reproduction runs only its cheapest panel; with several, only the first.
-SMALLEST_PANEL = {"fig5": "e", "fig8": "d2k", "fig9": "b1"}
+SMALLEST_PANEL = {"fig5": "e", "fig8": "d2k", "fig9": "b1", "fig11": "cache-only", "cache-skew": "zipf0.9"}
+#: Reproductions that start their own memcached and PostgreSQL (run where this machine has them).
+SERVICE_FIGURES = {"fig11", "cache-skew"}
 #: Upper limits for size flags; a smaller value in the docs is kept.
 CAPS = {"--requests": 20_000, "--packets": 20_000, "--rows": 20_000, "--rules-count": 1_000}
 #: Per command: size flags capped (and added when absent, where the default is large).
@@ -148,13 +150,7 @@ REWRITES = (
 )
 
 #: Commands that never run in this test, with the reason.
-SKIPS: dict[tuple[str, ...], str] = {
-    ("reproduce", "fig11"): "starts its own memcached and PostgreSQL fleet and takes about two minutes even with "
-                            "--quick; the same study runs on a mini configuration in "
-                            "tests/test_cachetier.py::test_service_backed_study_end_to_end",
-    ("reproduce", "cache-skew"): "starts 16 memcached replicas and PostgreSQL for minutes even with --quick; see "
-                                 "tests/test_cachetier.py::test_service_backed_study_end_to_end",
-}
+SKIPS: dict[tuple[str, ...], str] = {}
 
 
 def command_key(argv: list[str]) -> tuple[str, ...]:
@@ -436,7 +432,7 @@ def test_doc_commands_run(page: str, classbench: Path) -> None:
 
 
 def _group(argv: list[str]) -> str:
-    if argv[0] == "cache":
+    if argv[0] == "cache" or (argv[0] == "reproduce" and argv[1] in SERVICE_FIGURES):
         return "cache"
     if argv[0] == "nft-bench" and "--emit" not in argv:  # --emit needs no privileges
         return "nft"
@@ -448,7 +444,8 @@ def _cannot_run(group: str, argv: list[str], r: subprocess.CompletedProcess[str]
     last = (r.stderr.strip().splitlines() or [""])[-1]
     if group == "nft" and r.returncode in NFT_CANNOT:
         return f"needs root and ip/nft: {last}"
-    if group == "cache" and argv[1] == "up" and r.returncode != 0 and "apt-get install" in r.stderr:
+    starts_servers = argv[0] == "reproduce" or argv[1] == "up"
+    if group == "cache" and starts_servers and r.returncode != 0 and "apt-get install" in r.stderr:
         return f"needs memcached and PostgreSQL: {last}"
     return None
 
@@ -464,4 +461,6 @@ def test_missing_servers_or_privileges_skip_with_the_clis_reason() -> None:
     no_memcached = done(1, "superlinear: error: memcached not found: apt-get install -y memcached\n")
     assert _cannot_run("cache", ["cache", "up"], no_memcached) is not None
     assert _cannot_run("cache", ["cache", "bench"], no_memcached) is None
+    assert _cannot_run("cache", ["reproduce", "fig11"], no_memcached) is not None
+    assert _group(["reproduce", "fig11"]) == "cache" and _group(["reproduce", "fig5"]) == ""
     assert _group(["nft-bench", "--emit", "-"]) == "" and _group(["nft-bench", "--cleanup"]) == "nft"
