@@ -444,7 +444,7 @@ def _cannot_run(group: str, argv: list[str], r: subprocess.CompletedProcess[str]
     last = (r.stderr.strip().splitlines() or [""])[-1]
     if group == "nft" and r.returncode in NFT_CANNOT:
         return f"needs root and ip/nft: {last}"
-    starts_servers = argv[0] == "reproduce" or argv[1] == "up"
+    starts_servers = argv[0] == "reproduce" or argv[1:2] == ["up"]
     if group == "cache" and starts_servers and r.returncode != 0 and "apt-get install" in r.stderr:
         return f"needs memcached and PostgreSQL: {last}"
     return None
