@@ -69,7 +69,7 @@ def test_items_and_dispatch_given_separately() -> None:
     items = [0, 1, 0, 2, 1, 0, 3, 3]
     (one, two) = predict_assigned(items, 4, {1: [0] * 8, 2: [0, 1, 0, 1, 1, 0, 0, 0]})
     assert one.baseline_work == 1 + 2 + 2 + 3 + 3 + 3 + 4 + 1
-    assert [w.work for w in two.workers] == [1 + 1 + 1 + 4 + 1, 2 + 3 + 2]
+    assert [w["work"] for w in two.workers] == [1 + 1 + 1 + 4 + 1, 2 + 3 + 2]
     assert two.ell == pytest.approx(19 / 15)
     assert two.q == pytest.approx(15 / 8)
     # A key outside the item set costs a full scan of a list and changes nothing.

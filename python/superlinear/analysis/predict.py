@@ -37,13 +37,14 @@ from superlinear.engine.runs import RunSpec, Workload, run
 from superlinear.output.figures import save_figure
 
 if TYPE_CHECKING:
+    # A worker's predicted stream cost (engine work units) is the law's own record.
     from superlinear._native import Accounting
+    from superlinear._native import LawWorkerStats as WorkerPrediction
 
 __all__ = [
     "EngineCheck",
     "LawPoint",
     "Prediction",
-    "WorkerPrediction",
     "law_model",
     "parse_ks",
     "plot_prediction",
@@ -53,18 +54,6 @@ __all__ = [
 
 Progress = Callable[[int, int, str], None]
 """Called as ``progress(done, total, what_next)`` before each step of a long computation."""
-
-
-@dataclass(frozen=True)
-class WorkerPrediction:
-    """One worker's predicted stream cost (engine work units)."""
-
-    requests: int
-    work: int
-    first_accesses: int
-    absent: int
-    mean_working_set: float | None
-    hits: int | None
 
 
 @dataclass(frozen=True)
@@ -96,7 +85,7 @@ class LawPoint:
             k=d["k"], dispatch=dispatch, baseline_work=d["baseline_work"], work_total=d["work_total"],
             work_span=d["work_span"], ell=d["ell"], q=d["q"], speedup_work_predicted=d["work_speedup"],
             speedup_law=d["law_speedup"], s=d["s"], load_imbalance=d["load_imbalance"], hit_rate=d["hit_rate"],
-            workers=tuple(WorkerPrediction(**w) for w in d["workers"]),
+            workers=tuple(d["workers"]),
         )
 
 
@@ -149,7 +138,7 @@ class Prediction:
                 "baseline_work": p.baseline_work, "work_total": p.work_total, "work_span": p.work_span,
                 "load_imbalance": p.load_imbalance, "hit_rate": p.hit_rate,
                 "mean_working_set": _mean_ws(p.workers),
-                "worker_work_predicted": [w.work for w in p.workers],
+                "worker_work_predicted": [w["work"] for w in p.workers],
                 "worker_work_engine": list(c.worker_work) if c else None,
                 "engine_exact_match": c.exact if c else None,
                 "predicted_over_engine": c.predicted_over_engine if c else None,
@@ -158,8 +147,8 @@ class Prediction:
 
 
 def _mean_ws(workers: Sequence[WorkerPrediction]) -> float | None:
-    total = sum((w.mean_working_set or 0.0) * (w.requests - w.first_accesses - w.absent) for w in workers)
-    repeats = sum(w.requests - w.first_accesses - w.absent for w in workers)
+    total = sum((w["mean_working_set"] or 0.0) * (w["requests"] - w["first_accesses"] - w["absent"]) for w in workers)
+    repeats = sum(w["requests"] - w["first_accesses"] - w["absent"] for w in workers)
     return total / repeats if repeats else None
 
 
@@ -240,7 +229,7 @@ def _with_engine(pred: Prediction, step: Callable[[str], None]) -> Prediction:
             k=p.k, worker_work=tuple(acc["worker_work"]),
             speedup_work=speedup_work,
             speedup_projected=base["projected_ns"] / max(acc["projected_ns"], 1),
-            exact=list(acc["worker_work"]) == [w.work for w in p.workers] and base["work_span"] == p.baseline_work,
+            exact=list(acc["worker_work"]) == [w["work"] for w in p.workers] and base["work_span"] == p.baseline_work,
             predicted_over_engine=p.speedup_work_predicted / speedup_work if speedup_work else math.nan,
         ))
     return replace(pred, engine=tuple(checks))
