@@ -37,7 +37,7 @@ def test_prediction_equals_engine_work_exactly(algo: str, rho: int, workload: Wo
                    compare=True)
     assert pred.engine is not None
     for p, c in zip(pred.points, pred.engine, strict=True):
-        assert c.exact, (p.k, [w.work for w in p.workers], c.worker_work)
+        assert c.exact, (p.k, [w["work"] for w in p.workers], c.worker_work)
         assert c.predicted_over_engine == 1.0
         assert p.speedup_work_predicted == c.speedup_work
         assert p.speedup_work_predicted == pytest.approx(p.q * p.ell)
