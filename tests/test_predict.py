@@ -74,7 +74,7 @@ def test_items_and_dispatch_given_separately() -> None:
     assert two.q == pytest.approx(15 / 8)
     # A key outside the item set costs a full scan of a list and changes nothing.
     (absent,) = predict_assigned([9, 0], 4, {1: [0, 0]})
-    assert absent.work_total == 4 + 1 and absent.workers[0].absent == 1
+    assert absent.work_total == 4 + 1 and absent.workers[0]["absent"] == 1
 
 
 def test_hash_dispatch_is_superlinear_and_round_robin_is_not() -> None:
