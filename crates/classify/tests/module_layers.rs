@@ -1,6 +1,6 @@
 //! The crate's modules form layers, each using only the ones below it, so the module graph has
 //! no cycle: packet → rules (and trace) → generate → compact table → dependencies → snapshot →
-//! classifiers → dispatch → run.
+//! classifiers → dispatch → run → the boundary (config, record).
 //!
 //! Reads every file under `src/`, strips comments and the contents of string and char
 //! literals, and collects every `crate::…` and `super::…` path (in `use` lines and inline,
