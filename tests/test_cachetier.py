@@ -275,3 +275,51 @@ def test_service_backed_study_end_to_end(tmp_path: Path) -> None:
     assert (tmp_path / "result.csv").exists() and json.loads((tmp_path / "result.json").read_text())["rows"]
     assert {p.name for p in _plot(tmp_path, study, rows)} == {"fig11-joint.png", "fig11-joint.svg"}
     assert any("wrong values" in line for line in findings(study, rows))
+
+
+def test_cli_bench_refuses_what_it_cannot_measure(tier: dict[str, Any], cli: Any) -> None:
+    """Issue 15: zero counts, more rows than loaded, an unreachable replica and a deadline that
+    stops the bench are errors (one line, non-zero exit), never defaults or a quiet success."""
+    d = tier["dir"]
+    for flag in ("--threads", "--replicas", "--db-connections", "--max-seconds"):
+        r = cli("cache", "bench", "--dir", d, "--requests", "100", flag, "0")
+        assert r.returncode == 2 and f"argument {flag}" in r.stderr and "Traceback" not in r.stderr, r.stderr
+    r = cli("cache", "bench", "--dir", d, "--requests", "100", "--rows", str(ROWS * 4))
+    assert r.returncode == 2 and f"holds {ROWS:,} rows" in r.stderr, r.stderr
+    # Without --rows the bench draws from the rows `load` loaded: nothing is missing.
+    r = cli("cache", "bench", "--dir", d, "--requests", "500", "--json")
+    assert r.returncode == 0, r.stderr
+    row = json.loads(r.stdout)["row"]
+    assert row["rows"] == ROWS and row["missing"] == 0 and row["replica_errors"] == 0
+    r = cli("cache", "bench", "--memcached", "127.0.0.1:1", "--postgres", tier["dsn"], "--requests", "100")
+    assert r.returncode == 2 and "the cache is down" in r.stderr and "Traceback" not in r.stderr, r.stderr
+    r = cli("cache", "bench", "--dir", d, "--requests", "50000000", "--max-seconds", "0.3", "--json")
+    assert r.returncode == 1 and "stopped by --max-seconds" in r.stderr, r.stderr
+    assert json.loads(r.stdout)["row"]["timed_out"] is True
+
+
+def test_cli_load_says_it_replaced_rows(tier: dict[str, Any], cli: Any) -> None:
+    r = cli("cache", "load", "--rows", "400", "--table", "shrink_kv", "--dir", tier["dir"])
+    assert r.returncode == 0, r.stderr
+    r = cli("cache", "load", "--rows", "100", "--table", "shrink_kv", "--dir", tier["dir"])
+    assert r.returncode == 0 and "replaced the 400 rows" in r.stdout, r.stdout
+
+
+def test_cli_up_bounds_lock_and_restart(tier: dict[str, Any], cli: Any, tmp_path: Path) -> None:
+    r = cli("cache", "up", "--replicas", "100000", "--no-pg", "--dir", str(tmp_path / "big"))
+    assert r.returncode == 2 and "--allow-many" in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert not (tmp_path / "big" / "state.json").exists()
+    services = tier["services"]
+    with services.locked("up"):
+        r = cli("cache", "up", "--replicas", str(REPLICAS), "--memory-mb", "16", "--dir", tier["dir"])
+        assert r.returncode == 2 and "another `superlinear cache` command" in r.stderr, r.stderr
+    services.kill_replica(2)
+    r = cli("cache", "restart", "--dir", tier["dir"])
+    assert r.returncode == 0 and tier["replicas"][2] in r.stdout, r.stdout + r.stderr
+    # status checks the restarted process, not the killed one.
+    r = cli("cache", "status", "--dir", tier["dir"], "--json")
+    assert r.returncode == 0 and json.loads(r.stdout)["healthy"] is True, r.stdout
+    r = cli("cache", "restart", "7", "--dir", tier["dir"])
+    assert r.returncode == 2 and "REPLICA 7" in r.stderr, r.stderr
+    r = cli("cache", "status", "--dir", tier["dir"])
+    assert tier["dsn"].split("://")[1][:10] in r.stdout.replace("\n", "")

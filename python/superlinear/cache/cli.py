@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
+import sys
 from typing import Any
 
 from rich.console import Console
@@ -16,8 +18,8 @@ from rich.table import Table
 
 from superlinear import _native
 from superlinear.cache.client import bench_row, client_config
-from superlinear.cache.services import Services
-from superlinear.common.args import positive_int
+from superlinear.cache.services import Services, _reachable, check_replica_bounds
+from superlinear.common.args import non_negative_int, positive_float, positive_int
 from superlinear.common.defaults import config_defaults, field_default, with_default
 from superlinear.common.errors import SuperlinearError
 from superlinear.common.listing import Listing, known, name_table
@@ -58,7 +60,11 @@ def resolve_servers(args: argparse.Namespace, need_pg: bool = True, need_mc: boo
 
 
 def cmd_up(args: argparse.Namespace) -> int:
-    state = Services(args.dir).up(args.replicas, args.memory_mb, pg=args.pg, unix=args.unix, threads=args.threads)
+    if not args.allow_many:
+        check_replica_bounds(args.replicas, args.memory_mb)
+    services = Services(args.dir)
+    with services.locked("up"):
+        state = services.up(args.replicas, args.memory_mb, pg=args.pg, unix=args.unix, threads=args.threads)
     if args.json:
         print(json.dumps(state.to_json(), indent=1))
         return 0
@@ -73,11 +79,37 @@ def cmd_up(args: argparse.Namespace) -> int:
 
 
 def cmd_down(args: argparse.Namespace) -> int:
-    stopped = Services(args.dir).down(purge=args.purge)
+    services = Services(args.dir)
+    with services.locked("down"), (console.status(f"stopping the servers in {services.dir}", spinner="dots")
+                                   if not args.json else _nullcontext()):
+        stopped = services.down(purge=args.purge)
     if args.json:
         print(json.dumps({"stopped": stopped}))
     else:
         console.print("stopped" if stopped else "nothing was running")
+    return 0
+
+
+def cmd_restart(args: argparse.Namespace) -> int:
+    """Starts replica REPLICA again, or every replica (and PostgreSQL) that does not answer."""
+    services = Services(args.dir)
+    with services.locked("restart"):
+        st = services.status()
+        if not st["running"]:
+            raise SuperlinearError(f"nothing runs in {st['dir']}: use `superlinear cache up`")
+        n = len(st["memcached"])
+        if args.replica is not None and not 0 <= args.replica < n:
+            raise SuperlinearError(f"REPLICA {args.replica}: the tier has replicas 0..{n - 1}")
+        which = [args.replica] if args.replica is not None else \
+            [i for i, m in enumerate(st["memcached"]) if not m["reachable"]]
+        restarted = [f"memcached {services.restart_replica(i).address()}" for i in which]
+        if args.replica is None and st["postgres"] is not None and not st["postgres"]["reachable"]:
+            services.stop_postgres()
+            restarted.append(f"postgresql {services.start_postgres().dsn()}")
+    if args.json:
+        print(json.dumps({"restarted": restarted}))
+    else:
+        console.print("restarted " + ", ".join(restarted) if restarted else "every server answers; nothing to do")
     return 0
 
 
@@ -91,7 +123,8 @@ def cmd_status(args: argparse.Namespace) -> int:
         return 0
     t = Table(title=f"cache tier in {st['dir']}")
     for col in ("server", "address", "pid", "alive", "answers"):
-        t.add_column(col)
+        # A DSN is long; fold it rather than cut it, it is meant to be copied.
+        t.add_column(col, overflow="fold")
     for m in st["memcached"]:
         t.add_row("memcached", m["address"], str(m["pid"]), str(m["alive"]), str(m["reachable"]))
     if st["postgres"]:
@@ -103,6 +136,7 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 def cmd_load(args: argparse.Namespace) -> int:
     _, dsn = resolve_servers(args, need_mc=False)
+    before = loaded_rows(dsn, args.table)
     with console.status(f"loading {args.rows:,} rows into {args.table} with COPY", spinner="dots") \
             if not args.json else _nullcontext():
         report = _native.cache_load(dsn, args.rows, args.table, args.force)
@@ -110,8 +144,18 @@ def cmd_load(args: argparse.Namespace) -> int:
         print(json.dumps(report))
     else:
         what = "loaded" if report["loaded"] else "already loaded (nothing to do; --force reloads)"
-        console.print(f"{args.table}: {report['rows']:,} rows {what}")
+        replaced = f" (replaced the {before:,} rows it held)" if report["loaded"] and before else ""
+        console.print(f"{args.table}: {report['rows']:,} rows {what}{replaced}")
     return 0
+
+
+def loaded_rows(dsn: str, table: str) -> int | None:
+    """Rows `cache load` recorded in ``table``'s comment, or None if it did not load it."""
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", table):
+        return None  # the loader names the problem
+    rows = _native.cache_sql(dsn, f"SELECT obj_description(to_regclass('{table}'), 'pg_class')")
+    found = re.match(r"superlinear kv rows=(\d+) ", (rows[0][0] or "") if rows and rows[0] else "")
+    return int(found.group(1)) if found else None
 
 
 class _nullcontext:  # noqa: N801 - mirrors contextlib.nullcontext, typed for mypy
@@ -124,6 +168,18 @@ class _nullcontext:  # noqa: N801 - mirrors contextlib.nullcontext, typed for my
 
 def cmd_bench(args: argparse.Namespace) -> int:
     replicas, dsn = resolve_servers(args)
+    down = [a for a in replicas if not _reachable(a, timeout=1.0)]
+    if down:
+        raise SuperlinearError(f"memcached {', '.join(down)} does not answer: the cache is down "
+                               "(`superlinear cache restart` brings back a crashed replica)")
+    loaded = loaded_rows(dsn, args.table)
+    if loaded is None:
+        raise SuperlinearError(f"table {args.table} was not loaded by `superlinear cache load`; run it first")
+    if args.rows is None:
+        args.rows = loaded
+    elif args.rows > loaded:
+        raise SuperlinearError(f"--rows {args.rows:,}: table {args.table} holds {loaded:,} rows; "
+                               f"run `superlinear cache load --rows {args.rows}` first")
     k = len(replicas)
     threads = args.threads or 4 * k
     cfg = client_config(replicas, dsn, args.router, args.db_connections or threads, args.table,
@@ -142,9 +198,34 @@ def cmd_bench(args: argparse.Namespace) -> int:
         report = client.bench({**bench, "requests": args.requests})
     row = bench_row(report, k, _native.available_cores())
     row.update(router=args.router, threads=threads, db_connections=cfg["db_connections"], dist=args.dist)
+    row.update(rows=args.rows, replica_errors=report["stats"]["replica_errors"])
+    failures = bench_failures(row, args.max_seconds)
     if args.json:
-        print(json.dumps({"row": row, "report": report}, indent=1))
-        return 0 if row["wrong_values"] == 0 else 1
+        print(json.dumps({"row": row, "report": report, "failures": failures}, indent=1))
+    else:
+        _show_bench(row, k, args, threads)
+    for f in failures:
+        print(f"superlinear: error: cache bench: {f}", file=sys.stderr)
+    return 1 if failures else 0
+
+
+def bench_failures(row: dict[str, Any], max_seconds: float) -> list[str]:
+    """What went wrong in a bench, one line each (empty for a clean run)."""
+    out = []
+    if row["timed_out"]:
+        out.append(f"stopped by --max-seconds {max_seconds:g} after {row['requests']:,} requests")
+    if row["wrong_values"]:
+        out.append(f"{row['wrong_values']:,} wrong values")
+    if row["errors"]:
+        out.append(f"{row['errors']:,} failed requests (first: {row['first_error']})")
+    if row["missing"]:
+        out.append(f"{row['missing']:,} keys missing from the table")
+    if row["replica_errors"]:
+        out.append(f"{row['replica_errors']:,} replica errors ({row['bypass']:,} reads bypassed the cache)")
+    return out
+
+
+def _show_bench(row: dict[str, Any], k: int, args: argparse.Namespace, threads: int) -> None:
     t = Table(title=f"cache-aside benchmark: {k} replicas, {args.router} routing, {threads} threads, {args.dist}",
               caption=KINDS, caption_justify="left")
     t.add_column("figure")
@@ -159,12 +240,18 @@ def cmd_bench(args: argparse.Namespace) -> int:
               else "—", "projected")
     t.add_row("latency p50 / p99, µs", f"{row['latency_p50_us_measured']:,.0f} / "
               f"{row['latency_p99_us_measured']:,.0f}", "measured")
-    t.add_row("max/mean replica load", f"{row['max_over_mean_load']:.2f}", "count")
-    t.add_row("machine utilisation", f"{row['machine_utilisation']:.2f}", "measured")
+    t.add_row("max/mean replica load", _fixed(row["max_over_mean_load"]), "count")
+    t.add_row("machine utilisation", _fixed(row["machine_utilisation"]), "measured")
     t.add_row("wrong values", str(row["wrong_values"]), "count")
+    t.add_row("missing keys", f"{row['missing']:,}", "count")
+    t.add_row("replica errors / bypassed reads", f"{row['replica_errors']:,} / {row['bypass']:,}", "count")
     t.add_row("errors", str(row["errors"]) + (f" ({row['first_error']})" if row["first_error"] else ""), "count")
+    t.add_row("stopped by --max-seconds", "yes" if row["timed_out"] else "no", "count")
     console.print(t)
-    return 0 if row["wrong_values"] == 0 else 1
+
+
+def _fixed(x: float | None) -> str:
+    return "—" if x is None else f"{x:.2f}"
 
 
 def _show_routers(routers: list[dict[str, Any]]) -> None:
@@ -197,7 +284,9 @@ def register(sub: Any) -> None:
     cs = c.add_subparsers(dest="cache_command", required=True, metavar="ACTION")
 
     up = cs.add_parser("up", help="start memcached replicas and a PostgreSQL cluster")
-    up.add_argument("--replicas", type=int, default=1, help="memcached processes (default 1)")
+    up.add_argument("--replicas", type=non_negative_int, default=1, help="memcached processes (default 1)")
+    up.add_argument("--allow-many", action="store_true",
+                    help="start more than 64 replicas, or more memory than is available")
     up.add_argument("--memory-mb", type=positive_int, default=4,
                     help="memory per replica in MB (default 4, as the paper)")
     up.add_argument("--threads", type=positive_int, default=1, help="worker threads per memcached (default 1)")
@@ -211,6 +300,12 @@ def register(sub: Any) -> None:
     down.add_argument("--purge", action="store_true", help="also delete the data directory")
     _common(down)
     down.set_defaults(func=cmd_down)
+
+    rs = cs.add_parser("restart", help="start a crashed replica again (or every server that does not answer)")
+    rs.add_argument("replica", metavar="REPLICA", type=non_negative_int, nargs="?",
+                    help="replica index (default: every server that does not answer)")
+    _common(rs)
+    rs.set_defaults(func=cmd_restart)
 
     st = cs.add_parser("status", help="show the servers and whether they answer")
     _common(st)
@@ -229,21 +324,22 @@ def register(sub: Any) -> None:
                       description="Closed-loop cache-aside reads (and optional writes), bounded in requests and "
                       "time. " + KINDS)
     b.add_argument("--router", default=client_defaults["router"], help=with_default(routers, "cache_client", "router"))
-    b.add_argument("--replicas", type=int, help="use only the first K replicas")
-    b.add_argument("--threads", type=int, default=0, help="client threads (default 4 per replica)")
-    b.add_argument("--db-connections", type=int, default=0, help="PostgreSQL connections (default: one per thread)")
+    b.add_argument("--replicas", type=positive_int, help="use only the first K replicas")
+    b.add_argument("--threads", type=positive_int, help="client threads (default 4 per replica)")
+    b.add_argument("--db-connections", type=positive_int, help="PostgreSQL connections (default: one per thread)")
     b.add_argument("--requests", type=positive_int, default=100_000, help="requests in all (default 100,000)")
-    b.add_argument("--rows", type=positive_int, default=bench_defaults["rows"],
-                   help=f"rows in the table (default {bench_defaults['rows']:,})")
+    b.add_argument("--rows", type=positive_int,
+                   help="rows to draw keys from (default: all that `cache load` loaded; no more than that)")
     b.add_argument("--dist", default=bench_defaults["dist"],
                    help=with_default("uniform or zipf:ALPHA", "cache_bench", "dist"))
     b.add_argument("--write-fraction", type=float, default=bench_defaults["write_fraction"],
                    help=with_default("fraction of writes", "cache_bench", "write_fraction"))
-    b.add_argument("--warmup", type=int, default=0, help="requests before the measured phase (default 0)")
+    b.add_argument("--warmup", type=non_negative_int, default=0, help="requests before the measured phase (default 0)")
     b.add_argument("--flush", action="store_true", help="flush the replicas first (a cold start)")
     b.add_argument("--prefill", action="store_true", help="pre-fill the replicas from the table (steady state)")
     b.add_argument("--no-coalesce", action="store_true", help="do not coalesce concurrent misses (no delayed hits)")
-    b.add_argument("--max-seconds", type=float, default=120.0, help="stop after this long (default 120)")
+    b.add_argument("--max-seconds", type=positive_float, default=120.0,
+                   help="stop after this long (default 120; a bench it stops fails)")
     b.add_argument("--seed", type=int, default=bench_defaults["seed"])
     _servers(b)
     _common(b)

@@ -25,6 +25,7 @@ The cluster is tuned for a benchmark, not for durability: ``fsync``, ``synchrono
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import glob
 import json
 import os
@@ -44,6 +45,8 @@ PG_USER = "superlinear"
 PG_DB = "postgres"
 RUN_AS_ROOT = "nobody"
 INSTALL_HINT = "install it with: apt-get update && apt-get install -y {pkg}"
+#: Replicas `up` starts without --allow-many: more is almost surely a typo, and each is a process.
+MAX_REPLICAS = 64
 
 
 def services_dir(path: str | os.PathLike[str] | None = None) -> Path:
@@ -111,6 +114,10 @@ def _alive(pid: int) -> bool:
         return False
     except PermissionError:
         return True
+    with contextlib.suppress(OSError, IndexError):
+        # A zombie that is not our child (its parent died) is dead although kill(pid, 0) answers.
+        if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
+            return False
     with contextlib.suppress(ChildProcessError, OSError):
         # Reap it if it is our exited child (a zombie still answers kill(pid, 0)).
         done, _ = os.waitpid(pid, os.WNOHANG)
@@ -190,6 +197,26 @@ def _check_reachable_by(path: Path, user: str) -> None:
                 f"chmod o+x {parent}, or choose a services directory under /tmp with --dir")
 
 
+def _mem_available_mb() -> int | None:
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) // 1024
+    return None
+
+
+def check_replica_bounds(replicas: int, memory_mb: int) -> None:
+    """Refuses, before anything starts, more replicas than :data:`MAX_REPLICAS` or more memory
+    than the machine has available (``--allow-many`` skips this)."""
+    if replicas > MAX_REPLICAS:
+        raise SuperlinearError(f"--replicas {replicas}: more than {MAX_REPLICAS} memcached processes; "
+                               "pass --allow-many if you mean it")
+    avail = _mem_available_mb()
+    if avail is not None and replicas * memory_mb > avail:
+        raise SuperlinearError(f"--replicas {replicas} × --memory-mb {memory_mb}: {replicas * memory_mb:,} MB, "
+                               f"but only {avail:,} MB are available; pass --allow-many if you mean it")
+
+
 class Services:
     """The servers of one services directory."""
 
@@ -214,6 +241,18 @@ class Services:
         tmp = self.state_file.with_suffix(".tmp")
         tmp.write_text(json.dumps(state.to_json(), indent=1) + "\n", encoding="utf-8")
         tmp.replace(self.state_file)
+
+    @contextlib.contextmanager
+    def locked(self, action: str) -> Any:
+        """Holds the directory's lock, so two `up`/`down`/`restart` never race on one tier."""
+        self._mkdir()
+        with open(self.dir / ".lock", "w") as f:
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise SuperlinearError(f"{self.dir}: another `superlinear cache` command is changing this tier; "
+                                       f"wait for it, then run `cache {action}` again") from None
+            yield
 
     def _mkdir(self) -> None:
         self.dir.mkdir(parents=True, exist_ok=True)
