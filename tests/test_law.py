@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
+from typing import Any
+
+import pytest
 
 from superlinear.analysis import law
 
@@ -29,3 +33,22 @@ def test_cache_law_fig10() -> None:
     assert math.isclose(law.cache_law(k, s, delta, rho), law.cache_time(1, s, delta, rho) * law.amdahl(k, s))
     # Scaling only the cache ramps up more slowly.
     assert law.cache_only_law(5, s, delta, rho) < law.cache_law(5, s, delta, rho)
+
+
+@pytest.mark.parametrize(("flags", "fragment"), [
+    (["--s", "-1"], "--s: expected a number in [0, 1]"),
+    (["--s", "nan"], "--s: expected a number in [0, 1]"),
+    (["--s-cache", "2"], "--s-cache: expected a number in [0, 1]"),
+    (["--delta", "5"], "--delta: expected a number in [0, 1]"),
+    (["--rho", "-10"], "--rho: expected a finite number ≥ 0"),
+    (["--k", "0"], "--k: values must be at least 1"),
+    (["--k", ""], "--k: give at least one value"),
+    (["--k", "abc"], "--k: 'abc' is not a whole number"),
+])
+def test_law_refuses_values_outside_its_model_in_one_line(flags: list[str], fragment: str, cli: Any,
+                                                           tmp_path: Path) -> None:
+    r = cli("law", *flags, "--out", str(tmp_path / "law"))
+    assert r.returncode == 2, r.stderr
+    assert "Traceback" not in r.stderr
+    last = r.stderr.strip().splitlines()[-1]
+    assert fragment in last and "error" in last, last

@@ -11,13 +11,14 @@ from typing import Any
 from rich.table import Table
 
 from superlinear.analysis import predict_cli, usl_cli
+from superlinear.common.args import fraction, int_list, non_negative_finite
 from superlinear.common.study import console
 
 
 def cmd_law(args: argparse.Namespace) -> int:
     from superlinear.analysis.law import law_table, plot_laws
 
-    ks = [int(x) for x in args.k.split(",")] if args.k else [1, 2, 4, 8, 16, 32, 48, 64]
+    ks = list(int_list("--k", args.k)) if args.k is not None else [1, 2, 4, 8, 16, 32, 48, 64]
     rows = law_table(ks, args.s, args.s_cache, args.delta, args.rho)
     out = Path(args.out)
     paths = plot_laws(out, args.s, args.s_cache, args.delta, args.rho, max(ks))
@@ -41,10 +42,10 @@ def register(sub: Any) -> None:
     """Adds ``law``, ``usl``, ``predict`` and ``advise``."""
     law = sub.add_parser("law", help="analytic laws: Amdahl (Eq. 1), k² (Eq. 2), distributed cache (Eq. 3)",
                          description="Print and plot the paper's analytic scaling laws (Fig. 1 and Fig. 10).")
-    law.add_argument("--s", type=float, default=0.01, help="serial fraction for Eqs. 1-2 (default 0.01, Fig. 1)")
-    law.add_argument("--s-cache", type=float, default=0.1, help="serial fraction for Eq. 3 (default 0.1, Fig. 10)")
-    law.add_argument("--delta", type=float, default=0.1, help="single-cache hit rate δ (default 0.1)")
-    law.add_argument("--rho", type=float, default=10.0, help="miss cost relative to a hit ρ (default 10)")
+    law.add_argument("--s", type=fraction, default=0.01, help="serial fraction for Eqs. 1-2 (default 0.01, Fig. 1)")
+    law.add_argument("--s-cache", type=fraction, default=0.1, help="serial fraction for Eq. 3 (default 0.1, Fig. 10)")
+    law.add_argument("--delta", type=fraction, default=0.1, help="single-cache hit rate δ (default 0.1)")
+    law.add_argument("--rho", type=non_negative_finite, default=10.0, help="miss cost relative to a hit ρ (default 10)")
     law.add_argument("--k", help="comma-separated k values for the table (default 1,2,4,...,64)")
     law.add_argument("--out", default="results/law", help="folder for the plots (default results/law)")
     law.add_argument("--json", action="store_true")

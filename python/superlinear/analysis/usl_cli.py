@@ -171,7 +171,12 @@ def plot(result: USLFit, xcol: str, ycol: str, out: Path) -> list[Path]:
         ax.fill_between(grid, [float(r["ci_low"] or 0.0) for r in pred], [float(r["ci_high"] or 0.0) for r in pred],
                         color="C0", alpha=0.2,
                         label="95% confidence band")
-    ax.plot(grid, [float(usl(float(p), s, k, g)) for p in grid], "C0-", label=f"USL σ={s:.4g}, κ={k:.3g}, γ={g:.4g}")
+    # A fit with σ or κ below zero can reach a zero or negative denominator on the grid: the
+    # model means nothing there, so the curve leaves those points out.
+    with np.errstate(divide="ignore", invalid="ignore"):
+        curve = np.asarray(usl(grid, s, k, g), dtype=float)
+    curve[~np.isfinite(curve) | (np.sign(curve) != np.sign(g))] = np.nan
+    ax.plot(grid, curve, "C0-", label=f"USL σ={s:.4g}, κ={k:.3g}, γ={g:.4g}")
     ax.errorbar(p_data, [pt.mean for pt in result.points], yerr=[pt.stderr or 0.0 for pt in result.points],
                 fmt="o", color="C3", capsize=3, label="data (mean ± SE)")
     if "crossover_p" in result.derived:

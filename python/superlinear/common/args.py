@@ -59,6 +59,11 @@ def fraction(text: str) -> float:
     return _float(text, lambda v: 0.0 <= v <= 1.0, "a number in [0, 1]")
 
 
+def non_negative_finite(text: str) -> float:
+    """A finite number ≥ 0."""
+    return _float(text, lambda v: 0.0 <= v < float("inf"), "a finite number ≥ 0")
+
+
 def _whole(text: str) -> int:
     try:
         return int(text)
