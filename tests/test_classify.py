@@ -73,6 +73,18 @@ def test_classify_runs_and_checks_every_format(cli: Cli, fixtures: Path) -> None
             assert all(c == 0 for i, c in enumerate(doc["rule_matches"]) if i % 3 != 2)
 
 
+def test_fewer_packets_than_the_trace_holds_runs_its_first_packets(cli: Cli, fixtures: Path) -> None:
+    # The rule-aware dispatcher calibrates on the trace's start; with --packets below the trace
+    # length its sample must come from the packets that remain, not the whole capture.
+    for dispatch in ("rule", "rss:dport"):
+        r = cli("classify", "--rules", str(fixtures / "r.txt"), "--trace", str(fixtures / "t.bin"), "--packets", "1000",
+                "--workers", "4", "--dispatch", dispatch, "--check", "--json", "--no-measure")
+        assert r.returncode == 0, r.stderr
+        doc = json.loads(r.stdout)
+        assert doc["check"]["checked"] == 1000 and doc["check"]["mismatches"] == 0
+        assert sum(doc["rule_matches"]) == 1000
+
+
 def test_classify_table_output_algorithms_and_rule_aware(cli: Cli, fixtures: Path) -> None:
     for algo in ("static", "mrf", "mrf-swap"):
         r = cli("classify", "--rules", str(fixtures / "r.txt"), "--trace", str(fixtures / "t.bin"), "-k", "2",

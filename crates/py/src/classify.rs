@@ -73,11 +73,17 @@ impl PacketWorkload {
         Self::build(py, set, packets, extra)
     }
 
+    /// Packets of the trace that runs see: the whole trace, or its first packets when a
+    /// replay asked for fewer than it holds.
+    fn trace_in_use(&self) -> usize {
+        self.base_len.min(self.packets.len())
+    }
+
     /// Runs the classifiers over the trace (GIL released).
     pub(crate) fn execute(&self, py: Python<'_>, spec: &RunSpec) -> PyResult<RunReport> {
         let (planner, packets) = (&self.planner, &self.packets);
         // A replayed trace repeats with the period of the capture.
-        let spec = RunSpec { period: self.base_len, ..spec.clone() };
+        let spec = RunSpec { period: self.trace_in_use(), ..spec.clone() };
         py.allow_threads(|| run::execute(planner, packets, &spec)).map_err(to_py)
     }
 }
@@ -118,14 +124,14 @@ impl PacketWorkload {
 
     /// Cycles the trace until it holds `n` packets (a traffic generator looping a capture).
     fn replay(&mut self, n: usize) {
-        let base = self.packets[..self.base_len].to_vec();
+        let base = self.packets[..self.trace_in_use()].to_vec();
         self.packets = base.iter().copied().cycle().take(n.max(1)).collect();
     }
 
     /// Gives the rule-aware dispatcher its calibration sample: the first `n` packets of the
     /// trace (before replay).
     fn calibrate(&self, n: usize) {
-        self.planner.calibrate(&self.packets[..n.min(self.base_len)]);
+        self.planner.calibrate(&self.packets[..n.min(self.trace_in_use())]);
     }
 
     /// Number of rules.
