@@ -23,7 +23,7 @@ use superlinear_classify::{Packet, RuleAwarePlanner, Snapshot};
 pub struct PacketWorkload {
     pub(crate) snap: Arc<Snapshot>,
     /// The rule-aware dispatcher's calibration and choices, kept across runs.
-    planner: RuleAwarePlanner,
+    pub(crate) planner: RuleAwarePlanner,
     pub(crate) packets: Vec<Packet>,
     /// The trace before any replay (calibration samples come from it).
     base_len: usize,

@@ -59,6 +59,7 @@ configs! {
     superlinear_classify::config::RunSettings => "classify_run",
     superlinear_nftbench::config::LoadSettings => "nft_load",
     superlinear_nftbench::sender::SendSpec => "nft_send",
+    superlinear_xdp::config::XdpLoadSettings => "xdp_load",
     superlinear_cachetier::config::ClientSettings => "cache_client",
     superlinear_cachetier::config::BenchSettings => "cache_bench",
     superlinear_cache::generate::TraceSpec => "latency_trace",

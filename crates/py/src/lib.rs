@@ -9,6 +9,7 @@ mod latency;
 mod law;
 mod nftbench;
 mod sched;
+mod xdp;
 
 use convert::{checked, defaults_of, dict_list, record, settings, to_py, CONFIG_NAMES};
 use pyo3::create_exception;
@@ -166,5 +167,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     latency::register(m)?;
     classify::register(m)?;
     nftbench::register(m)?;
+    xdp::register(m)?;
     Ok(())
 }

@@ -34,7 +34,7 @@ struct ProjectedRecord<'a> {
 /// A rule set and a trace, with the trace's frames once they are built.
 #[pyclass(module = "superlinear._native", name = "NftWorkload")]
 pub struct NftWorkload {
-    workload: PacketWorkload,
+    pub(crate) workload: PacketWorkload,
     frames: Option<Frames>,
 }
 

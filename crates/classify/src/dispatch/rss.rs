@@ -180,7 +180,7 @@ impl FieldHasher {
     }
 
     /// Each input slot's contribution of each byte value (13 slots: the 5-tuple, big-endian).
-    pub(crate) fn tables(&self) -> &[[u32; 256]; MAX_INPUT] {
+    pub fn tables(&self) -> &[[u32; 256]; MAX_INPUT] {
         &self.tables
     }
 

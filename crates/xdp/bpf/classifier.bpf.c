@@ -1,0 +1,545 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * The self-adjusting classifier in the XDP datapath (paper §4: RSS feeding per-core MRF lists),
+ * on a stock kernel, in two programs:
+ *
+ *  - sl_dispatch, attached to the ingress device: parses Ethernet (up to two VLAN tags) /
+ *    IPv4 / the first four bytes of the transport header, hashes the chosen header fields
+ *    with RSS's Toeplitz function (tables made in user space for the field set), picks a
+ *    logical worker w in [0, k) as the indirection table does (hash & reta_mask) mod k, and
+ *    redirects the frame through a cpumap to the CPU that w is bound to. Frames it cannot
+ *    parse pass unchanged, counted by reason.
+ *  - sl_worker, attached to every cpumap entry: parses and hashes again (the same w), scans
+ *    logical worker w's order of the rules of the current generation under bpf_loop, and on a
+ *    match moves the rule forward as MRF does (the paper's iterative swap variant: swap with
+ *    the predecessor unless the rule depends on it; the same order as MRF with precomputed
+ *    dependencies). The exact first-match rule, for the per-rule counters, is resolved with the
+ *    same-action overlap lists computed in user space (crates/classify deps.rs). Verdict:
+ *    accept passes, every other action drops.
+ *
+ * Each logical worker's order is touched only by the CPU it is bound to (w mod CPUs), so its
+ * updates need no atomics. Rule sets are switched by generation: user space fills the slot
+ * that is not in use, then flips `generation`; a packet reads the generation once and is
+ * classified against that whole slot.
+ */
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/ip.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+
+#define MAX_RULES 16384 /* rule ids fit u16; a power of two, for index masks */
+#define RULE_MASK (MAX_RULES - 1)
+#define MAX_WORKERS 1024
+#define MAX_CPUS 256
+#define HASH_SLOTS 13
+#define GENERATIONS 2
+#define SCAN_CHUNK 16
+#define HIST_BUCKETS 16
+#define DEFAULT_SLOT MAX_RULES /* rule_hits slot of the default policy */
+#define ETH_P_8021Q_ 0x8100
+#define ETH_P_8021AD_ 0x88A8
+
+enum sl_algo { ALGO_STATIC = 0, ALGO_MRF = 1 };
+
+enum sl_reason {
+	REASON_REDIRECTED = 0,
+	REASON_NOT_IPV4 = 1,
+	REASON_TRUNCATED = 2,
+	REASON_FRAGMENT = 3,
+	REASON_VLAN_DEPTH = 4,
+	REASON_REDIRECT_FAILED = 5,
+	REASONS = 8,
+};
+
+struct sl_rule {
+	__u32 src_lo, src_span, dst_lo, dst_span;
+	__u16 sport_lo, sport_span, dport_lo, dport_span;
+	__u8 proto, proto_mask;
+	__u8 action;  /* the rule's action code (dependencies compare these) */
+	__u8 verdict; /* 0: pass; 1: drop (reject and queue drop, as the nftables chain does) */
+};
+
+struct sl_settings {
+	__u32 k;         /* logical workers */
+	__u32 reta_mask; /* indirection table size - 1 */
+	__u32 algo;      /* enum sl_algo */
+	__u32 same_cap;  /* same-action id slots per generation */
+};
+
+struct sl_generation {
+	__u32 n_rules;
+	__u32 default_verdict;
+};
+
+struct sl_order {
+	__u16 order[MAX_RULES];
+	__u16 pos[MAX_RULES];
+};
+
+struct sl_worker_stats {
+	__u64 packets;
+	__u64 compared;    /* rules compared: the scan plus the same-action checks */
+	__u64 same_checks; /* of which same-action checks */
+	__u64 swaps;
+	__u64 hist[HIST_BUCKETS]; /* match position: 0, 1, 2-3, 4-7, ... */
+};
+
+struct sl_cpu_stats {
+	__u64 packets;
+	__u64 compared;
+};
+
+struct sl_packet {
+	__u32 src, dst;
+	__u16 sport, dport;
+	__u8 proto;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, struct sl_settings);
+	__uint(max_entries, 1);
+} settings SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, __u32);
+	__uint(max_entries, 1);
+} generation SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, struct sl_generation);
+	__uint(max_entries, GENERATIONS);
+} generations SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, __u32);
+	__uint(max_entries, HASH_SLOTS * 256);
+} hash_tables SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, __u32);
+	__uint(max_entries, MAX_WORKERS);
+} worker_cpu SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_CPUMAP);
+	__type(key, __u32);
+	__type(value, struct bpf_cpumap_val);
+	__uint(max_entries, MAX_CPUS);
+} cpu_map SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, struct sl_rule);
+	__uint(max_entries, GENERATIONS * MAX_RULES);
+} rules SEC(".maps");
+
+/* Same-action overlap lists of every rule, compressed: rule u's list is
+ * same_ids[gen * same_cap + same_start[gen * (MAX_RULES + 1) + u] ..  (u + 1)]. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, __u32);
+	__uint(max_entries, GENERATIONS * (MAX_RULES + 1));
+} same_start SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, __u16);
+	__uint(max_entries, 2); /* set at load: GENERATIONS * same_cap */
+} same_ids SEC(".maps");
+
+/* One order per (generation, logical worker): key gen * k + w. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, struct sl_order);
+	__uint(max_entries, 2); /* set at load: GENERATIONS * k */
+} orders SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, struct sl_worker_stats);
+	__uint(max_entries, MAX_WORKERS);
+} worker_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct sl_cpu_stats);
+	__uint(max_entries, 1);
+} cpu_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(max_entries, GENERATIONS * (MAX_RULES + 1));
+} rule_hits SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(max_entries, REASONS);
+} dispatch_stats SEC(".maps");
+
+struct vlan_header {
+	__be16 tci;
+	__be16 proto;
+};
+
+static __always_inline void count_reason(__u32 reason)
+{
+	__u64 *c = bpf_map_lookup_elem(&dispatch_stats, &reason);
+	if (c)
+		*c += 1;
+}
+
+/* Returns -1 when the frame is an IPv4 packet with four transport bytes, else the reason. */
+static __always_inline int parse(struct xdp_md *ctx, struct sl_packet *p)
+{
+	void *data = (void *)(long)ctx->data;
+	void *end = (void *)(long)ctx->data_end;
+	struct ethhdr *eth = data;
+	if ((void *)(eth + 1) > end)
+		return REASON_TRUNCATED;
+	__u16 proto = eth->h_proto;
+	void *cur = eth + 1;
+#pragma unroll
+	for (int i = 0; i < 2; i++) {
+		if (proto == bpf_htons(ETH_P_8021Q_) || proto == bpf_htons(ETH_P_8021AD_)) {
+			struct vlan_header *v = cur;
+			if ((void *)(v + 1) > end)
+				return REASON_TRUNCATED;
+			proto = v->proto;
+			cur = v + 1;
+		}
+	}
+	if (proto == bpf_htons(ETH_P_8021Q_) || proto == bpf_htons(ETH_P_8021AD_))
+		return REASON_VLAN_DEPTH;
+	if (proto != bpf_htons(ETH_P_IP))
+		return REASON_NOT_IPV4;
+	struct iphdr *ip = cur;
+	if ((void *)(ip + 1) > end)
+		return REASON_TRUNCATED;
+	if (ip->version != 4 || ip->ihl < 5)
+		return REASON_NOT_IPV4;
+	/* A later fragment carries no transport header. */
+	if (ip->frag_off & bpf_htons(0x1fff))
+		return REASON_FRAGMENT;
+	__u8 *l4 = (__u8 *)ip + (ip->ihl & 0xf) * 4;
+	if ((void *)(l4 + 4) > end)
+		return REASON_TRUNCATED;
+	p->src = bpf_ntohl(ip->saddr);
+	p->dst = bpf_ntohl(ip->daddr);
+	p->proto = ip->protocol;
+	/* TCP and UDP ports; for other protocols the same four bytes, where nftables' `th` reads. */
+	p->sport = ((__u16)l4[0] << 8) | l4[1];
+	p->dport = ((__u16)l4[2] << 8) | l4[3];
+	return -1;
+}
+
+static __always_inline __u32 slot_hash(__u32 slot, __u32 byte)
+{
+	__u32 key = slot * 256 + (byte & 0xff);
+	__u32 *t = bpf_map_lookup_elem(&hash_tables, &key);
+	return t ? *t : 0;
+}
+
+/* Toeplitz over the selected fields: one table per packet byte slot (unselected: zeros). */
+static __always_inline __u32 field_hash(const struct sl_packet *p)
+{
+	return slot_hash(0, p->src >> 24) ^ slot_hash(1, p->src >> 16) ^ slot_hash(2, p->src >> 8) ^
+	       slot_hash(3, p->src) ^ slot_hash(4, p->dst >> 24) ^ slot_hash(5, p->dst >> 16) ^
+	       slot_hash(6, p->dst >> 8) ^ slot_hash(7, p->dst) ^ slot_hash(8, p->sport >> 8) ^
+	       slot_hash(9, p->sport) ^ slot_hash(10, p->dport >> 8) ^ slot_hash(11, p->dport) ^
+	       slot_hash(12, p->proto);
+}
+
+static __always_inline __u32 logical_worker(const struct sl_settings *s, const struct sl_packet *p)
+{
+	__u32 k = s->k ? s->k : 1;
+	return (field_hash(p) & s->reta_mask) % k;
+}
+
+SEC("xdp")
+int sl_dispatch(struct xdp_md *ctx)
+{
+	struct sl_packet p = {};
+	int reason = parse(ctx, &p);
+	if (reason >= 0) {
+		count_reason(reason);
+		return XDP_PASS;
+	}
+	__u32 zero = 0;
+	struct sl_settings *s = bpf_map_lookup_elem(&settings, &zero);
+	if (!s)
+		return XDP_PASS;
+	__u32 w = logical_worker(s, &p);
+	__u32 *cpu = bpf_map_lookup_elem(&worker_cpu, &w);
+	if (!cpu) {
+		count_reason(REASON_REDIRECT_FAILED);
+		return XDP_PASS;
+	}
+	long ret = bpf_redirect_map(&cpu_map, *cpu, XDP_PASS);
+	count_reason(ret == XDP_REDIRECT ? REASON_REDIRECTED : REASON_REDIRECT_FAILED);
+	return ret;
+}
+
+/* 1 when x - lo (wrapping, in the field's width) exceeds span: one subtraction and a shift,
+ * no branch, so the verifier sees a single branch per rule instead of one per field. */
+static __always_inline __u64 outside(__u64 x_minus_lo, __u64 span)
+{
+	__u64 d = span - x_minus_lo;
+	/* Keeps clang from turning the shift back into a compare and branch. */
+	asm volatile("" : "+r"(d));
+	return d >> 63;
+}
+
+static __always_inline int rule_matches(const struct sl_rule *r, const struct sl_packet *p)
+{
+	__u64 miss = outside((__u32)(p->src - r->src_lo), r->src_span) |
+		     outside((__u32)(p->dst - r->dst_lo), r->dst_span) |
+		     outside((__u16)(p->sport - r->sport_lo), r->sport_span) |
+		     outside((__u16)(p->dport - r->dport_lo), r->dport_span) |
+		     outside((p->proto ^ r->proto) & r->proto_mask, 0);
+	return miss == 0;
+}
+
+static __always_inline int ranges_overlap(__u64 a, __u64 asp, __u64 b, __u64 bsp)
+{
+	return (a <= b + bsp) & (b <= a + asp);
+}
+
+static __always_inline int rules_overlap(const struct sl_rule *a, const struct sl_rule *b)
+{
+	return ranges_overlap(a->src_lo, a->src_span, b->src_lo, b->src_span) &
+	       ranges_overlap(a->dst_lo, a->dst_span, b->dst_lo, b->dst_span) &
+	       ranges_overlap(a->sport_lo, a->sport_span, b->sport_lo, b->sport_span) &
+	       ranges_overlap(a->dport_lo, a->dport_span, b->dport_lo, b->dport_span) &
+	       (((a->proto ^ b->proto) & a->proto_mask & b->proto_mask) == 0);
+}
+
+static __always_inline struct sl_rule *rule_at(__u32 gen, __u32 id)
+{
+	__u32 key = gen * MAX_RULES + (id & RULE_MASK);
+	return bpf_map_lookup_elem(&rules, &key);
+}
+
+struct scan_state {
+	struct sl_packet p;
+	__u32 gen, order_key, n;
+	__u32 stop; /* position where the scan stopped (n: no match) */
+	__u32 found;
+};
+
+/* The static list: rules in priority order. */
+static long scan_static(__u32 chunk, void *data)
+{
+	struct scan_state *c = data;
+	for (int j = 0; j < SCAN_CHUNK; j++) {
+		__u32 i = chunk * SCAN_CHUNK + j;
+		if (i >= c->n)
+			return 1;
+		struct sl_rule *r = rule_at(c->gen, i);
+		if (!r)
+			return 1;
+		if (rule_matches(r, &c->p)) {
+			c->stop = i;
+			c->found = i;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* A self-adjusting list: rules in the logical worker's current order. */
+static long scan_order(__u32 chunk, void *data)
+{
+	struct scan_state *c = data;
+	struct sl_order *ord = bpf_map_lookup_elem(&orders, &c->order_key);
+	if (!ord)
+		return 1;
+	for (int j = 0; j < SCAN_CHUNK; j++) {
+		__u32 i = chunk * SCAN_CHUNK + j;
+		if (i >= c->n)
+			return 1;
+		__u32 id = ord->order[i & RULE_MASK];
+		struct sl_rule *r = rule_at(c->gen, id);
+		if (!r)
+			return 1;
+		if (rule_matches(r, &c->p)) {
+			c->stop = i;
+			c->found = id;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+struct same_state {
+	struct sl_packet p;
+	__u32 gen, order_key, first, stop, best;
+	__u64 checks;
+};
+
+/* Same-action overlaps of the found rule behind it may be the exact first match (deps.rs). */
+static long same_step(__u32 idx, void *data)
+{
+	struct same_state *c = data;
+	__u32 zero = 0;
+	struct sl_settings *s = bpf_map_lookup_elem(&settings, &zero);
+	struct sl_order *ord = bpf_map_lookup_elem(&orders, &c->order_key);
+	if (!s || !ord)
+		return 1;
+	__u32 key = c->gen * s->same_cap + c->first + idx;
+	__u16 *v = bpf_map_lookup_elem(&same_ids, &key);
+	if (!v)
+		return 1;
+	__u32 id = *v;
+	if (ord->pos[id & RULE_MASK] > c->stop && id < c->best) {
+		c->checks += 1;
+		struct sl_rule *r = rule_at(c->gen, id);
+		if (r && rule_matches(r, &c->p))
+			c->best = id;
+	}
+	return 0;
+}
+
+struct swap_state {
+	__u32 gen, order_key, cur;
+	__u64 swaps;
+};
+
+/* MRF, iterative: swap with the predecessor unless the rule depends on it (paper §4.1). */
+static long swap_step(__u32 idx, void *data)
+{
+	struct swap_state *c = data;
+	__u32 cur = c->cur;
+	if (cur == 0 || cur >= MAX_RULES)
+		return 1;
+	struct sl_order *ord = bpf_map_lookup_elem(&orders, &c->order_key);
+	if (!ord)
+		return 1;
+	__u32 a = ord->order[(cur - 1) & RULE_MASK], b = ord->order[cur & RULE_MASK];
+	struct sl_rule *ra = rule_at(c->gen, a), *rb = rule_at(c->gen, b);
+	if (!ra || !rb)
+		return 1;
+	int depends = a < b && ra->action != rb->action && rules_overlap(ra, rb);
+	if (!depends) {
+		ord->order[(cur - 1) & RULE_MASK] = b;
+		ord->order[cur & RULE_MASK] = a;
+		ord->pos[a & RULE_MASK] = cur;
+		ord->pos[b & RULE_MASK] = cur - 1;
+		c->swaps += 1;
+	}
+	c->cur = cur - 1;
+	return 0;
+}
+
+static __always_inline __u32 bucket(__u32 pos)
+{
+	__u32 b = 0;
+#pragma unroll
+	for (int i = 0; i < HIST_BUCKETS - 1; i++)
+		if (pos >> i)
+			b = i + 1;
+	return b;
+}
+
+SEC("xdp/cpumap")
+int sl_worker(struct xdp_md *ctx)
+{
+	struct scan_state scan = {};
+	if (parse(ctx, &scan.p) >= 0)
+		return XDP_PASS;
+	__u32 zero = 0;
+	struct sl_settings *s = bpf_map_lookup_elem(&settings, &zero);
+	__u32 *genp = bpf_map_lookup_elem(&generation, &zero);
+	if (!s || !genp)
+		return XDP_PASS;
+	__u32 gen = *genp & 1;
+	struct sl_generation *g = bpf_map_lookup_elem(&generations, &gen);
+	if (!g)
+		return XDP_PASS;
+	__u32 w = logical_worker(s, &scan.p);
+	__u32 k = s->k ? s->k : 1;
+	scan.gen = gen;
+	scan.order_key = gen * k + w;
+	scan.n = g->n_rules < MAX_RULES ? g->n_rules : MAX_RULES;
+	scan.stop = scan.n;
+	__u32 chunks = (scan.n + SCAN_CHUNK - 1) / SCAN_CHUNK;
+	if (s->algo == ALGO_MRF)
+		bpf_loop(chunks, scan_order, &scan, 0);
+	else
+		bpf_loop(chunks, scan_static, &scan, 0);
+
+	__u64 compared = scan.stop < scan.n ? scan.stop + 1 : scan.n;
+	__u32 hit = DEFAULT_SLOT;
+	__u32 verdict = g->default_verdict;
+	__u64 same_checks = 0, swaps = 0;
+	if (scan.stop < scan.n) {
+		hit = scan.found;
+		if (s->algo == ALGO_MRF) {
+			__u32 skey = gen * (MAX_RULES + 1) + (scan.found & RULE_MASK);
+			__u32 *first = bpf_map_lookup_elem(&same_start, &skey);
+			skey += 1;
+			__u32 *last = bpf_map_lookup_elem(&same_start, &skey);
+			if (first && last && *last > *first) {
+				struct same_state same = {.p = scan.p, .gen = gen, .order_key = scan.order_key,
+							  .first = *first, .stop = scan.stop, .best = scan.found};
+				bpf_loop(*last - *first, same_step, &same, 0);
+				hit = same.best;
+				same_checks = same.checks;
+			}
+			struct sl_order *ord = bpf_map_lookup_elem(&orders, &scan.order_key);
+			if (ord) {
+				struct swap_state sw = {.gen = gen, .order_key = scan.order_key,
+							.cur = ord->pos[hit & RULE_MASK]};
+				bpf_loop(sw.cur, swap_step, &sw, 0);
+				swaps = sw.swaps;
+			}
+		}
+		struct sl_rule *r = rule_at(gen, hit);
+		if (r)
+			verdict = r->verdict;
+	}
+	compared += same_checks;
+
+	__u32 hkey = gen * (MAX_RULES + 1) + (hit > DEFAULT_SLOT ? DEFAULT_SLOT : hit);
+	__u64 *h = bpf_map_lookup_elem(&rule_hits, &hkey);
+	if (h)
+		*h += 1;
+	struct sl_cpu_stats *cs = bpf_map_lookup_elem(&cpu_stats, &zero);
+	if (cs) {
+		cs->packets += 1;
+		cs->compared += compared;
+	}
+	struct sl_worker_stats *ws = bpf_map_lookup_elem(&worker_stats, &w);
+	if (ws) {
+		ws->packets += 1;
+		ws->compared += compared;
+		ws->same_checks += same_checks;
+		ws->swaps += swaps;
+		__u32 b = bucket(scan.stop);
+		if (b < HIST_BUCKETS)
+			ws->hist[b] += 1;
+	}
+	return verdict == 0 ? XDP_PASS : XDP_DROP;
+}
+
+char _license[] SEC("license") = "Dual MIT/GPL";
