@@ -23,6 +23,7 @@ from superlinear.latency import cli as latency_cli
 from superlinear.nft import cli as nft_cli
 from superlinear.output import cli as output_cli
 from superlinear.output.tables import HONESTY
+from superlinear.xdp import cli as xdp_cli
 
 #: The domains' registries, in the order ``superlinear list`` shows them.
 LISTINGS = [engine_cli.LISTING, classify_cli.LISTING, attack_cli.LISTING, latency_cli.LISTING, cache_cli.LISTING]
@@ -43,6 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
     latency_cli.register(sub)
     classify_cli.register(sub)
     nft_cli.register(sub)
+    xdp_cli.register(sub)
     output_cli.register(sub)
     listing.register(sub, LISTINGS)
     return p

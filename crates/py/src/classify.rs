@@ -47,6 +47,25 @@ impl PacketWorkload {
         Ok(Self { snap, planner, packets, base_len, info })
     }
 
+    /// Calibrates the rule-aware planner on the first `n` packets of the trace.
+    pub(crate) fn calibrate_prefix(&self, n: usize) {
+        self.planner.calibrate(&self.packets[..n.min(self.trace_in_use())]);
+    }
+
+    /// The same rules (compiled once, shared) with other packets; a fresh planner, since the
+    /// rule-aware dispatcher calibrates on the traffic.
+    pub(crate) fn with_packets(&self, packets: Vec<Packet>) -> Self {
+        let base_len = packets.len();
+        let planner = RuleAwarePlanner::new(self.snap.clone());
+        Python::with_gil(|py| Self {
+            snap: self.snap.clone(),
+            planner,
+            packets,
+            base_len,
+            info: self.info.iter().map(|(k, v)| (*k, v.clone_ref(py))).collect(),
+        })
+    }
+
     /// The rules of a file and the packets of a trace file (path and format), or without a
     /// trace `generate` headers drawn from the rules (seeded). The trace's skipped frames go
     /// into `info`.
@@ -131,7 +150,7 @@ impl PacketWorkload {
     /// Gives the rule-aware dispatcher its calibration sample: the first `n` packets of the
     /// trace (before replay).
     fn calibrate(&self, n: usize) {
-        self.planner.calibrate(&self.packets[..n.min(self.trace_in_use())]);
+        self.calibrate_prefix(n);
     }
 
     /// Number of rules.

@@ -14,7 +14,7 @@ use superlinear_classify::config::SyntheticSettings;
 use superlinear_classify::rules::{write_rules, RuleFormat};
 use superlinear_classify::run::RunSpec;
 use superlinear_classify::trace::encode::{parse_mac, Macs};
-use superlinear_classify::trace::{write_trace, TraceFormat};
+use superlinear_classify::trace::{shape, write_trace, TraceFormat};
 use superlinear_core::accounting::AccountingRecord;
 use superlinear_nftbench::chain::{bench_table, kernel_action, ChainOptions};
 use superlinear_nftbench::config::LoadSettings;
@@ -70,6 +70,26 @@ impl NftWorkload {
         let spec = settings::<SyntheticSettings>(spec)?.to_spec();
         let (set, trace) = py.allow_threads(|| synthetic_workload(&spec, packets, seed)).map_err(to_py)?;
         Ok(Self { workload: PacketWorkload::build(py, set, trace, Vec::new())?, frames: None })
+    }
+
+    /// The same rules with the trace reshaped: `shuffled` (same headers, random order, no
+    /// temporal locality; seeded) or `trains` (each header `train` times in a row: high
+    /// locality), same length.
+    #[pyo3(signature = (locality, seed = 1, train = 16))]
+    fn reshaped(&self, locality: &str, seed: u64, train: usize) -> PyResult<Self> {
+        let p = &self.workload.packets;
+        let packets = match locality {
+            "shuffled" | "none" => shape::shuffled(p, seed),
+            "trains" | "high" => shape::trains(p, train),
+            other => return Err(to_py(format!("unknown locality '{other}' (none, high)"))),
+        };
+        Ok(Self { workload: self.workload.with_packets(packets), frames: None })
+    }
+
+    /// Gives the rule-aware dispatcher its calibration sample: the first `n` packets of the
+    /// trace (as `superlinear classify --calibration N` does).
+    fn calibrate(&self, n: usize) {
+        self.workload.calibrate_prefix(n);
     }
 
     /// Writes the rules in the native format and, with a path, the trace as a ClassBench trace.

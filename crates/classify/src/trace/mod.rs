@@ -10,6 +10,7 @@ pub mod encode;
 pub mod frame;
 pub mod pcap;
 pub mod pcapng;
+pub mod shape;
 
 use crate::packet::Packet;
 use superlinear_core::Error;

@@ -1,0 +1,1 @@
+"""The self-adjusting classifier in the Linux XDP datapath: ``superlinear xdp`` and ``xdp-bench``."""

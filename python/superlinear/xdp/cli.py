@@ -1,0 +1,309 @@
+"""``superlinear xdp load|stats|update|unload|list``: the self-adjusting classifier in the Linux XDP
+datapath, on your interface, with your rules (crates/xdp: an RSS dispatcher on the ingress
+device redirects each frame through a cpumap to its logical worker's CPU, where a static or MRF
+rule list classifies it; accept passes, every other action drops).
+
+Exit codes: 0 done; 2 bad input or usage; 69 this build or kernel cannot run it (clang missing at
+build time, no XDP on the device); 77 not enough privileges (CAP_BPF, CAP_NET_ADMIN,
+CAP_SYS_ADMIN: run as root); 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.live import Live
+from rich.table import Table
+
+from superlinear import _native
+from superlinear.common.args import int_list, positive_float, positive_int
+from superlinear.common.errors import SuperlinearError
+from superlinear.nft.netns import NeedsPrivilegesError
+from superlinear.nft.ruleset_json import describe_row
+from superlinear.xdp import pins
+
+console = Console(width=max(120, Console().width))
+ACTIONS = ("load", "stats", "update", "unload", "list")
+#: Default calibration sample of the rule-aware dispatcher, as `superlinear classify`.
+CALIBRATION = 100_000
+
+
+def cpu_list(text: str) -> tuple[int, ...]:
+    """``--cpus``: comma-separated CPU numbers."""
+    try:
+        return int_list("--cpus", text, minimum=0)
+    except SuperlinearError as e:
+        raise argparse.ArgumentTypeError(str(e).removeprefix("--cpus: ")) from None
+
+
+def read_rules(rules: str, trace: str | None, args: argparse.Namespace) -> Any:
+    """Rules (and a trace, when given) read by the classifier's readers."""
+    for what, path in (("rules", rules), ("trace", trace)):
+        if path is not None and not Path(path).is_file():
+            kind = "a folder" if Path(path).is_dir() else "no such file"
+            raise SuperlinearError(f"{path}: {kind} (--{what} wants a {what} file)")
+    options = {"format": args.rule_format, "actions": args.actions, "default": args.default}
+    w = _native.NftWorkload.load(rules, trace, options)
+    if w.rules() == 0:
+        raise SuperlinearError(f"{rules}: no rules")
+    if trace is not None:
+        w.calibrate(CALIBRATION)
+    return w
+
+
+def _name(args: argparse.Namespace) -> str:
+    if args.name:
+        return str(args.name)
+    if not args.iface:
+        loaded = pins.loaded()
+        if len(loaded) == 1:
+            return loaded[0]
+        raise SuperlinearError("which datapath? give --iface IF (and --netns NS), or --name "
+                               + (f"(loaded: {', '.join(loaded)})" if loaded else "(none is loaded)"))
+    return pins.datapath_name(args.iface, args.netns)
+
+
+def cmd_load(args: argparse.Namespace) -> int:
+    if not args.rules or not args.iface:
+        raise SuperlinearError("xdp load needs --rules FILE and --iface IF")
+    w = read_rules(args.rules, args.trace, args)
+    pins.require()
+    name = pins.datapath_name(args.iface, args.netns)
+    if (pins.pin_dir(name) / "link").exists():
+        raise SuperlinearError(f"a datapath is already loaded on {args.iface} ({name}): "
+                               "`superlinear xdp update` replaces its rules, `xdp unload` removes it")
+    cfg = {"iface": args.iface, "netns": args.netns or "", "algo": args.algo, "dispatch": args.dispatch,
+           "k": args.workers or 0, "cpus": list(args.cpus or []), "queue_size": args.queue_size, "mode": args.mode,
+           "pin_dir": str(pins.pin_dir(name))}
+    info = _native.xdp_load(w, cfg)
+    meta = {**cfg, **info, "rules_file": str(Path(args.rules).resolve()), "rule_format": args.rule_format,
+            "actions": args.actions, "default": args.default, "loaded_at": time.time()}
+    pins.write_meta(name, meta)
+    if args.json:
+        print(json.dumps(meta, indent=1))
+        return 0
+    where = f"{args.iface}" + (f" in namespace {args.netns}" if args.netns else "")
+    console.print(f"loaded {info['rules']:,} rules ({info['algo']}) on {where}: dispatcher hashes "
+                  f"{info['fields']}, {info['k']} logical worker(s) on CPU(s) {','.join(map(str, info['cpus']))}; "
+                  f"pinned at {pins.pin_dir(name)}", highlight=False, markup=False)
+    return 0
+
+
+def cmd_update(args: argparse.Namespace) -> int:
+    if not args.rules:
+        raise SuperlinearError("xdp update needs --rules FILE (the new rule set)")
+    w = read_rules(args.rules, None, args)
+    pins.require()
+    name = _name(args)
+    if not (pins.pin_dir(name) / "settings").exists():
+        raise SuperlinearError(f"no datapath {name} is loaded (superlinear xdp list)")
+    t0 = time.perf_counter()
+    slot = _native.xdp_update(w, str(pins.pin_dir(name)))
+    meta = pins.read_meta(name)
+    meta.update({"rules_file": str(Path(args.rules).resolve()), "rules": w.rules(), "rule_format": args.rule_format,
+                 "actions": args.actions, "default": args.default})
+    meta["updates"] = int(meta.get("updates", 0)) + 1
+    pins.write_meta(name, meta)
+    console.print(f"{w.rules():,} rules in force on {name} (generation slot {slot}, switched atomically in "
+                  f"{time.perf_counter() - t0:.2f} s; orders start again in priority order)", highlight=False,
+                  markup=False)
+    return 0
+
+
+def counters(name: str) -> dict[str, Any]:
+    if not (pins.pin_dir(name) / "settings").exists():
+        raise SuperlinearError(f"no datapath {name} is loaded (superlinear xdp list)")
+    c: dict[str, Any] = _native.xdp_counters(str(pins.pin_dir(name)))
+    return c
+
+
+def _rule_texts(meta: dict[str, Any]) -> list[str] | None:
+    try:
+        opts = {"format": meta.get("rule_format", "auto"), "actions": meta.get("actions", "random"),
+                "default": meta.get("default", "accept")}
+        w = _native.NftWorkload.load(meta["rules_file"], None, opts)
+        return [describe_row((*r[:10], r[11])) for r in w.rule_rows()]
+    except (KeyError, SuperlinearError, OSError):
+        return None
+
+
+def _hist_label(b: int) -> str:
+    return "0" if b == 0 else (str(1 << (b - 1)) if b == 1 else f"{1 << (b - 1)}-{(1 << b) - 1}")
+
+
+def stats_tables(name: str, c: dict[str, Any], meta: dict[str, Any], top: int,
+                 previous: tuple[float, dict[str, Any]] | None) -> Table:
+    """One grid of tables: dispatcher, CPUs, logical workers, top rules."""
+    grid = Table.grid(padding=(0, 0))
+    fields = meta.get("fields", "?")
+    grid.add_row(f"[bold]{name}[/]: {c['rules']:,} rules ({c['algo']}), generation slot {c['generation']}, "
+                 f"dispatcher hashes {fields}, {c['k']} logical worker(s)")
+    dt = time.time() - previous[0] if previous else None
+    d = Table(title="dispatcher (frames)", title_justify="left")
+    d.add_column("reason")
+    d.add_column("frames", justify="right")
+    for reason, n in c["dispatch"]:
+        d.add_row(reason, f"{n:,}")
+    cost = Table(title="cost per packet (bpf_stats)", title_justify="left")
+    cost.add_column("program")
+    cost.add_column("runs", justify="right")
+    cost.add_column("ns/packet", justify="right")
+    for label, key in (("dispatcher", "dispatch_program"), ("worker", "worker_program")):
+        ps = c[key]
+        per = f"{ps['run_time_ns'] / ps['run_count']:,.0f}" if ps["run_count"] else "off (sysctl kernel.bpf_stats_enabled=1)"
+        cost.add_row(label, f"{ps['run_count']:,}", per)
+    cpus = Table(title="worker CPUs", title_justify="left")
+    for col in ("CPU", "packets", "rules compared", "per packet") + (("packets/s",) if dt else ()):
+        cpus.add_column(col, justify="right")
+    prev_cpu = {x["cpu"]: x for x in previous[1]["cpus"]} if previous else {}
+    for x in c["cpus"]:
+        row = [str(x["cpu"]), f"{x['packets']:,}", f"{x['compared']:,}",
+               f"{x['compared'] / x['packets']:,.1f}" if x["packets"] else "-"]
+        if dt:
+            row.append(f"{(x['packets'] - prev_cpu.get(x['cpu'], {'packets': 0})['packets']) / dt:,.0f}")
+        cpus.add_row(*row)
+    workers = Table(title="logical workers (kernel counters)", title_justify="left")
+    for col in ("worker", "CPU", "packets", "per packet", "swaps"):
+        workers.add_column(col, justify="right")
+    hist_buckets = [b for b in range(16) if any(w["position_histogram"][b] for w in c["workers"])]
+    for b in hist_buckets:
+        workers.add_column(f"pos {_hist_label(b)}", justify="right")
+    shown = c["workers"] if len(c["workers"]) <= 64 else sorted(c["workers"], key=lambda w: -w["packets"])[:64]
+    for w in shown:
+        workers.add_row(str(w["worker"]), str(w["cpu"]), f"{w['packets']:,}",
+                        f"{w['compared'] / w['packets']:,.1f}" if w["packets"] else "-", f"{w['swaps']:,}",
+                        *[f"{w['position_histogram'][b]:,}" for b in hist_buckets])
+    rules = Table(title=f"top {top} rules by hits", title_justify="left")
+    rules.add_column("rule", justify="right")
+    rules.add_column("hits", justify="right")
+    rules.add_column("rule text")
+    texts = _rule_texts(meta)
+    order = sorted(range(len(c["rule_hits"])), key=lambda i: -c["rule_hits"][i])[:top]
+    for i in order:
+        if c["rule_hits"][i] == 0:
+            break
+        rules.add_row(str(i + 1), f"{c['rule_hits'][i]:,}", texts[i] if texts and i < len(texts) else "")
+    rules.add_row("default", f"{c['default_hits']:,}", "no rule matched")
+    for t in (d, cost, cpus, workers, rules):
+        grid.add_row(t)
+    if len(c["workers"]) > 64:
+        grid.add_row(f"(64 busiest of {len(c['workers'])} logical workers shown; --json has all)")
+    return grid
+
+
+def cmd_stats(args: argparse.Namespace) -> int:
+    pins.require()
+    name = _name(args)
+    meta = pins.read_meta(name)
+    c = counters(name)
+    if args.json:
+        print(json.dumps({"name": name, "meta": meta, **c}, indent=1))
+        return 0
+    if not args.watch:
+        console.print(stats_tables(name, c, meta, args.top, None))
+        return 0
+    previous = (time.time(), c)
+    with Live(stats_tables(name, c, meta, args.top, None), console=console, auto_refresh=False) as live:
+        while True:
+            time.sleep(args.watch)
+            c = counters(name)
+            live.update(stats_tables(name, c, meta, args.top, previous), refresh=True)
+            previous = (time.time(), c)
+
+
+def cmd_unload(args: argparse.Namespace) -> int:
+    pins.require()
+    names = pins.loaded() if args.all else [_name(args)]
+    for name in names:
+        if pins.unload(name):
+            console.print(f"unloaded {name}", highlight=False, markup=False)
+        elif not args.all:
+            raise SuperlinearError(f"no datapath {name} is loaded (superlinear xdp list)")
+    if args.all and not names:
+        console.print("no datapath is loaded")
+    return 0
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    names = pins.loaded()
+    rows = [{"name": n, **pins.read_meta(n)} for n in names]
+    if args.json:
+        print(json.dumps(rows, indent=1))
+        return 0
+    if not rows:
+        console.print("no datapath is loaded")
+        return 0
+    t = Table()
+    for col in ("name", "interface", "namespace", "rules", "algo", "fields", "k", "CPUs", "rule file"):
+        t.add_column(col)
+    for r in rows:
+        t.add_row(r["name"], str(r.get("iface", "?")), str(r.get("netns") or "-"), f"{r.get('rules', '?')}",
+                  str(r.get("algo", "?")), str(r.get("fields", "?")), str(r.get("k", "?")),
+                  ",".join(map(str, r.get("cpus", []))), str(r.get("rules_file", "?")))
+    console.print(t)
+    return 0
+
+
+COMMANDS = {"load": cmd_load, "stats": cmd_stats, "update": cmd_update, "unload": cmd_unload, "list": cmd_list}
+
+
+def cmd_xdp(args: argparse.Namespace) -> int:
+    try:
+        return COMMANDS[args.action](args)
+    except NeedsPrivilegesError as e:
+        print(f"superlinear: xdp {args.action}: {e}", file=sys.stderr)
+        return e.exit_code
+    except KeyboardInterrupt:
+        return 130
+
+
+def add_rule_options(p: argparse.ArgumentParser) -> None:
+    """How rule files are read (the same flags as `superlinear classify`)."""
+    p.add_argument("--rule-format", default="auto", help="rule format: auto, classbench, native, nft (default auto)")
+    p.add_argument("--actions", default="random",
+                   help="actions of ClassBench filters: random[:DROP_FRACTION[:SEED]] or accept (default random)")
+    p.add_argument("--default", default="accept", help="default policy where the file sets none (default accept)")
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "xdp", help="the self-adjusting classifier in the kernel's XDP datapath: load, stats, update, unload",
+        description="Load your rules into the Linux XDP datapath of an interface: an XDP dispatcher hashes the "
+        "chosen header fields (RSS) and redirects each frame through a cpumap to its logical worker's CPU, "
+        "where a static or MRF rule list classifies it (accept passes, drop/reject/queue drop). The datapath "
+        "stays loaded (pinned in bpffs) until `xdp unload`. Needs root. Exit codes: 0 done, 2 bad input, "
+        "69 not supported by this build or kernel, 77 no privileges, 130 Ctrl-C.",
+    )
+    p.add_argument("action", choices=ACTIONS, help="load, stats (counters; --watch for live), update (new rules "
+                   "under traffic), unload, list")
+    p.add_argument("--rules", metavar="FILE", help="load/update: rule file (ClassBench, native or nft; detected)")
+    add_rule_options(p)
+    p.add_argument("--iface", metavar="IF", help="the ingress interface")
+    p.add_argument("--netns", metavar="NS", help="the interface's named network namespace (ip netns; default: this one)")
+    p.add_argument("--name", help="stats/update/unload: the datapath's name (see `xdp list`) instead of --iface/--netns")
+    p.add_argument("--algo", default="mrf", choices=("static", "mrf"),
+                   help="load: worker classifier (default mrf: Move-Recursively-Forward, paper Alg. 1)")
+    p.add_argument("--dispatch", default="rss",
+                   help="load: rss[:FIELDS] (Toeplitz over sip,dip,sport,dport,proto or a subset, e.g. rss:dport) "
+                        "or rule (the rule-aware dispatcher's field choice for k; default rss, the 5-tuple)")
+    p.add_argument("--workers", "-k", type=positive_int, default=None,
+                   help="load: logical workers, each with its own order, bound to CPU w mod len(CPUs) "
+                        "(default: one per worker CPU)")
+    p.add_argument("--cpus", type=cpu_list, default=None, metavar="LIST",
+                   help="load: worker CPUs, e.g. 0,1 (default: every online CPU)")
+    p.add_argument("--trace", metavar="FILE", help="load: traffic sample the rule-aware dispatcher calibrates on")
+    p.add_argument("--queue-size", type=positive_int, default=2048, help="load: frames per worker CPU queue (default 2048)")
+    p.add_argument("--mode", choices=("native", "generic"), default="native",
+                   help="load: native (driver) XDP, or generic (skb) where the driver has none (default native)")
+    p.add_argument("--top", type=positive_int, default=10, help="stats: rules shown (default 10)")
+    p.add_argument("--watch", type=positive_float, default=None, metavar="SECONDS",
+                   help="stats: refresh every SECONDS with rates, until Ctrl-C")
+    p.add_argument("--all", action="store_true", help="unload: every datapath this project loaded")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=cmd_xdp)
