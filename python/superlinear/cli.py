@@ -45,6 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     classify_cli.register(sub)
     nft_cli.register(sub)
     xdp_cli.register(sub)
+    xdp_cli.register_bench(sub)
     output_cli.register(sub)
     listing.register(sub, LISTINGS)
     return p

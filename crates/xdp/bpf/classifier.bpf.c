@@ -11,11 +11,12 @@
  *    parse pass unchanged, counted by reason.
  *  - sl_worker, attached to every cpumap entry: parses and hashes again (the same w), scans
  *    logical worker w's order of the rules of the current generation under bpf_loop, and on a
- *    match moves the rule forward as MRF does (the paper's iterative swap variant: swap with
- *    the predecessor unless the rule depends on it; the same order as MRF with precomputed
- *    dependencies). The exact first-match rule, for the per-rule counters, is resolved with the
- *    same-action overlap lists computed in user space (crates/classify deps.rs). Verdict:
- *    accept passes, every other action drops.
+ *    match moves the rule forward as MRF does (paper Alg. 1, with the dependency lists
+ *    computed in user space by crates/classify deps.rs: just behind its nearest dependency
+ *    ahead, which then moves the same way). The exact first-match rule, for the per-rule
+ *    counters, is resolved with the same-action overlap lists of the same graph. Verdict:
+ *    accept passes, every other action drops. Every loop runs under bpf_loop, SCAN_CHUNK
+ *    entries per call, so its cost does not depend on a verifier bound.
  *
  * Each logical worker's order is touched only by the CPU it is bound to (w mod CPUs), so its
  * updates need no atomics. Rule sets are switched by generation: user space fills the slot
@@ -65,6 +66,7 @@ struct sl_settings {
 	__u32 reta_mask; /* indirection table size - 1 */
 	__u32 algo;      /* enum sl_algo */
 	__u32 same_cap;  /* same-action id slots per generation */
+	__u32 dep_cap;   /* dependency id slots per generation */
 };
 
 struct sl_generation {
@@ -81,7 +83,7 @@ struct sl_worker_stats {
 	__u64 packets;
 	__u64 compared;    /* rules compared: the scan plus the same-action checks */
 	__u64 same_checks; /* of which same-action checks */
-	__u64 swaps;
+	__u64 moved; /* order entries the moves shifted */
 	__u64 hist[HIST_BUCKETS]; /* match position: 0, 1, 2-3, 4-7, ... */
 };
 
@@ -138,11 +140,16 @@ struct {
 	__uint(max_entries, MAX_CPUS);
 } cpu_map SEC(".maps");
 
+/* One generation's rules in one value, so a scan looks the table up once per chunk, not per rule. */
+struct sl_rule_table {
+	struct sl_rule r[MAX_RULES];
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__type(key, __u32);
-	__type(value, struct sl_rule);
-	__uint(max_entries, GENERATIONS * MAX_RULES);
+	__type(value, struct sl_rule_table);
+	__uint(max_entries, GENERATIONS);
 } rules SEC(".maps");
 
 /* Same-action overlap lists of every rule, compressed: rule u's list is
@@ -160,6 +167,21 @@ struct {
 	__type(value, __u16);
 	__uint(max_entries, 2); /* set at load: GENERATIONS * same_cap */
 } same_ids SEC(".maps");
+
+/* Dependency lists, compressed the same way (deps.rs: the rules each rule must stay behind). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, __u32);
+	__uint(max_entries, GENERATIONS * (MAX_RULES + 1));
+} dep_start SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, __u16);
+	__uint(max_entries, 2); /* set at load: GENERATIONS * dep_cap */
+} dep_ids SEC(".maps");
 
 /* One order per (generation, logical worker): key gen * k + w. */
 struct {
@@ -320,24 +342,31 @@ static __always_inline int rule_matches(const struct sl_rule *r, const struct sl
 	return miss == 0;
 }
 
-static __always_inline int ranges_overlap(__u64 a, __u64 asp, __u64 b, __u64 bsp)
-{
-	return (a <= b + bsp) & (b <= a + asp);
-}
-
+/* Whether some packet matches both rules, branch-free like rule_matches: a field's ranges are
+ * disjoint when one ends before the other starts (64-bit sums: no wrap). */
 static __always_inline int rules_overlap(const struct sl_rule *a, const struct sl_rule *b)
 {
-	return ranges_overlap(a->src_lo, a->src_span, b->src_lo, b->src_span) &
-	       ranges_overlap(a->dst_lo, a->dst_span, b->dst_lo, b->dst_span) &
-	       ranges_overlap(a->sport_lo, a->sport_span, b->sport_lo, b->sport_span) &
-	       ranges_overlap(a->dport_lo, a->dport_span, b->dport_lo, b->dport_span) &
-	       (((a->proto ^ b->proto) & a->proto_mask & b->proto_mask) == 0);
+	__u64 miss = outside(0, (__u64)b->src_lo + b->src_span - a->src_lo) |
+		     outside(0, (__u64)a->src_lo + a->src_span - b->src_lo) |
+		     outside(0, (__u64)b->dst_lo + b->dst_span - a->dst_lo) |
+		     outside(0, (__u64)a->dst_lo + a->dst_span - b->dst_lo) |
+		     outside(0, (__u64)b->sport_lo + b->sport_span - a->sport_lo) |
+		     outside(0, (__u64)a->sport_lo + a->sport_span - b->sport_lo) |
+		     outside(0, (__u64)b->dport_lo + b->dport_span - a->dport_lo) |
+		     outside(0, (__u64)a->dport_lo + a->dport_span - b->dport_lo) |
+		     outside((a->proto ^ b->proto) & a->proto_mask & b->proto_mask, 0);
+	return miss == 0;
+}
+
+static __always_inline struct sl_rule_table *table_of(__u32 gen)
+{
+	return bpf_map_lookup_elem(&rules, &gen);
 }
 
 static __always_inline struct sl_rule *rule_at(__u32 gen, __u32 id)
 {
-	__u32 key = gen * MAX_RULES + (id & RULE_MASK);
-	return bpf_map_lookup_elem(&rules, &key);
+	struct sl_rule_table *t = table_of(gen);
+	return t ? &t->r[id & RULE_MASK] : NULL;
 }
 
 struct scan_state {
@@ -351,14 +380,14 @@ struct scan_state {
 static long scan_static(__u32 chunk, void *data)
 {
 	struct scan_state *c = data;
+	struct sl_rule_table *t = table_of(c->gen);
+	if (!t)
+		return 1;
 	for (int j = 0; j < SCAN_CHUNK; j++) {
 		__u32 i = chunk * SCAN_CHUNK + j;
 		if (i >= c->n)
 			return 1;
-		struct sl_rule *r = rule_at(c->gen, i);
-		if (!r)
-			return 1;
-		if (rule_matches(r, &c->p)) {
+		if (rule_matches(&t->r[i & RULE_MASK], &c->p)) {
 			c->stop = i;
 			c->found = i;
 			return 1;
@@ -372,17 +401,15 @@ static long scan_order(__u32 chunk, void *data)
 {
 	struct scan_state *c = data;
 	struct sl_order *ord = bpf_map_lookup_elem(&orders, &c->order_key);
-	if (!ord)
+	struct sl_rule_table *t = table_of(c->gen);
+	if (!ord || !t)
 		return 1;
 	for (int j = 0; j < SCAN_CHUNK; j++) {
 		__u32 i = chunk * SCAN_CHUNK + j;
 		if (i >= c->n)
 			return 1;
 		__u32 id = ord->order[i & RULE_MASK];
-		struct sl_rule *r = rule_at(c->gen, id);
-		if (!r)
-			return 1;
-		if (rule_matches(r, &c->p)) {
+		if (rule_matches(&t->r[id & RULE_MASK], &c->p)) {
 			c->stop = i;
 			c->found = id;
 			return 1;
@@ -393,61 +420,146 @@ static long scan_order(__u32 chunk, void *data)
 
 struct same_state {
 	struct sl_packet p;
-	__u32 gen, order_key, first, stop, best;
+	__u32 gen, order_key, base, count, stop, best;
 	__u64 checks;
 };
 
-/* Same-action overlaps of the found rule behind it may be the exact first match (deps.rs). */
-static long same_step(__u32 idx, void *data)
+/* Same-action overlaps of the found rule behind it may be the exact first match (deps.rs):
+ * SCAN_CHUNK list entries per call. */
+static long same_chunk(__u32 chunk, void *data)
 {
 	struct same_state *c = data;
-	__u32 zero = 0;
-	struct sl_settings *s = bpf_map_lookup_elem(&settings, &zero);
 	struct sl_order *ord = bpf_map_lookup_elem(&orders, &c->order_key);
-	if (!s || !ord)
+	struct sl_rule_table *t = table_of(c->gen);
+	if (!ord || !t)
 		return 1;
-	__u32 key = c->gen * s->same_cap + c->first + idx;
-	__u16 *v = bpf_map_lookup_elem(&same_ids, &key);
-	if (!v)
-		return 1;
-	__u32 id = *v;
-	if (ord->pos[id & RULE_MASK] > c->stop && id < c->best) {
-		c->checks += 1;
-		struct sl_rule *r = rule_at(c->gen, id);
-		if (r && rule_matches(r, &c->p))
-			c->best = id;
+	for (int j = 0; j < SCAN_CHUNK; j++) {
+		__u32 i = chunk * SCAN_CHUNK + j;
+		if (i >= c->count)
+			return 1;
+		__u32 key = c->base + i;
+		__u16 *v = bpf_map_lookup_elem(&same_ids, &key);
+		if (!v)
+			return 1;
+		__u32 id = *v;
+		if (ord->pos[id & RULE_MASK] > c->stop && id < c->best) {
+			c->checks += 1;
+			if (rule_matches(&t->r[id & RULE_MASK], &c->p))
+				c->best = id;
+		}
 	}
 	return 0;
 }
 
-struct swap_state {
-	__u32 gen, order_key, cur;
-	__u64 swaps;
+/* MRF with precomputed dependencies (paper Alg. 1; crates/classify mrf.rs): a rule moves to just
+ * behind its nearest dependency ahead, which then moves the same way, up to the head. */
+struct mrf_state {
+	__u32 gen, order_key, dep_cap;
+	__u32 y, p;           /* the rule moving and its position */
+	__u32 base, count;    /* y's dependency list in dep_ids */
+	__u32 best_pos, best; /* nearest dependency ahead found so far (best_pos = its position + 1; 0: none) */
+	__u32 target;
+	__u64 levels, moved;
 };
 
-/* MRF, iterative: swap with the predecessor unless the rule depends on it (paper §4.1). */
-static long swap_step(__u32 idx, void *data)
+static long dep_max_chunk(__u32 chunk, void *data)
 {
-	struct swap_state *c = data;
-	__u32 cur = c->cur;
-	if (cur == 0 || cur >= MAX_RULES)
-		return 1;
-	struct sl_order *ord = bpf_map_lookup_elem(&orders, &c->order_key);
+	struct mrf_state *m = data;
+	struct sl_order *ord = bpf_map_lookup_elem(&orders, &m->order_key);
 	if (!ord)
 		return 1;
-	__u32 a = ord->order[(cur - 1) & RULE_MASK], b = ord->order[cur & RULE_MASK];
-	struct sl_rule *ra = rule_at(c->gen, a), *rb = rule_at(c->gen, b);
-	if (!ra || !rb)
-		return 1;
-	int depends = a < b && ra->action != rb->action && rules_overlap(ra, rb);
-	if (!depends) {
-		ord->order[(cur - 1) & RULE_MASK] = b;
-		ord->order[cur & RULE_MASK] = a;
-		ord->pos[a & RULE_MASK] = cur;
-		ord->pos[b & RULE_MASK] = cur - 1;
-		c->swaps += 1;
+	for (int j = 0; j < SCAN_CHUNK; j++) {
+		__u32 i = chunk * SCAN_CHUNK + j;
+		if (i >= m->count)
+			return 1;
+		__u32 key = m->base + i;
+		__u16 *v = bpf_map_lookup_elem(&dep_ids, &key);
+		if (!v)
+			return 1;
+		/* Branch-free maximum: one verifier path per entry, not two. */
+		__u64 cand = (__u64)ord->pos[*v & RULE_MASK] + 1;
+		__u64 take = -outside(cand, m->best_pos); /* all ones when cand > best_pos */
+		m->best_pos = (m->best_pos & ~take) | (cand & take);
+		m->best = (m->best & ~take) | (*v & take);
 	}
-	c->cur = cur - 1;
+	return 0;
+}
+
+/* More dependencies than rules ahead: scan back from p with the exact dependency test. */
+static long dep_back_chunk(__u32 chunk, void *data)
+{
+	struct mrf_state *m = data;
+	struct sl_order *ord = bpf_map_lookup_elem(&orders, &m->order_key);
+	struct sl_rule_table *t = table_of(m->gen);
+	if (!ord || !t)
+		return 1;
+	struct sl_rule *ry = &t->r[m->y & RULE_MASK];
+	for (int j = 0; j < SCAN_CHUNK; j++) {
+		__u32 off = chunk * SCAN_CHUNK + j + 1;
+		if (off > m->p)
+			return 1;
+		__u32 at = m->p - off;
+		__u32 v = ord->order[at & RULE_MASK];
+		struct sl_rule *rv = &t->r[v & RULE_MASK];
+		if (v < m->y && rv->action != ry->action && rules_overlap(ry, rv)) {
+			m->best_pos = at + 1;
+			m->best = v;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* order[target..p) moves back by one (positions follow), SCAN_CHUNK entries per call, last first. */
+static long shift_chunk(__u32 chunk, void *data)
+{
+	struct mrf_state *m = data;
+	struct sl_order *ord = bpf_map_lookup_elem(&orders, &m->order_key);
+	if (!ord)
+		return 1;
+	for (int j = 0; j < SCAN_CHUNK; j++) {
+		__u32 off = chunk * SCAN_CHUNK + j + 1;
+		if (off > m->p - m->target)
+			return 1;
+		__u32 at = m->p - off;
+		__u16 r = ord->order[at & RULE_MASK];
+		ord->order[(at + 1) & RULE_MASK] = r;
+		ord->pos[r & RULE_MASK] = at + 1;
+	}
+	return 0;
+}
+
+static long mrf_level(__u32 level, void *data)
+{
+	struct mrf_state *m = data;
+	__u32 key = m->gen * (MAX_RULES + 1) + (m->y & RULE_MASK);
+	__u32 *first = bpf_map_lookup_elem(&dep_start, &key);
+	key += 1;
+	__u32 *last = bpf_map_lookup_elem(&dep_start, &key);
+	if (!first || !last)
+		return 1;
+	m->levels += 1;
+	m->best_pos = 0;
+	m->count = *last > *first ? *last - *first : 0;
+	m->base = m->gen * m->dep_cap + *first;
+	if (m->count > 0 && m->count <= m->p)
+		bpf_loop((m->count + SCAN_CHUNK - 1) / SCAN_CHUNK, dep_max_chunk, m, 0);
+	else if (m->count > 0)
+		bpf_loop((m->p + SCAN_CHUNK - 1) / SCAN_CHUNK, dep_back_chunk, m, 0);
+	m->target = m->best_pos; /* just behind the nearest dependency, or the head */
+	if (m->target < m->p) {
+		bpf_loop((m->p - m->target + SCAN_CHUNK - 1) / SCAN_CHUNK, shift_chunk, m, 0);
+		struct sl_order *ord = bpf_map_lookup_elem(&orders, &m->order_key);
+		if (!ord)
+			return 1;
+		ord->order[m->target & RULE_MASK] = m->y;
+		ord->pos[m->y & RULE_MASK] = m->target;
+		m->moved += m->p - m->target;
+	}
+	if (m->best_pos == 0)
+		return 1;
+	m->y = m->best;
+	m->p = m->best_pos - 1;
 	return 0;
 }
 
@@ -491,7 +603,7 @@ int sl_worker(struct xdp_md *ctx)
 	__u64 compared = scan.stop < scan.n ? scan.stop + 1 : scan.n;
 	__u32 hit = DEFAULT_SLOT;
 	__u32 verdict = g->default_verdict;
-	__u64 same_checks = 0, swaps = 0;
+	__u64 same_checks = 0, moved = 0;
 	if (scan.stop < scan.n) {
 		hit = scan.found;
 		if (s->algo == ALGO_MRF) {
@@ -501,17 +613,18 @@ int sl_worker(struct xdp_md *ctx)
 			__u32 *last = bpf_map_lookup_elem(&same_start, &skey);
 			if (first && last && *last > *first) {
 				struct same_state same = {.p = scan.p, .gen = gen, .order_key = scan.order_key,
-							  .first = *first, .stop = scan.stop, .best = scan.found};
-				bpf_loop(*last - *first, same_step, &same, 0);
+							  .base = gen * s->same_cap + *first, .count = *last - *first,
+							  .stop = scan.stop, .best = scan.found};
+				bpf_loop((same.count + SCAN_CHUNK - 1) / SCAN_CHUNK, same_chunk, &same, 0);
 				hit = same.best;
 				same_checks = same.checks;
 			}
 			struct sl_order *ord = bpf_map_lookup_elem(&orders, &scan.order_key);
 			if (ord) {
-				struct swap_state sw = {.gen = gen, .order_key = scan.order_key,
-							.cur = ord->pos[hit & RULE_MASK]};
-				bpf_loop(sw.cur, swap_step, &sw, 0);
-				swaps = sw.swaps;
+				struct mrf_state m = {.gen = gen, .order_key = scan.order_key, .dep_cap = s->dep_cap,
+						      .y = hit, .p = ord->pos[hit & RULE_MASK]};
+				bpf_loop(MAX_RULES, mrf_level, &m, 0);
+				moved = m.moved;
 			}
 		}
 		struct sl_rule *r = rule_at(gen, hit);
@@ -534,7 +647,7 @@ int sl_worker(struct xdp_md *ctx)
 		ws->packets += 1;
 		ws->compared += compared;
 		ws->same_checks += same_checks;
-		ws->swaps += swaps;
+		ws->moved += moved;
 		__u32 b = bucket(scan.stop);
 		if (b < HIST_BUCKETS)
 			ws->hist[b] += 1;

@@ -29,7 +29,7 @@ static ALIGNED: &Aligned<[u8]> = &Aligned(*include_bytes!(concat!(env!("OUT_DIR"
 static OBJECT: &[u8] = &ALIGNED.0;
 
 /// Maps pinned by name.
-const MAPS: [&str; 14] = [
+const MAPS: [&str; 16] = [
     "settings",
     "generation",
     "generations",
@@ -39,6 +39,8 @@ const MAPS: [&str; 14] = [
     "rules",
     "same_start",
     "same_ids",
+    "dep_start",
+    "dep_ids",
     "orders",
     "worker_stats",
     "cpu_stats",
@@ -58,7 +60,7 @@ pub fn build_error() -> Option<&'static str> {
 pub enum KernelAlgo {
     /// Static first-match list in priority order.
     Static = 0,
-    /// MRF (iterative swap variant), one order per logical worker.
+    /// MRF with precomputed dependencies, one order per logical worker.
     Mrf = 1,
 }
 
@@ -148,9 +150,11 @@ pub fn load(spec: &LoadSpec, snap: &Snapshot, dir: &Path) -> Result<(), Error> {
     let tables = GenerationTables::build(snap)?;
     // Room for the same-action lists of this rule set and of updates up to twice as large.
     let same_cap = (tables.same_ids.len() * 2).max(1 << 16);
+    let dep_cap = (tables.dep_ids.len() * 2).max(1 << 16);
     let mut ebpf = EbpfLoader::new()
         .set_max_entries("orders", (GENERATIONS * spec.k) as u32)
         .set_max_entries("same_ids", (GENERATIONS * same_cap) as u32)
+        .set_max_entries("dep_ids", (GENERATIONS * dep_cap) as u32)
         .load(OBJECT)
         .map_err(|e| kernel_err("load the BPF object", e))?;
     std::fs::create_dir_all(dir).map_err(|e| Error::config(format!("{}: {e}", dir.display())))?;
@@ -164,6 +168,7 @@ pub fn load(spec: &LoadSpec, snap: &Snapshot, dir: &Path) -> Result<(), Error> {
         reta_mask: reta_mask(spec.k),
         algo: spec.algo as u32,
         same_cap: same_cap as u32,
+        dep_cap: dep_cap as u32,
     })?;
     let mut hash = array::<u32>(dir, "hash_tables")?;
     for (i, v) in hash_tables(spec.fields).iter().enumerate() {
@@ -245,7 +250,8 @@ pub struct WorkerCounters {
     pub packets: u64,
     pub compared: u64,
     pub same_checks: u64,
-    pub swaps: u64,
+    /// Order entries the MRF moves shifted.
+    pub moved: u64,
     pub position_histogram: Vec<u64>,
 }
 
@@ -308,18 +314,18 @@ impl Pinned {
     /// Writes `snap` into generation slot `slot` with fresh orders and zero rule counters.
     fn write_generation(&mut self, slot: usize, snap: &Snapshot, t: &GenerationTables) -> Result<(), Error> {
         let s = self.settings()?;
-        if t.same_ids.len() > s.same_cap as usize {
-            return Err(Error::config(format!(
-                "the new rules have {} same-action overlaps; this datapath was loaded with room for {} (unload and load again)",
-                t.same_ids.len(),
-                s.same_cap
-            )));
+        for (what, have, room) in
+            [("same-action overlaps", t.same_ids.len(), s.same_cap), ("dependencies", t.dep_ids.len(), s.dep_cap)]
+        {
+            if have > room as usize {
+                return Err(Error::config(format!(
+                    "the new rules have {have} {what}; this datapath was loaded with room for {room} (unload and load again)"
+                )));
+            }
         }
         let dir = self.dir.clone();
-        let mut rules = array::<KernelRule>(&dir, "rules")?;
-        for (i, r) in t.rules.iter().enumerate() {
-            set(&mut rules, "rules", slot * MAX_RULES + i, r)?;
-        }
+        let mut rules = array::<KernelRuleTable>(&dir, "rules")?;
+        set(&mut rules, "rules", slot, &*KernelRuleTable::of(&t.rules))?;
         let mut starts = array::<u32>(&dir, "same_start")?;
         for (i, v) in t.same_start.iter().enumerate() {
             set(&mut starts, "same_start", slot * (MAX_RULES + 1) + i, v)?;
@@ -327,6 +333,14 @@ impl Pinned {
         let mut ids = array::<u16>(&dir, "same_ids")?;
         for (i, v) in t.same_ids.iter().enumerate() {
             set(&mut ids, "same_ids", slot * s.same_cap as usize + i, v)?;
+        }
+        let mut starts = array::<u32>(&dir, "dep_start")?;
+        for (i, v) in t.dep_start.iter().enumerate() {
+            set(&mut starts, "dep_start", slot * (MAX_RULES + 1) + i, v)?;
+        }
+        let mut ids = array::<u16>(&dir, "dep_ids")?;
+        for (i, v) in t.dep_ids.iter().enumerate() {
+            set(&mut ids, "dep_ids", slot * s.dep_cap as usize + i, v)?;
         }
         let mut orders = array::<KernelOrder>(&dir, "orders")?;
         let identity = KernelOrder::identity();
@@ -404,7 +418,7 @@ impl Pinned {
                 packets: v.packets,
                 compared: v.compared,
                 same_checks: v.same_checks,
-                swaps: v.swaps,
+                moved: v.moved,
                 position_histogram: v.hist.to_vec(),
             });
         }

@@ -41,6 +41,22 @@ pub struct KernelRule {
     pub verdict: u8,
 }
 
+/// `struct sl_rule_table`: one generation's rules in one map value.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KernelRuleTable {
+    pub r: [KernelRule; MAX_RULES],
+}
+
+impl KernelRuleTable {
+    /// The table holding `rules` (the rest zero).
+    pub fn of(rules: &[KernelRule]) -> Box<Self> {
+        let mut t = Box::new(KernelRuleTable { r: [KernelRule::default(); MAX_RULES] });
+        t.r[..rules.len()].copy_from_slice(rules);
+        t
+    }
+}
+
 /// `struct sl_settings`: fixed for the life of a loaded datapath.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -49,6 +65,7 @@ pub struct KernelSettings {
     pub reta_mask: u32,
     pub algo: u32,
     pub same_cap: u32,
+    pub dep_cap: u32,
 }
 
 /// `struct sl_generation`.
@@ -86,7 +103,8 @@ pub struct KernelWorkerStats {
     pub packets: u64,
     pub compared: u64,
     pub same_checks: u64,
-    pub swaps: u64,
+    /// Order entries the MRF moves shifted.
+    pub moved: u64,
     pub hist: [u64; HIST_BUCKETS],
 }
 
@@ -98,11 +116,12 @@ pub struct KernelCpuStats {
     pub compared: u64,
 }
 
-// SAFETY (all five): `#[repr(C)]` structs of integers and integer arrays only, with no padding
+// SAFETY (all of them): `#[repr(C)]` structs of integers and integer arrays only, with no padding
 // (sizes are multiples of their alignment and checked against the C layout in the tests), so
 // every bit pattern is a valid value and copying them byte for byte to and from the kernel is
 // sound, which is what `aya::Pod` requires.
 unsafe impl aya::Pod for KernelRule {}
+unsafe impl aya::Pod for KernelRuleTable {}
 unsafe impl aya::Pod for KernelSettings {}
 unsafe impl aya::Pod for KernelGeneration {}
 unsafe impl aya::Pod for KernelOrder {}
@@ -117,7 +136,8 @@ mod tests {
     #[test]
     fn sizes_match_the_c_structs_and_have_no_padding() {
         assert_eq!(size_of::<KernelRule>(), 4 * 4 + 4 * 2 + 4);
-        assert_eq!(size_of::<KernelSettings>(), 16);
+        assert_eq!(size_of::<KernelRuleTable>(), 28 * MAX_RULES);
+        assert_eq!(size_of::<KernelSettings>(), 20);
         assert_eq!(size_of::<KernelGeneration>(), 8);
         assert_eq!(size_of::<KernelOrder>(), 4 * MAX_RULES);
         assert_eq!(size_of::<KernelWorkerStats>(), 8 * (4 + HIST_BUCKETS));

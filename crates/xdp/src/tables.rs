@@ -16,6 +16,9 @@ pub struct GenerationTables {
     /// `same_start[u]..same_start[u + 1]` indexes rule u's same-action list in `same_ids`.
     pub same_start: Vec<u32>,
     pub same_ids: Vec<u16>,
+    /// Dependency lists, compressed the same way.
+    pub dep_start: Vec<u32>,
+    pub dep_ids: Vec<u16>,
     pub default_verdict: u32,
 }
 
@@ -59,16 +62,23 @@ impl GenerationTables {
                 verdict: verdict(r.action),
             })
             .collect();
-        let mut same_start = Vec::with_capacity(n + 1);
-        let mut same_ids = Vec::with_capacity(snap.deps.same_action_pairs());
-        same_start.push(0);
-        for u in 0..n as u32 {
-            same_ids.extend(snap.deps.same_action(u).iter().map(|&v| v as u16));
-            same_start.push(same_ids.len() as u32);
-        }
+        let (same_start, same_ids) = compressed(n, |u| snap.deps.same_action(u));
+        let (dep_start, dep_ids) = compressed(n, |u| snap.deps.deps(u));
         let default_verdict = verdict(snap.rules.default_action) as u32;
-        Ok(Self { rules, same_start, same_ids, default_verdict })
+        Ok(Self { rules, same_start, same_ids, dep_start, dep_ids, default_verdict })
     }
+}
+
+/// Per-rule lists as (start offsets, ids): rule u's list is `ids[start[u]..start[u + 1]]`.
+fn compressed<'a>(n: usize, list: impl Fn(u32) -> &'a [u32]) -> (Vec<u32>, Vec<u16>) {
+    let mut start = Vec::with_capacity(n + 1);
+    let mut ids = Vec::new();
+    start.push(0);
+    for u in 0..n as u32 {
+        ids.extend(list(u).iter().map(|&v| v as u16));
+        start.push(ids.len() as u32);
+    }
+    (start, ids)
 }
 
 /// The dispatcher's Toeplitz tables for `fields`: slot-major, 256 entries per byte slot.
@@ -116,6 +126,7 @@ mod tests {
         let g = GenerationTables::build(&snap).unwrap();
         assert_eq!(g.same_start, vec![0, 0, 0, 1, 1]);
         assert_eq!(g.same_ids, vec![1]);
+        assert_eq!((g.dep_start.clone(), g.dep_ids.clone()), (vec![0, 0, 0, 1, 1], vec![0]));
         assert_eq!(g.rules.iter().map(|r| r.verdict).collect::<Vec<_>>(), vec![1, 0, 0, 1]);
         assert_eq!((g.rules[2].dport_lo, g.rules[2].dport_span), (80, 10));
     }

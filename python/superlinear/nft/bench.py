@@ -94,7 +94,7 @@ def _spread(values: list[float]) -> dict[str, float | None]:
     return {"median": med, "min": lo, "max": hi, "rel_spread": (hi - lo) / med if med else None}
 
 
-def _send(pair: NetnsPair, w: Any, cfg: BenchConfig, count: int | None = None, seconds: float | None = None,
+def send_frames(pair: NetnsPair, w: Any, cfg: BenchConfig, count: int | None = None, seconds: float | None = None,
           rate: float | None = None) -> dict[str, int]:
     """Sends in slices of at most SLICE_S seconds (Ctrl-C lands between slices), continuing in
     the trace where the previous slice stopped."""
@@ -164,7 +164,7 @@ def exact_check(pair: NetnsPair, w: Any, cfg: BenchConfig, progress: Progress) -
                      + ("equal" if rt["equal"] else f"DIFFERS ({len(rt['differences'])} differences)"))
         rx0 = pair.rx_counters().rx_packets
         progress(f"exact check: replaying {n:,} packets once, paced at {rate:,.0f} packets/s (attempt {attempt})")
-        sent = _send(pair, w, cfg, count=n, rate=rate)
+        sent = send_frames(pair, w, cfg, count=n, rate=rate)
         listing = _settled(pair, sent["sent"])
         counted = _classified(listing)
         received = pair.rx_counters().rx_packets - rx0
@@ -216,7 +216,7 @@ def kernel_throughput(pair: NetnsPair, w: Any, cfg: BenchConfig, progress: Progr
             pair.load_table(texts[mode])
             rx0 = pair.rx_counters().rx_packets
             k0 = clock.read()
-            r = _send(pair, w, cfg, seconds=cfg.duration)
+            r = send_frames(pair, w, cfg, seconds=cfg.duration)
             time.sleep(0.05)  # anything still queued is processed (and charged) now
             k1 = clock.read()
             listing = _settled(pair, r["sent"])

@@ -15,6 +15,7 @@ import json
 import sys
 import time
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 from rich.console import Console
@@ -34,12 +35,16 @@ ACTIONS = ("load", "stats", "update", "unload", "list")
 CALIBRATION = 100_000
 
 
-def cpu_list(text: str) -> tuple[int, ...]:
-    """``--cpus``: comma-separated CPU numbers."""
-    try:
-        return int_list("--cpus", text, minimum=0)
-    except SuperlinearError as e:
-        raise argparse.ArgumentTypeError(str(e).removeprefix("--cpus: ")) from None
+def whole_list(minimum: int) -> Callable[[str], tuple[int, ...]]:
+    """An argparse type: comma-separated whole numbers, each at least ``minimum``."""
+
+    def parse(text: str) -> tuple[int, ...]:
+        try:
+            return int_list("", text, minimum=minimum)
+        except SuperlinearError as e:
+            raise argparse.ArgumentTypeError(str(e).removeprefix(": ")) from None
+
+    return parse
 
 
 def read_rules(rules: str, trace: str | None, args: argparse.Namespace) -> Any:
@@ -169,7 +174,7 @@ def stats_tables(name: str, c: dict[str, Any], meta: dict[str, Any], top: int,
             row.append(f"{(x['packets'] - prev_cpu.get(x['cpu'], {'packets': 0})['packets']) / dt:,.0f}")
         cpus.add_row(*row)
     workers = Table(title="logical workers (kernel counters)", title_justify="left")
-    for col in ("worker", "CPU", "packets", "per packet", "swaps"):
+    for col in ("worker", "CPU", "packets", "per packet", "moved"):
         workers.add_column(col, justify="right")
     hist_buckets = [b for b in range(16) if any(w["position_histogram"][b] for w in c["workers"])]
     for b in hist_buckets:
@@ -177,7 +182,7 @@ def stats_tables(name: str, c: dict[str, Any], meta: dict[str, Any], top: int,
     shown = c["workers"] if len(c["workers"]) <= 64 else sorted(c["workers"], key=lambda w: -w["packets"])[:64]
     for w in shown:
         workers.add_row(str(w["worker"]), str(w["cpu"]), f"{w['packets']:,}",
-                        f"{w['compared'] / w['packets']:,.1f}" if w["packets"] else "-", f"{w['swaps']:,}",
+                        f"{w['compared'] / w['packets']:,.1f}" if w["packets"] else "-", f"{w['moved']:,}",
                         *[f"{w['position_histogram'][b]:,}" for b in hist_buckets])
     rules = Table(title=f"top {top} rules by hits", title_justify="left")
     rules.add_column("rule", justify="right")
@@ -295,7 +300,7 @@ def register(sub: Any) -> None:
     p.add_argument("--workers", "-k", type=positive_int, default=None,
                    help="load: logical workers, each with its own order, bound to CPU w mod len(CPUs) "
                         "(default: one per worker CPU)")
-    p.add_argument("--cpus", type=cpu_list, default=None, metavar="LIST",
+    p.add_argument("--cpus", type=whole_list(0), default=None, metavar="LIST",
                    help="load: worker CPUs, e.g. 0,1 (default: every online CPU)")
     p.add_argument("--trace", metavar="FILE", help="load: traffic sample the rule-aware dispatcher calibrates on")
     p.add_argument("--queue-size", type=positive_int, default=2048, help="load: frames per worker CPU queue (default 2048)")
@@ -307,3 +312,113 @@ def register(sub: Any) -> None:
     p.add_argument("--all", action="store_true", help="unload: every datapath this project loaded")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_xdp)
+
+
+def _bench_inputs(args: argparse.Namespace) -> list[Any]:
+    from superlinear.nft.bench import RuleSetInput
+
+    options = {"format": args.rule_format, "trace_format": args.trace_format, "actions": args.actions,
+               "default": args.default}
+    if args.rules or args.trace:
+        if args.data:
+            raise SuperlinearError("give either --rules and --trace, or --data, not both")
+        if not (args.rules and args.trace):
+            raise SuperlinearError("--rules needs --trace (and --trace needs --rules)")
+        return [RuleSetInput(args.name or Path(args.rules).name, args.rules, args.trace, options)]
+    if not args.data:
+        raise SuperlinearError("nothing to run: give --rules FILE --trace FILE, or --data DIR (ClassBench sets)")
+    root = Path(args.data)
+    if not root.is_dir():
+        raise SuperlinearError(f"{root}: --data must be a folder holding acl1_5k, acl1_5k_trace, ...")
+    return [RuleSetInput(f"{s}_{args.size}", str(root / f"{s}_{args.size}"), str(root / f"{s}_{args.size}_trace"),
+                         options) for s in (x.strip() for x in args.sets.split(",")) if s]
+
+
+def cmd_xdp_bench(args: argparse.Namespace) -> int:
+    from superlinear.nft.netns import TerminatedError
+    from superlinear.output.results import write_results
+    from superlinear.xdp.bench import XdpBenchConfig, run_sets
+    from superlinear.xdp.report import check_lines, cost_table, plot, work_table
+
+    inputs = _bench_inputs(args)
+    localities = tuple(x.strip() for x in args.localities.split(",") if x.strip())
+    unknown = [x for x in localities if x not in ("trace", "high", "none")]
+    if unknown or not localities:
+        raise SuperlinearError(f"--localities: unknown {', '.join(unknown) or '(empty)'} (known: trace, high, none)")
+    cfg = XdpBenchConfig(ks=args.workers, cpu_counts=args.cpu_counts, dispatches=tuple(args.dispatch.split(";")),
+                         localities=localities, repeats=args.repeats, duration=args.duration,
+                         check_rate=args.check_rate, nft=not args.no_nft, sender_cpu=args.cpu, mode=args.mode,
+                         keep=args.keep)
+    out = Path(args.out)
+    err = Console(stderr=True, width=max(120, Console(stderr=True).width))
+
+    def save(results: list[Any]) -> Path:
+        config = {**cfg.__dict__, "sets": [{"name": i.name, "rules": i.rules, "trace": i.trace} for i in inputs]}
+        path = write_results(out, "xdp-bench", config, [r for res in results for r in res.rows])
+        (out / "check.json").write_text(json.dumps([res.check for res in results], indent=1, default=str),
+                                        encoding="utf-8")
+        plot(out, results)
+        return path
+
+    try:
+        results = run_sets(inputs, cfg, lambda m: err.print(m, highlight=False, markup=False, soft_wrap=True),
+                           on_set=save)
+    except NeedsPrivilegesError as e:
+        print(f"superlinear: xdp-bench: {e}", file=sys.stderr)
+        return e.exit_code
+    except TerminatedError as e:
+        print(f"superlinear: xdp-bench: {e}; namespaces and datapaths removed", file=sys.stderr)
+        return 143
+    path = save(results)
+    if args.json:
+        print(path.read_text(encoding="utf-8"))
+    else:
+        console.print(cost_table(results))
+        console.print(work_table(results))
+        for line in check_lines(results):
+            console.print(line, highlight=False, markup=False)
+        console.print(f"results: {path}, {out / 'result.csv'}, {out / 'check.json'}; plot: {out / 'xdp-bench.png'}",
+                      highlight=False, markup=False)
+    return 0 if all(res.check["ok"] for res in results) else 1
+
+
+def register_bench(sub: Any) -> None:
+    p = sub.add_parser(
+        "xdp-bench", help="your rules in the XDP datapath vs nftables vs user space: exact counters, cost, work",
+        description="Replay a trace through a veth pair between two network namespaces into the XDP datapath "
+        "(static list and MRF, 1 and 2 worker CPUs, each dispatcher), check every rule's counter and every logical "
+        "worker's work against our user-space classifier (and nftables), measure the cost per packet (bpf_stats) "
+        "on the trace, on packet trains and shuffled, against the nftables chain, and the work speedup at k "
+        "logical workers from the kernel's counters. Needs root. Exit codes: 0 all equal, 1 a check failed, "
+        "2 bad input, 69 unsupported, 77 no privileges, 130 Ctrl-C.",
+    )
+    g = p.add_argument_group("input")
+    g.add_argument("--rules", metavar="FILE", help="rule set: ClassBench filters, native rules or nft list output")
+    g.add_argument("--trace", metavar="FILE", help="trace: ClassBench header trace, pcap, pcapng or binary")
+    g.add_argument("--name", help="label of this rule set (default: the rules file name)")
+    g.add_argument("--data", metavar="DIR", help="instead of --rules/--trace: a folder of ClassBench sets")
+    g.add_argument("--sets", default="acl1,ipc1,fw1", help="with --data: sets to run (default acl1,ipc1,fw1)")
+    g.add_argument("--size", default="5k", help="with --data: size suffix of the files (default 5k)")
+    add_rule_options(g)  # type: ignore[arg-type]
+    g.add_argument("--trace-format", default="auto", help="trace format: auto, classbench, pcap, pcapng, binary")
+    m = p.add_argument_group("measurement")
+    m.add_argument("--workers", "-k", type=whole_list(1), default=(1, 2, 4, 8, 16, 32),
+                   help="logical workers of the work-speedup study (default 1,2,4,8,16,32)")
+    m.add_argument("--cpu-counts", type=whole_list(1), default=(1, 2),
+                   help="worker CPUs of the agreement runs (default 1,2; those above this machine's are skipped)")
+    m.add_argument("--dispatch", default="rss;rule",
+                   help="dispatchers, ';'-separated: rss[:FIELDS] or rule (default 'rss;rule')")
+    m.add_argument("--localities", default="trace,high,none",
+                   help="traces of the cost study: trace, high (trains of 16), none (shuffled) (default all)")
+    m.add_argument("--repeats", type=positive_int, default=3, help="interleaved runs per cost (default 3; median, range)")
+    m.add_argument("--duration", type=positive_float, default=3.0, help="seconds per nftables throughput run (default 3)")
+    m.add_argument("--check-rate", type=positive_float, default=50_000.0,
+                   help="pace of the exact replays in packets/s (default 50000; halved on a shortfall)")
+    m.add_argument("--no-nft", action="store_true", help="leave nftables out")
+    m.add_argument("--cpu", type=int, default=None, help="the sender's CPU (default: the last one)")
+    m.add_argument("--mode", choices=("native", "generic"), default="native", help="XDP mode (default native)")
+    o = p.add_argument_group("output")
+    o.add_argument("--out", default="results/xdp-bench", help="output folder (default results/xdp-bench)")
+    o.add_argument("--json", action="store_true", help="print result.json instead of the tables")
+    o.add_argument("--keep", action="store_true", help="leave the namespaces in place (nft-bench --cleanup removes them)")
+    p.set_defaults(func=cmd_xdp_bench)
