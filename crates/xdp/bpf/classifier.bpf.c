@@ -35,7 +35,9 @@
 #define MAX_CPUS 256
 #define HASH_SLOTS 13
 #define GENERATIONS 2
-#define SCAN_CHUNK 16
+#define SCAN_CHUNK 32 /* entries per bpf_loop step (each step is a call and a return) */
+#define SHIFT_CHUNK 32 /* groups of four order entries per shift step */
+#define RULE_CHUNK 64 /* rules per scan step: at most 64 (a bit each in a mask) */
 #define HIST_BUCKETS 16
 #define DEFAULT_SLOT MAX_RULES /* rule_hits slot of the default policy */
 #define ETH_P_8021Q_ 0x8100
@@ -376,6 +378,57 @@ struct scan_state {
 	__u32 found;
 };
 
+/* 1 when x > 0 (x < 2^63), without a branch. */
+static __always_inline __u64 nonzero(__u64 x)
+{
+	return outside(x, 0);
+}
+
+/* The index of the lowest set bit of a non-zero mask, without a branch. */
+static __always_inline __u32 lowest_bit(__u64 x)
+{
+	__u64 v = x & -x;
+	/* nonzero() needs values below 2^63: the top bit is tested on v >> 1. */
+	return 32 * nonzero((v >> 1) & 0x7fffffff80000000ULL) + 16 * nonzero((v >> 1) & 0x7fff80007fff8000ULL) +
+	       8 * nonzero((v >> 1) & 0x7f807f807f807f80ULL) + 4 * nonzero((v >> 1) & 0x7878787878787878ULL) +
+	       2 * nonzero((v >> 1) & 0x6666666666666666ULL) + nonzero((v >> 1) & 0x5555555555555555ULL);
+}
+
+/* One chunk of a scan, in two branch-free passes: a bit per rule whose addresses match (most
+ * rules fail there, and this test is a third of the full one), then, only where some did, the
+ * full test of the chunk; the first full match stops the scan. Rules past n are masked out.
+ * `ordered` is a compile-time constant: the rule at position i is ord->order[i], or i. */
+static __always_inline long scan_chunk(__u32 chunk, struct scan_state *c, struct sl_rule_table *t,
+				       struct sl_order *ord, int ordered)
+{
+	__u32 base = chunk * RULE_CHUNK;
+	__u64 cand = 0;
+	for (int j = 0; j < RULE_CHUNK; j++) {
+		__u32 i = base + j;
+		__u32 id = ordered ? ord->order[i & RULE_MASK] : i;
+		struct sl_rule *r = &t->r[id & RULE_MASK];
+		__u64 miss = outside((__u32)(c->p.src - r->src_lo), r->src_span) |
+			     outside((__u32)(c->p.dst - r->dst_lo), r->dst_span) | outside(i, c->n - 1);
+		cand |= (miss ^ 1) << j;
+	}
+	if (cand) {
+		__u64 full = 0;
+		for (int j = 0; j < RULE_CHUNK; j++) {
+			__u32 i = base + j;
+			__u32 id = ordered ? ord->order[i & RULE_MASK] : i;
+			__u64 miss = (rule_matches(&t->r[id & RULE_MASK], &c->p) ^ 1) | outside(i, c->n - 1);
+			full |= (miss ^ 1) << j;
+		}
+		if (full) {
+			__u32 i = base + lowest_bit(full);
+			c->stop = i;
+			c->found = ordered ? ord->order[i & RULE_MASK] : i;
+			return 1;
+		}
+	}
+	return base + RULE_CHUNK >= c->n;
+}
+
 /* The static list: rules in priority order. */
 static long scan_static(__u32 chunk, void *data)
 {
@@ -383,17 +436,7 @@ static long scan_static(__u32 chunk, void *data)
 	struct sl_rule_table *t = table_of(c->gen);
 	if (!t)
 		return 1;
-	for (int j = 0; j < SCAN_CHUNK; j++) {
-		__u32 i = chunk * SCAN_CHUNK + j;
-		if (i >= c->n)
-			return 1;
-		if (rule_matches(&t->r[i & RULE_MASK], &c->p)) {
-			c->stop = i;
-			c->found = i;
-			return 1;
-		}
-	}
-	return 0;
+	return scan_chunk(chunk, c, t, NULL, 0);
 }
 
 /* A self-adjusting list: rules in the logical worker's current order. */
@@ -404,18 +447,7 @@ static long scan_order(__u32 chunk, void *data)
 	struct sl_rule_table *t = table_of(c->gen);
 	if (!ord || !t)
 		return 1;
-	for (int j = 0; j < SCAN_CHUNK; j++) {
-		__u32 i = chunk * SCAN_CHUNK + j;
-		if (i >= c->n)
-			return 1;
-		__u32 id = ord->order[i & RULE_MASK];
-		if (rule_matches(&t->r[id & RULE_MASK], &c->p)) {
-			c->stop = i;
-			c->found = id;
-			return 1;
-		}
-	}
-	return 0;
+	return scan_chunk(chunk, c, t, ord, 1);
 }
 
 struct same_state {
@@ -458,7 +490,7 @@ struct mrf_state {
 	__u32 y, p;           /* the rule moving and its position */
 	__u32 base, count;    /* y's dependency list in dep_ids */
 	__u32 best_pos, best; /* nearest dependency ahead found so far (best_pos = its position + 1; 0: none) */
-	__u32 target;
+	__u32 target, quads;
 	__u64 levels, moved;
 };
 
@@ -510,21 +542,33 @@ static long dep_back_chunk(__u32 chunk, void *data)
 	return 0;
 }
 
-/* order[target..p) moves back by one (positions follow), SCAN_CHUNK entries per call, last first. */
-static long shift_chunk(__u32 chunk, void *data)
+/* order[target..p) moves back by one and the positions follow, from the end, four entries per
+ * 64-bit load and store (the order array is u16; x86 allows the unaligned access), SHIFT_CHUNK
+ * groups per call; the first (p - target) % 4 entries are left to the caller. */
+static long shift_quads(__u32 chunk, void *data)
 {
 	struct mrf_state *m = data;
 	struct sl_order *ord = bpf_map_lookup_elem(&orders, &m->order_key);
 	if (!ord)
 		return 1;
-	for (int j = 0; j < SCAN_CHUNK; j++) {
-		__u32 off = chunk * SCAN_CHUNK + j + 1;
-		if (off > m->p - m->target)
+	for (int j = 0; j < SHIFT_CHUNK; j++) {
+		__u32 q = chunk * SHIFT_CHUNK + j;
+		if (q >= m->quads)
 			return 1;
-		__u32 at = m->p - off;
-		__u16 r = ord->order[at & RULE_MASK];
-		ord->order[(at + 1) & RULE_MASK] = r;
-		ord->pos[r & RULE_MASK] = at + 1;
+		__u32 b = m->p - 4 * q - 4;
+		if (b > MAX_RULES - 5)
+			return 1;
+		/* One 8-byte load and store (clang would split an unaligned access into four). */
+		__u16 *from = &ord->order[b & RULE_MASK];
+		__u64 v;
+		asm volatile("%[v] = *(u64 *)(%[from] + 0); *(u64 *)(%[from] + 2) = %[v];"
+			     : [v] "=&r"(v)
+			     : [from] "r"(from)
+			     : "memory");
+		ord->pos[v & RULE_MASK] = b + 1;
+		ord->pos[(v >> 16) & RULE_MASK] = b + 2;
+		ord->pos[(v >> 32) & RULE_MASK] = b + 3;
+		ord->pos[(v >> 48) & RULE_MASK] = b + 4;
 	}
 	return 0;
 }
@@ -548,10 +592,21 @@ static long mrf_level(__u32 level, void *data)
 		bpf_loop((m->p + SCAN_CHUNK - 1) / SCAN_CHUNK, dep_back_chunk, m, 0);
 	m->target = m->best_pos; /* just behind the nearest dependency, or the head */
 	if (m->target < m->p) {
-		bpf_loop((m->p - m->target + SCAN_CHUNK - 1) / SCAN_CHUNK, shift_chunk, m, 0);
+		__u32 len = m->p - m->target;
+		m->quads = len / 4;
+		bpf_loop((m->quads + SHIFT_CHUNK - 1) / SHIFT_CHUNK, shift_quads, m, 0);
 		struct sl_order *ord = bpf_map_lookup_elem(&orders, &m->order_key);
 		if (!ord)
 			return 1;
+		/* The first len % 4 entries, one by one, last first. */
+		for (int j = 0; j < 3; j++) {
+			if (j >= len % 4)
+				break;
+			__u32 at = m->target + len % 4 - 1 - j;
+			__u16 r = ord->order[at & RULE_MASK];
+			ord->order[(at + 1) & RULE_MASK] = r;
+			ord->pos[r & RULE_MASK] = at + 1;
+		}
 		ord->order[m->target & RULE_MASK] = m->y;
 		ord->pos[m->y & RULE_MASK] = m->target;
 		m->moved += m->p - m->target;
@@ -594,7 +649,7 @@ int sl_worker(struct xdp_md *ctx)
 	scan.order_key = gen * k + w;
 	scan.n = g->n_rules < MAX_RULES ? g->n_rules : MAX_RULES;
 	scan.stop = scan.n;
-	__u32 chunks = (scan.n + SCAN_CHUNK - 1) / SCAN_CHUNK;
+	__u32 chunks = (scan.n + RULE_CHUNK - 1) / RULE_CHUNK;
 	if (s->algo == ALGO_MRF)
 		bpf_loop(chunks, scan_order, &scan, 0);
 	else
