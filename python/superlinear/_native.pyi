@@ -440,3 +440,53 @@ class NftWorkload:
     def describe_dispatch(self, dispatch: str, k: int) -> str: ...
     def build_frames(self, dst_mac: str, src_mac: str) -> None: ...
     def send(self, config: dict[str, Any]) -> SendRecord: ...
+    def calibrate(self, n: int) -> None: ...
+    def reshaped(self, locality: str, seed: int = 1, train: int = 16) -> NftWorkload: ...
+
+# XDP datapath (crates/py/src/xdp.rs)
+class XdpLoaded(TypedDict):
+    fields: str
+    k: int
+    cpus: list[int]
+    rules: int
+    algo: str
+
+class XdpProgramStats(TypedDict):
+    run_count: int
+    run_time_ns: int
+
+class XdpWorkerCounters(TypedDict):
+    worker: int
+    cpu: int
+    packets: int
+    compared: int
+    same_checks: int
+    moved: int
+    position_histogram: list[int]
+
+class XdpCpuCounters(TypedDict):
+    cpu: int
+    packets: int
+    compared: int
+
+class XdpCounters(TypedDict):
+    algo: str
+    k: int
+    generation: int
+    rules: int
+    rule_hits: list[int]
+    default_hits: int
+    other_generation_hits: int
+    workers: list[XdpWorkerCounters]
+    cpus: list[XdpCpuCounters]
+    dispatch: list[tuple[str, int]]
+    dispatch_program: XdpProgramStats
+    worker_program: XdpProgramStats
+
+def xdp_build_error() -> str | None: ...
+def xdp_load(workload: NftWorkload, config: dict[str, Any]) -> XdpLoaded: ...
+def xdp_update(workload: NftWorkload, pin_dir: str) -> int: ...
+def xdp_reset(pin_dir: str) -> None: ...
+def xdp_counters(pin_dir: str) -> XdpCounters: ...
+def xdp_check_orders(workload: NftWorkload, pin_dir: str) -> list[str]: ...
+def xdp_unload(pin_dir: str) -> bool: ...

@@ -55,7 +55,11 @@ fn xdp_build_error() -> Option<&'static str> {
 /// Loads `workload`'s rules into the XDP datapath as `config` says (`xdp_load` settings);
 /// returns what was loaded: fields hashed, k, CPUs, rules.
 #[pyfunction]
-fn xdp_load<'py>(py: Python<'py>, workload: PyRef<'_, NftWorkload>, config: &Bound<'py, PyDict>) -> PyResult<Bound<'py, PyAny>> {
+fn xdp_load<'py>(
+    py: Python<'py>,
+    workload: PyRef<'_, NftWorkload>,
+    config: &Bound<'py, PyDict>,
+) -> PyResult<Bound<'py, PyAny>> {
     let cfg: XdpLoadSettings = settings(config)?;
     let algo = KernelAlgo::parse(&cfg.algo).map_err(to_py)?;
     let cpus = if cfg.cpus.is_empty() { online_cpus() } else { cfg.cpus.clone() };

@@ -35,9 +35,11 @@
 #define MAX_CPUS 256
 #define HASH_SLOTS 13
 #define GENERATIONS 2
-#define SCAN_CHUNK 32 /* entries per bpf_loop step (each step is a call and a return) */
-#define SHIFT_CHUNK 32 /* groups of four order entries per shift step */
+#define SCAN_CHUNK 64 /* entries per bpf_loop step (each step is a call and a return) */
+#define SHIFT_CHUNK 256 /* groups of four order entries per shift step */
 #define RULE_CHUNK 64 /* rules per scan step: at most 64 (a bit each in a mask) */
+#define RULE_STEP (2 * RULE_CHUNK) /* rules per scan step: two blocks */
+#define PREFIX_RULES 64 /* positions scanned before the first step: blocks of 4, 12 and 48 */
 #define HIST_BUCKETS 16
 #define DEFAULT_SLOT MAX_RULES /* rule_hits slot of the default policy */
 #define ETH_P_8021Q_ 0x8100
@@ -398,12 +400,11 @@ static __always_inline __u32 lowest_bit(__u64 x)
  * rules fail there, and this test is a third of the full one), then, only where some did, the
  * full test of the chunk; the first full match stops the scan. Rules past n are masked out.
  * `ordered` is a compile-time constant: the rule at position i is ord->order[i], or i. */
-static __always_inline long scan_chunk(__u32 chunk, struct scan_state *c, struct sl_rule_table *t,
-				       struct sl_order *ord, int ordered)
+static __always_inline long scan_block(__u32 base, const int size, struct scan_state *c,
+				       struct sl_rule_table *t, struct sl_order *ord, const int ordered)
 {
-	__u32 base = chunk * RULE_CHUNK;
 	__u64 cand = 0;
-	for (int j = 0; j < RULE_CHUNK; j++) {
+	for (int j = 0; j < size; j++) {
 		__u32 i = base + j;
 		__u32 id = ordered ? ord->order[i & RULE_MASK] : i;
 		struct sl_rule *r = &t->r[id & RULE_MASK];
@@ -413,7 +414,7 @@ static __always_inline long scan_chunk(__u32 chunk, struct scan_state *c, struct
 	}
 	if (cand) {
 		__u64 full = 0;
-		for (int j = 0; j < RULE_CHUNK; j++) {
+		for (int j = 0; j < size; j++) {
 			__u32 i = base + j;
 			__u32 id = ordered ? ord->order[i & RULE_MASK] : i;
 			__u64 miss = (rule_matches(&t->r[id & RULE_MASK], &c->p) ^ 1) | outside(i, c->n - 1);
@@ -426,7 +427,24 @@ static __always_inline long scan_chunk(__u32 chunk, struct scan_state *c, struct
 			return 1;
 		}
 	}
-	return base + RULE_CHUNK >= c->n;
+	return base + size >= c->n;
+}
+
+/* The first PREFIX_RULES positions in growing blocks, without a bpf_loop step: a self-adjusting
+ * list finds most packets' rule there, and a whole 64-rule block would cost them 64 tests. */
+static __always_inline int scan_prefix(struct scan_state *c, const int ordered)
+{
+	struct sl_order *ord = NULL;
+	if (ordered) {
+		ord = bpf_map_lookup_elem(&orders, &c->order_key);
+		if (!ord)
+			return 1;
+	}
+	struct sl_rule_table *t = table_of(c->gen);
+	if (!t)
+		return 1;
+	return scan_block(0, 4, c, t, ord, ordered) || scan_block(4, 12, c, t, ord, ordered) ||
+	       scan_block(16, 48, c, t, ord, ordered);
 }
 
 /* The static list: rules in priority order. */
@@ -436,7 +454,8 @@ static long scan_static(__u32 chunk, void *data)
 	struct sl_rule_table *t = table_of(c->gen);
 	if (!t)
 		return 1;
-	return scan_chunk(chunk, c, t, NULL, 0);
+	__u32 base = PREFIX_RULES + chunk * RULE_STEP;
+	return scan_block(base, RULE_CHUNK, c, t, NULL, 0) || scan_block(base + RULE_CHUNK, RULE_CHUNK, c, t, NULL, 0);
 }
 
 /* A self-adjusting list: rules in the logical worker's current order. */
@@ -447,7 +466,8 @@ static long scan_order(__u32 chunk, void *data)
 	struct sl_rule_table *t = table_of(c->gen);
 	if (!ord || !t)
 		return 1;
-	return scan_chunk(chunk, c, t, ord, 1);
+	__u32 base = PREFIX_RULES + chunk * RULE_STEP;
+	return scan_block(base, RULE_CHUNK, c, t, ord, 1) || scan_block(base + RULE_CHUNK, RULE_CHUNK, c, t, ord, 1);
 }
 
 struct same_state {
@@ -628,32 +648,36 @@ static __always_inline __u32 bucket(__u32 pos)
 	return b;
 }
 
-SEC("xdp/cpumap")
-int sl_worker(struct xdp_md *ctx)
+/* Classifies one parsed packet for logical worker w and counts it; returns the verdict. A global
+ * function: the verifier checks it once, whatever path the parser took to reach it (otherwise
+ * every loop below is verified again for each of the parser's paths). */
+__noinline int sl_classify(struct sl_packet *packet, __u32 w)
 {
-	struct scan_state scan = {};
-	if (parse(ctx, &scan.p) >= 0)
+	if (!packet)
 		return XDP_PASS;
+	struct scan_state scan = {.p = *packet};
 	__u32 zero = 0;
 	struct sl_settings *s = bpf_map_lookup_elem(&settings, &zero);
 	__u32 *genp = bpf_map_lookup_elem(&generation, &zero);
-	if (!s || !genp)
+	if (!s || !genp || w >= MAX_WORKERS)
 		return XDP_PASS;
 	__u32 gen = *genp & 1;
 	struct sl_generation *g = bpf_map_lookup_elem(&generations, &gen);
 	if (!g)
 		return XDP_PASS;
-	__u32 w = logical_worker(s, &scan.p);
 	__u32 k = s->k ? s->k : 1;
 	scan.gen = gen;
 	scan.order_key = gen * k + w;
 	scan.n = g->n_rules < MAX_RULES ? g->n_rules : MAX_RULES;
 	scan.stop = scan.n;
-	__u32 chunks = (scan.n + RULE_CHUNK - 1) / RULE_CHUNK;
-	if (s->algo == ALGO_MRF)
-		bpf_loop(chunks, scan_order, &scan, 0);
-	else
-		bpf_loop(chunks, scan_static, &scan, 0);
+	__u32 chunks = scan.n > PREFIX_RULES ? (scan.n - PREFIX_RULES + RULE_STEP - 1) / RULE_STEP : 0;
+	if (s->algo == ALGO_MRF) {
+		if (!scan_prefix(&scan, 1))
+			bpf_loop(chunks, scan_order, &scan, 0);
+	} else {
+		if (!scan_prefix(&scan, 0))
+			bpf_loop(chunks, scan_static, &scan, 0);
+	}
 
 	__u64 compared = scan.stop < scan.n ? scan.stop + 1 : scan.n;
 	__u32 hit = DEFAULT_SLOT;
@@ -708,6 +732,19 @@ int sl_worker(struct xdp_md *ctx)
 			ws->hist[b] += 1;
 	}
 	return verdict == 0 ? XDP_PASS : XDP_DROP;
+}
+
+SEC("xdp/cpumap")
+int sl_worker(struct xdp_md *ctx)
+{
+	struct sl_packet p = {};
+	if (parse(ctx, &p) >= 0)
+		return XDP_PASS;
+	__u32 zero = 0;
+	struct sl_settings *s = bpf_map_lookup_elem(&settings, &zero);
+	if (!s)
+		return XDP_PASS;
+	return sl_classify(&p, logical_worker(s, &p));
 }
 
 char _license[] SEC("license") = "Dual MIT/GPL";

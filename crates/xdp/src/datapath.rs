@@ -163,13 +163,18 @@ pub fn load(spec: &LoadSpec, snap: &Snapshot, dir: &Path) -> Result<(), Error> {
         map.pin(dir.join(name)).map_err(|e| kernel_err(&format!("pin map {name}"), e))?;
     }
     let mut pinned = Pinned::open(dir)?;
-    set(&mut pinned.settings, "settings", 0, &KernelSettings {
-        k: spec.k as u32,
-        reta_mask: reta_mask(spec.k),
-        algo: spec.algo as u32,
-        same_cap: same_cap as u32,
-        dep_cap: dep_cap as u32,
-    })?;
+    set(
+        &mut pinned.settings,
+        "settings",
+        0,
+        &KernelSettings {
+            k: spec.k as u32,
+            reta_mask: reta_mask(spec.k),
+            algo: spec.algo as u32,
+            same_cap: same_cap as u32,
+            dep_cap: dep_cap as u32,
+        },
+    )?;
     let mut hash = array::<u32>(dir, "hash_tables")?;
     for (i, v) in hash_tables(spec.fields).iter().enumerate() {
         set(&mut hash, "hash_tables", i, v)?;
@@ -188,9 +193,13 @@ pub fn load(spec: &LoadSpec, snap: &Snapshot, dir: &Path) -> Result<(), Error> {
         .map_err(|e| kernel_err("sl_worker", e))?;
     worker.load().map_err(|e| kernel_err("verify the worker program", e))?;
     worker.pin(dir.join("worker_prog")).map_err(|e| kernel_err("pin the worker program", e))?;
-    let worker_fd = worker.fd().map_err(|e| kernel_err("worker program", e))?.try_clone().map_err(|e| kernel_err("worker program", e))?;
-    let mut cpu_map = CpuMap::try_from(ebpf.map_mut("cpu_map").expect("pinned above"))
-        .map_err(|e| kernel_err("cpu_map", e))?;
+    let worker_fd = worker
+        .fd()
+        .map_err(|e| kernel_err("worker program", e))?
+        .try_clone()
+        .map_err(|e| kernel_err("worker program", e))?;
+    let mut cpu_map =
+        CpuMap::try_from(ebpf.map_mut("cpu_map").expect("pinned above")).map_err(|e| kernel_err("cpu_map", e))?;
     let mut seen = std::collections::BTreeSet::new();
     for &c in &spec.cpus {
         if seen.insert(c) {
@@ -209,7 +218,10 @@ pub fn load(spec: &LoadSpec, snap: &Snapshot, dir: &Path) -> Result<(), Error> {
     dispatch.pin(dir.join("dispatch_prog")).map_err(|e| kernel_err("pin the dispatcher program", e))?;
     let flags = if spec.generic { XdpFlags::SKB_MODE } else { XdpFlags::DRV_MODE };
     let id = dispatch.attach_to_if_index(spec.ifindex, flags).map_err(|e| {
-        kernel_err(if spec.generic { "attach (generic XDP)" } else { "attach (native XDP; --mode generic for skb mode)" }, e)
+        kernel_err(
+            if spec.generic { "attach (generic XDP)" } else { "attach (native XDP; --mode generic for skb mode)" },
+            e,
+        )
     })?;
     let link = dispatch.take_link(id).map_err(|e| kernel_err("XDP link", e))?;
     let link = FdLink::try_from(link).map_err(|e| kernel_err("XDP link", e))?;
@@ -274,6 +286,9 @@ pub struct KernelCounters {
     pub rule_hits: Vec<u64>,
     /// Packets no rule matched (the default policy).
     pub default_hits: u64,
+    /// Packets counted against the other generation slot (the rules before the last update),
+    /// rules and default together.
+    pub other_generation_hits: u64,
     pub workers: Vec<WorkerCounters>,
     pub cpus: Vec<CpuCounters>,
     /// Dispatcher frames by reason.
@@ -386,7 +401,8 @@ impl Pinned {
             set(&mut ws, "worker_stats", w, &KernelWorkerStats::default())?;
         }
         let mut cs = per_cpu::<KernelCpuStats>(&self.dir, "cpu_stats")?;
-        let z = PerCpuValues::try_from(vec![KernelCpuStats::default(); ncpu]).map_err(|e| kernel_err("per-CPU values", e))?;
+        let z = PerCpuValues::try_from(vec![KernelCpuStats::default(); ncpu])
+            .map_err(|e| kernel_err("per-CPU values", e))?;
         cs.set(0, z, 0).map_err(|e| kernel_err("zero cpu_stats", e))?;
         let mut ds = per_cpu::<u64>(&self.dir, "dispatch_stats")?;
         for i in 0..REASON_SLOTS {
@@ -401,12 +417,18 @@ impl Pinned {
         let slot = self.generation()? as usize;
         let n = get(&self.generations, "generations", slot)?.n_rules as usize;
         let hits = per_cpu::<u64>(&self.dir, "rule_hits")?;
-        let sum = |i: usize| -> Result<u64, Error> {
+        let sum_in = |slot: usize, i: usize| -> Result<u64, Error> {
             let v = hits.get(&((slot * (MAX_RULES + 1) + i) as u32), 0).map_err(|e| kernel_err("read rule_hits", e))?;
             Ok(v.iter().sum())
         };
-        let rule_hits = (0..n).map(sum).collect::<Result<Vec<_>, _>>()?;
-        let default_hits = sum(DEFAULT_SLOT)?;
+        let rule_hits = (0..n).map(|i| sum_in(slot, i)).collect::<Result<Vec<_>, _>>()?;
+        let default_hits = sum_in(slot, DEFAULT_SLOT)?;
+        let other = 1 - slot;
+        let n_other = get(&self.generations, "generations", other)?.n_rules as usize;
+        let mut other_generation_hits = 0;
+        for i in (0..n_other).chain([DEFAULT_SLOT]) {
+            other_generation_hits += sum_in(other, i)?;
+        }
         let ws = array::<KernelWorkerStats>(&self.dir, "worker_stats")?;
         let cpus_of = array::<u32>(&self.dir, "worker_cpu")?;
         let mut workers = Vec::with_capacity(s.k as usize);
@@ -443,6 +465,7 @@ impl Pinned {
             rules: n,
             rule_hits,
             default_hits,
+            other_generation_hits,
             workers,
             cpus,
             dispatch,
@@ -494,4 +517,29 @@ pub fn check_order(snap: &Snapshot, order: &[u16]) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use superlinear_classify::rules::{native, ReadOptions};
+
+    #[test]
+    fn the_order_check_finds_a_rule_ahead_of_its_dependency() {
+        // Rule 2 (accept) depends on rule 0 (drop): they overlap; rule 1 overlaps neither.
+        let text = "drop dport 80\naccept dport 9\naccept dport 1-100\n";
+        let snap = Snapshot::new(native::parse(text, "t", &ReadOptions::default()).unwrap());
+        assert_eq!(check_order(&snap, &[0, 1, 2]), Ok(()));
+        assert_eq!(check_order(&snap, &[1, 0, 2]), Ok(()));
+        assert!(check_order(&snap, &[2, 0, 1]).unwrap_err().starts_with("rule 2 (position 0) is ahead of rule 0"));
+        assert!(check_order(&snap, &[0, 0, 2]).unwrap_err().contains("repeated"));
+        assert!(check_order(&snap, &[0, 1]).unwrap_err().contains("holds 2 rules"));
+    }
+
+    #[test]
+    fn algorithm_names() {
+        assert_eq!(KernelAlgo::parse("mrf").unwrap(), KernelAlgo::Mrf);
+        assert_eq!(KernelAlgo::parse("static").unwrap(), KernelAlgo::Static);
+        assert!(KernelAlgo::parse("tuple").unwrap_err().to_string().contains("known: static, mrf"));
+    }
 }

@@ -95,17 +95,17 @@ class Datapath:
 
     def __enter__(self) -> Datapath:
         _native.xdp_unload(self.pin)
-        self.info = _native.xdp_load(self.w, {
+        self.info = dict(_native.xdp_load(self.w, {
             "iface": self.pair.rx_dev, "netns": self.pair.rx_ns, "algo": self.algo, "dispatch": self.dispatch,
             "k": self.k, "cpus": list(self.cpus), "queue_size": self.cfg.queue_size, "mode": self.cfg.mode,
-            "pin_dir": self.pin})
+            "pin_dir": self.pin}))
         return self
 
     def __exit__(self, *exc: object) -> None:
         _native.xdp_unload(self.pin)
 
     def counters(self) -> dict[str, Any]:
-        c: dict[str, Any] = _native.xdp_counters(self.pin)
+        c: dict[str, Any] = dict(_native.xdp_counters(self.pin))
         return c
 
 
@@ -120,7 +120,7 @@ def replay_once(dp: Datapath, progress: Progress) -> tuple[dict[str, Any], list[
     rate = dp.cfg.check_rate
     attempts: list[dict[str, Any]] = []
     c: dict[str, Any] = {}
-    for attempt in range(1, dp.cfg.check_attempts + 1):
+    for _ in range(dp.cfg.check_attempts):
         _native.xdp_reset(dp.pin)
         sent = send_frames(dp.pair, dp.w, dp.cfg.nft_config(), count=n, rate=rate)
         deadline = time.monotonic() + 3.0
@@ -180,7 +180,7 @@ def _worker_cpus(n: int, sender: int) -> tuple[int, ...]:
     """``n`` worker CPUs, the sender's last (it also runs the receive path and the dispatcher)."""
     cpus = sorted(os.sched_getaffinity(0))
     others = [c for c in cpus if c != sender]
-    return tuple((others + [sender])[:n])
+    return tuple([*others, sender][:n])
 
 
 def run_set(pair: NetnsPair, inp: RuleSetInput, w: Any, cfg: XdpBenchConfig, progress: Progress) -> SetResult:

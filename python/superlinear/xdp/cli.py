@@ -14,8 +14,8 @@ import argparse
 import json
 import sys
 import time
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -96,7 +96,7 @@ def cmd_load(args: argparse.Namespace) -> int:
     where = f"{args.iface}" + (f" in namespace {args.netns}" if args.netns else "")
     console.print(f"loaded {info['rules']:,} rules ({info['algo']}) on {where}: dispatcher hashes "
                   f"{info['fields']}, {info['k']} logical worker(s) on CPU(s) {','.join(map(str, info['cpus']))}; "
-                  f"pinned at {pins.pin_dir(name)}", highlight=False, markup=False)
+                  f"pinned at {pins.pin_dir(name)}", highlight=False, markup=False, soft_wrap=True)
     return 0
 
 
@@ -124,7 +124,7 @@ def cmd_update(args: argparse.Namespace) -> int:
 def counters(name: str) -> dict[str, Any]:
     if not (pins.pin_dir(name) / "settings").exists():
         raise SuperlinearError(f"no datapath {name} is loaded (superlinear xdp list)")
-    c: dict[str, Any] = _native.xdp_counters(str(pins.pin_dir(name)))
+    c: dict[str, Any] = dict(_native.xdp_counters(str(pins.pin_dir(name))))
     return c
 
 
@@ -161,7 +161,8 @@ def stats_tables(name: str, c: dict[str, Any], meta: dict[str, Any], top: int,
     cost.add_column("ns/packet", justify="right")
     for label, key in (("dispatcher", "dispatch_program"), ("worker", "worker_program")):
         ps = c[key]
-        per = f"{ps['run_time_ns'] / ps['run_count']:,.0f}" if ps["run_count"] else "off (sysctl kernel.bpf_stats_enabled=1)"
+        off = "off (sysctl kernel.bpf_stats_enabled=1)"
+        per = f"{ps['run_time_ns'] / ps['run_count']:,.0f}" if ps["run_count"] else off
         cost.add_row(label, f"{ps['run_count']:,}", per)
     cpus = Table(title="worker CPUs", title_justify="left")
     for col in ("CPU", "packets", "rules compared", "per packet") + (("packets/s",) if dt else ()):
@@ -227,7 +228,7 @@ def cmd_unload(args: argparse.Namespace) -> int:
     names = pins.loaded() if args.all else [_name(args)]
     for name in names:
         if pins.unload(name):
-            console.print(f"unloaded {name}", highlight=False, markup=False)
+            console.print(f"unloaded {name}", highlight=False, markup=False, soft_wrap=True)
         elif not args.all:
             raise SuperlinearError(f"no datapath {name} is loaded (superlinear xdp list)")
     if args.all and not names:
@@ -268,7 +269,7 @@ def cmd_xdp(args: argparse.Namespace) -> int:
         return 130
 
 
-def add_rule_options(p: argparse.ArgumentParser) -> None:
+def add_rule_options(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
     """How rule files are read (the same flags as `superlinear classify`)."""
     p.add_argument("--rule-format", default="auto", help="rule format: auto, classbench, native, nft (default auto)")
     p.add_argument("--actions", default="random",
@@ -290,8 +291,10 @@ def register(sub: Any) -> None:
     p.add_argument("--rules", metavar="FILE", help="load/update: rule file (ClassBench, native or nft; detected)")
     add_rule_options(p)
     p.add_argument("--iface", metavar="IF", help="the ingress interface")
-    p.add_argument("--netns", metavar="NS", help="the interface's named network namespace (ip netns; default: this one)")
-    p.add_argument("--name", help="stats/update/unload: the datapath's name (see `xdp list`) instead of --iface/--netns")
+    p.add_argument("--netns", metavar="NS",
+                   help="the interface's named network namespace (ip netns; default: this one)")
+    p.add_argument("--name",
+                   help="stats/update/unload: the datapath's name (see `xdp list`) instead of --iface/--netns")
     p.add_argument("--algo", default="mrf", choices=("static", "mrf"),
                    help="load: worker classifier (default mrf: Move-Recursively-Forward, paper Alg. 1)")
     p.add_argument("--dispatch", default="rss",
@@ -303,7 +306,8 @@ def register(sub: Any) -> None:
     p.add_argument("--cpus", type=whole_list(0), default=None, metavar="LIST",
                    help="load: worker CPUs, e.g. 0,1 (default: every online CPU)")
     p.add_argument("--trace", metavar="FILE", help="load: traffic sample the rule-aware dispatcher calibrates on")
-    p.add_argument("--queue-size", type=positive_int, default=2048, help="load: frames per worker CPU queue (default 2048)")
+    p.add_argument("--queue-size", type=positive_int, default=2048,
+                   help="load: frames per worker CPU queue (default 2048)")
     p.add_argument("--mode", choices=("native", "generic"), default="native",
                    help="load: native (driver) XDP, or generic (skb) where the driver has none (default native)")
     p.add_argument("--top", type=positive_int, default=10, help="stats: rules shown (default 10)")
@@ -376,9 +380,9 @@ def cmd_xdp_bench(args: argparse.Namespace) -> int:
         console.print(cost_table(results))
         console.print(work_table(results))
         for line in check_lines(results):
-            console.print(line, highlight=False, markup=False)
+            console.print(line, highlight=False, markup=False, soft_wrap=True)
         console.print(f"results: {path}, {out / 'result.csv'}, {out / 'check.json'}; plot: {out / 'xdp-bench.png'}",
-                      highlight=False, markup=False)
+                      highlight=False, markup=False, soft_wrap=True)
     return 0 if all(res.check["ok"] for res in results) else 1
 
 
@@ -399,7 +403,7 @@ def register_bench(sub: Any) -> None:
     g.add_argument("--data", metavar="DIR", help="instead of --rules/--trace: a folder of ClassBench sets")
     g.add_argument("--sets", default="acl1,ipc1,fw1", help="with --data: sets to run (default acl1,ipc1,fw1)")
     g.add_argument("--size", default="5k", help="with --data: size suffix of the files (default 5k)")
-    add_rule_options(g)  # type: ignore[arg-type]
+    add_rule_options(g)
     g.add_argument("--trace-format", default="auto", help="trace format: auto, classbench, pcap, pcapng, binary")
     m = p.add_argument_group("measurement")
     m.add_argument("--workers", "-k", type=whole_list(1), default=(1, 2, 4, 8, 16, 32),
@@ -410,8 +414,10 @@ def register_bench(sub: Any) -> None:
                    help="dispatchers, ';'-separated: rss[:FIELDS] or rule (default 'rss;rule')")
     m.add_argument("--localities", default="trace,high,none",
                    help="traces of the cost study: trace, high (trains of 16), none (shuffled) (default all)")
-    m.add_argument("--repeats", type=positive_int, default=3, help="interleaved runs per cost (default 3; median, range)")
-    m.add_argument("--duration", type=positive_float, default=3.0, help="seconds per nftables throughput run (default 3)")
+    m.add_argument("--repeats", type=positive_int, default=3,
+                   help="interleaved runs per cost (default 3; median, range)")
+    m.add_argument("--duration", type=positive_float, default=3.0,
+                   help="seconds per nftables throughput run (default 3)")
     m.add_argument("--check-rate", type=positive_float, default=50_000.0,
                    help="pace of the exact replays in packets/s (default 50000; halved on a shortfall)")
     m.add_argument("--no-nft", action="store_true", help="leave nftables out")
@@ -420,5 +426,6 @@ def register_bench(sub: Any) -> None:
     o = p.add_argument_group("output")
     o.add_argument("--out", default="results/xdp-bench", help="output folder (default results/xdp-bench)")
     o.add_argument("--json", action="store_true", help="print result.json instead of the tables")
-    o.add_argument("--keep", action="store_true", help="leave the namespaces in place (nft-bench --cleanup removes them)")
+    o.add_argument("--keep", action="store_true",
+                   help="leave the namespaces in place (nft-bench --cleanup removes them)")
     p.set_defaults(func=cmd_xdp_bench)

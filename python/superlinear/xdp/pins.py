@@ -2,8 +2,8 @@
 
 A datapath is pinned under ``/sys/fs/bpf/superlinear/NAME`` (programs, maps and the XDP link:
 see ``crates/xdp``), with NAME made of the network namespace and the interface
-(``eth0@host``, ``slnft-rx@slnft-123-rx``; bpffs refuses names with dots). What the kernel does not keep (the rule file and how
-it was read, the dispatcher spec, the CPUs) is recorded beside it in
+(``eth0@host``, ``slnft-rx@slnft-123-rx``; bpffs refuses names with dots). What the kernel does
+not keep (the rule file and how it was read, the dispatcher spec, the CPUs) is recorded beside it in
 ``/run/superlinear/xdp/NAME.json``.
 
 Requirements, each checked up front with one line and a distinct exit code:

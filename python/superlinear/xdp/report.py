@@ -81,8 +81,8 @@ def plot(out: Path, results: list[SetResult]) -> list[Path]:
         for i, s in enumerate(systems):
             ys, lo, hi = [], [], []
             for loc in locs:
-                r = next((r for r in res.rows if r["system"] == s and r.get("trace") == loc and r["kind"] == "measured"),
-                         None)
+                r = next((r for r in res.rows
+                          if r["system"] == s and r.get("trace") == loc and r["kind"] == "measured"), None)
                 y = r["ns_per_packet"] if r and r["ns_per_packet"] else 0.0
                 ys.append(y)
                 lo.append(y - (r["ns_per_packet_min"] or y) if r else 0.0)

@@ -1,0 +1,205 @@
+"""``superlinear xdp`` and ``xdp-bench``: the CLI's input handling everywhere; with root, clang at
+build time and a kernel with XDP on veth and cpumap programs, the real thing: generated rule sets
+with deep dependency chains loaded into the kernel, a trace replayed through two network
+namespaces, every rule's counter and every logical worker's work equal to our user-space
+classifier's, the MRF order invariant checked in the kernel's own orders, and a rule update under
+traffic. Skipped, with the reason, where the datapath cannot be loaded."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from superlinear import _native
+from superlinear.nft import netns
+from superlinear.nft.bench import BenchConfig, send_frames
+from superlinear.xdp import pins
+from superlinear.xdp.bench import Datapath, XdpBenchConfig, agreement
+
+HAVE_NETNS, WHY_NO_NETNS = netns.availability()
+HAVE_XDP, WHY_NO_XDP = pins.availability() if HAVE_NETNS else (False, WHY_NO_NETNS)
+needs_xdp = pytest.mark.skipif(not HAVE_XDP, reason=f"needs the XDP datapath: {WHY_NO_XDP}")
+
+
+def run_cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "superlinear", *args], capture_output=True, text=True,
+                          timeout=timeout, check=False)
+
+
+def one_line_error(out: subprocess.CompletedProcess[str], code: int = 2) -> str:
+    """The error line (argparse's usage lines may come before it), after checking the exit code."""
+    assert out.returncode == code, (out.returncode, out.stdout, out.stderr)
+    assert "Traceback" not in out.stderr
+    line = out.stderr.strip().splitlines()[-1]
+    assert "error:" in line, out.stderr
+    return line
+
+
+def synthetic(rules: int, depth: int, packets: int, seed: int = 3) -> Any:
+    """The paper's synthetic rules: chains of `depth` dependencies, with a catch-all."""
+    return _native.NftWorkload.synthetic(
+        {"rules": rules, "depth": depth, "flows_per_rule": 4, "catch_all_fraction": 0.05}, packets, seed)
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["xdp", "load"], "xdp load needs --rules FILE and --iface IF"),
+    (["xdp", "load", "--rules", "/nonexistent/rules", "--iface", "lo"], "/nonexistent/rules: no such file"),
+    (["xdp", "update"], "xdp update needs --rules FILE"),
+    (["xdp", "load", "--rules", "R", "--iface", "lo", "--cpus", "0,x"], "'x' is not a whole number"),
+    (["xdp", "load", "--rules", "R", "--iface", "lo", "--workers", "0"], "--workers"),
+    (["xdp-bench"], "nothing to run"),
+    (["xdp-bench", "--rules", "R"], "--rules needs --trace"),
+    (["xdp-bench", "--data", "/nonexistent"], "--data must be a folder"),
+    (["xdp-bench", "--rules", "R", "--trace", "T", "--localities", "warm"], "--localities: unknown warm"),
+])
+def test_mistakes_get_one_line(args: list[str], message: str) -> None:
+    assert message in one_line_error(run_cli(*args))
+
+
+def test_a_folder_given_as_rules_is_named(tmp_path: Path) -> None:
+    line = one_line_error(run_cli("xdp", "load", "--rules", str(tmp_path), "--iface", "lo"))
+    assert f"{tmp_path}: a folder" in line
+
+
+def test_list_runs_without_privileges() -> None:
+    out = run_cli("xdp", "list", "--json")
+    assert out.returncode == 0, out.stderr
+    assert isinstance(json.loads(out.stdout), list)
+
+
+@pytest.fixture(scope="module")
+def pair() -> Any:
+    with netns.NetnsPair() as p:
+        yield p
+
+
+CFG = XdpBenchConfig(check_rate=40_000.0, queue_size=8192)
+
+
+@needs_xdp
+@pytest.mark.parametrize(("algo", "dispatch", "k"), [
+    ("static", "rss", 1), ("mrf", "rss", 2), ("mrf", "rule", 2), ("mrf", "rss:dport", 5), ("static", "rule", 3)])
+def test_kernel_counters_equal_user_space(pair: Any, algo: str, dispatch: str, k: int) -> None:
+    w = synthetic(300, 6, 6000)
+    w.build_frames(pair.rx_mac, pair.tx_mac)
+    expected = w.counts(algo)
+    with Datapath(pair, w, algo, dispatch, k, (0, 1), CFG) as dp:
+        r = agreement(dp, (list(expected[0]), expected[1]), lambda m: None)
+    assert r["all_counted"], r["attempts"]
+    assert r["rules_mismatched"] == 0 and r["default_kernel"] == r["default_ours"], r["mismatched_rules"]
+    assert r["worker_work_kernel"] == r["worker_work_ours"]
+    assert r["worker_packets_kernel"] == r["worker_packets_ours"]
+    assert sum(r["worker_packets_kernel"]) == w.packets()
+    assert r["order_violations"] == []
+
+
+@needs_xdp
+@pytest.mark.parametrize("depth", [1, 8, 24])
+def test_mrf_orders_in_the_kernel_keep_every_rule_behind_its_dependencies(pair: Any, depth: int) -> None:
+    w = synthetic(200, depth, 5000, seed=depth)
+    w.build_frames(pair.rx_mac, pair.tx_mac)
+    expected = w.counts("mrf")
+    with Datapath(pair, w, "mrf", "rss", 4, (0, 1), CFG) as dp:
+        r = agreement(dp, (list(expected[0]), expected[1]), lambda m: None)
+        assert r["counters_equal"] and r["work_equal"]
+        assert _native.xdp_check_orders(w, dp.pin) == []
+        c = dp.counters()
+    assert sum(x["moved"] for x in c["workers"]) > 0, "MRF moved rules"
+
+
+@needs_xdp
+def test_a_rule_update_under_traffic_classifies_every_packet_against_one_rule_set(pair: Any) -> None:
+    old, new = synthetic(300, 4, 20_000, seed=5), synthetic(150, 10, 20_000, seed=6)
+    old.build_frames(pair.rx_mac, pair.tx_mac)
+    new.build_frames(pair.rx_mac, pair.tx_mac)
+    cfg = BenchConfig(batch=64)
+    with Datapath(pair, old, "mrf", "rss", 2, (0, 1), CFG) as dp:
+        sent: dict[str, int] = {}
+
+        def traffic() -> None:
+            sent.update(send_frames(pair, old, cfg, count=old.packets(), rate=40_000))
+
+        t = threading.Thread(target=traffic)
+        t.start()
+        time.sleep(0.15)
+        slot = _native.xdp_update(new, dp.pin)
+        t.join()
+        time.sleep(0.3)
+        c = dp.counters()
+        # Every packet was counted once, against the old rules or the new ones, never lost.
+        assert c["generation"] == slot == 1
+        assert c["rules"] == new.rules()
+        assert 0 < c["other_generation_hits"] < sent["sent"]
+        assert c["other_generation_hits"] + sum(c["rule_hits"]) + c["default_hits"] == sent["sent"]
+        # The orders adapted to the traffic after the switch; a second update starts them afresh
+        # (in the other slot), and from there the kernel works exactly as user space does.
+        assert _native.xdp_check_orders(new, dp.pin) == []
+        assert _native.xdp_update(new, dp.pin) == 0
+        dp.w = new
+        expected = new.counts("mrf")
+        r = agreement(dp, (list(expected[0]), expected[1]), lambda m: None)
+    assert r["counters_equal"] and r["work_equal"] and r["order_violations"] == []
+
+
+@needs_xdp
+def test_the_cli_loads_reports_updates_and_unloads(pair: Any, tmp_path: Path) -> None:
+    w = synthetic(120, 3, 3000)
+    rules, rules2 = tmp_path / "r.txt", tmp_path / "r2.txt"
+    w.write(str(rules), None)
+    synthetic(60, 2, 100, seed=9).write(str(rules2), None)
+    where = ["--iface", pair.rx_dev, "--netns", pair.rx_ns]
+    try:
+        out = run_cli("xdp", "load", "--rules", str(rules), *where, "--algo", "mrf", "--dispatch", "rule",
+                      "--workers", "3", "--cpus", "0,1")
+        assert out.returncode == 0, out.stderr
+        assert "3 logical worker(s) on CPU(s) 0,1" in out.stdout
+        again = run_cli("xdp", "load", "--rules", str(rules), *where)
+        assert "already loaded" in one_line_error(again)
+        w.build_frames(pair.rx_mac, pair.tx_mac)
+        send_frames(pair, w, BenchConfig(batch=64), count=w.packets(), rate=30_000)
+        time.sleep(0.3)
+        stats = run_cli("xdp", "stats", *where, "--json")
+        assert stats.returncode == 0, stats.stderr
+        doc = json.loads(stats.stdout)
+        assert sum(doc["rule_hits"]) + doc["default_hits"] == w.packets()
+        assert doc["k"] == 3 and len(doc["workers"]) == 3
+        table = run_cli("xdp", "stats", *where, "--top", "3")
+        assert table.returncode == 0 and "top 3 rules by hits" in table.stdout
+        up = run_cli("xdp", "update", "--rules", str(rules2), *where)
+        assert up.returncode == 0 and "generation slot 1" in up.stdout, up.stderr
+        listed = json.loads(run_cli("xdp", "list", "--json").stdout)
+        assert any(x["name"] == pins.datapath_name(pair.rx_dev, pair.rx_ns) and x["updates"] == 1 for x in listed)
+    finally:
+        out = run_cli("xdp", "unload", *where)
+    assert out.returncode == 0 and "unloaded" in out.stdout
+    assert "no datapath" in one_line_error(run_cli("xdp", "unload", *where))
+
+
+@needs_xdp
+def test_xdp_bench_end_to_end(tmp_path: Path) -> None:
+    w = synthetic(150, 5, 4000)
+    rules, trace = tmp_path / "rules.txt", tmp_path / "trace.txt"
+    w.write(str(rules), str(trace))
+    out = run_cli("xdp-bench", "--rules", str(rules), "--trace", str(trace), "--workers", "1,2,4",
+                  "--localities", "trace,high", "--repeats", "1", "--duration", "0.3", "--check-rate", "40000",
+                  "--out", str(tmp_path / "out"), "--json", timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    doc = json.loads(out.stdout)
+    rows = doc["rows"]
+    assert {r["kind"] for r in rows} == {"measured", "work"}
+    work = [r for r in rows if r["kind"] == "work"]
+    assert all(r["speedup_work"] == pytest.approx(r["speedup_work_user_space"]) for r in work)
+    assert all(r["check_work_equal"] and r["check_counters_equal"] for r in work)
+    measured = {(r["system"], r["trace"]): r for r in rows if r["kind"] == "measured"}
+    for key in (("xdp static", "trace"), ("xdp mrf", "high"), ("nftables", "trace")):
+        assert measured[key]["ns_per_packet"] > 0
+    check = json.loads((tmp_path / "out" / "check.json").read_text())
+    assert check[0]["ok"] and check[0]["nftables"]["counters_equal"]
+    assert (tmp_path / "out" / "xdp-bench.png").stat().st_size > 0
