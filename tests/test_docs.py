@@ -30,6 +30,8 @@ from pathlib import Path
 
 import pytest
 
+from superlinear.nft import netns
+
 ROOT = Path(__file__).resolve().parent.parent
 DOC_FILES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 #: The docs must keep at least this many runnable commands (guards against a collector that
@@ -144,7 +146,7 @@ REWRITES = (
                f"without `--attack-rates` get `--attack-rates {ATTACK_RATES}`"),
     ("sizes", "size flags are capped (`CAPS`, `COMMAND_CAPS`); generated predict/advise workloads get `--requests`"),
     ("sweep", "`sweep` runs on a copy of its file with requests, warm-up and repeats capped, and `--no-measure`"),
-    ("nft-bench", f"measuring `nft-bench` runs get `--duration {NFT_DURATION} --repeats 1`"),
+    ("nft-bench", f"measuring `nft-bench` and `xdp-bench` runs get `--duration {NFT_DURATION} --repeats 1`"),
     ("once", "a command that reads no page files and ran unchanged (flags in any order) on an earlier page is "
              "not run again"),
 )
@@ -231,6 +233,8 @@ def rewrite(argv: list[str], classbench: Path) -> list[str]:
     if key == ("sweep",):
         argv = add_flag(argv, "--no-measure")
     if key == ("nft-bench",) and not {"--emit", "--cleanup", "--check-only"} & set(argv):
+        argv = set_flag(set_flag(argv, "--duration", NFT_DURATION), "--repeats", "1")
+    if key == ("xdp-bench",):
         argv = set_flag(set_flag(argv, "--duration", NFT_DURATION), "--repeats", "1")
     return argv
 
@@ -380,8 +384,28 @@ def test_rewrites_are_explicit(tmp_path: Path) -> None:
         ["reproduce", "fig8", "--quick", "--no-measure", "--panel", "a"]
 
 
-#: Exit codes of nft-bench that mean "this machine cannot" (69: ip/nft missing, 77: no privileges).
+#: Exit codes of nft-bench and xdp that mean "this machine cannot" (69: tools or kernel support
+#: missing, 77: no privileges).
 NFT_CANNOT = {69, 77}
+#: Network namespaces the docs' walk-throughs use, with the veth pair in each: made (where this
+#: machine can) before the page's commands run, as the page tells its reader to, and removed after.
+DOC_NAMESPACES = {"xdpdemo": ("xdp0", "xdp1")}
+
+
+def make_doc_namespaces(page: str) -> list[str]:
+    """The namespaces this page's commands name, created; none where namespaces cannot be made."""
+    wanted = {flag_value(c.argv(), "--netns") for c in ALL[page]} & set(DOC_NAMESPACES)
+    if not wanted or not netns.availability()[0]:
+        return []
+    made = []
+    for name in sorted(n for n in wanted if n is not None):
+        a, b = DOC_NAMESPACES[name]
+        subprocess.run(["ip", "netns", "del", name], capture_output=True, check=False)
+        for args in (["netns", "add", name], ["-n", name, "link", "add", a, "type", "veth", "peer", "name", b],
+                     ["-n", name, "link", "set", a, "up"], ["-n", name, "link", "set", b, "up"]):
+            subprocess.run(["ip", *args], capture_output=True, check=True)
+        made.append(name)
+    return made
 
 
 @pytest.mark.parametrize("page", [p for p, c in ALL.items() if c])
@@ -392,6 +416,7 @@ def test_doc_commands_run(page: str, classbench: Path) -> None:
     unavailable: dict[str, str] = {}  # group → reason
     skipped: list[str] = []
     started_cache = False
+    namespaces = make_doc_namespaces(page)
     try:
         for cmd in ALL[page]:
             p = plan(cmd, classbench)
@@ -424,6 +449,9 @@ def test_doc_commands_run(page: str, classbench: Path) -> None:
     finally:
         if started_cache:
             run_in(cwd, ["cache", "down", "--purge"], env)
+        for name in namespaces:
+            run_in(cwd, ["xdp", "unload", "--all"], env)
+            subprocess.run(["ip", "netns", "del", name], capture_output=True, check=False)
         shutil.rmtree(cwd, ignore_errors=True)
     if skipped and len(skipped) == len(ALL[page]):
         pytest.skip("; ".join(skipped))
@@ -436,6 +464,8 @@ def _group(argv: list[str]) -> str:
         return "cache"
     if argv[0] == "nft-bench" and "--emit" not in argv:  # --emit needs no privileges
         return "nft"
+    if argv[0] == "xdp-bench" or (argv[0] == "xdp" and argv[1:2] != ["list"]):
+        return "xdp"
     return ""
 
 
@@ -444,6 +474,10 @@ def _cannot_run(group: str, argv: list[str], r: subprocess.CompletedProcess[str]
     last = (r.stderr.strip().splitlines() or [""])[-1]
     if group == "nft" and r.returncode in NFT_CANNOT:
         return f"needs root and ip/nft: {last}"
+    if group == "xdp" and r.returncode in NFT_CANNOT:
+        return f"needs root, clang at build time and XDP: {last}"
+    if group == "xdp" and flag_value(argv, "--netns") in DOC_NAMESPACES and not netns.availability()[0]:
+        return f"needs network namespaces: {netns.availability()[1]}"
     starts_servers = argv[0] == "reproduce" or argv[1:2] == ["up"]
     if group == "cache" and starts_servers and r.returncode != 0 and "apt-get install" in r.stderr:
         return f"needs memcached and PostgreSQL: {last}"
@@ -464,3 +498,6 @@ def test_missing_servers_or_privileges_skip_with_the_clis_reason() -> None:
     assert _cannot_run("cache", ["reproduce", "fig11"], no_memcached) is not None
     assert _group(["reproduce", "fig11"]) == "cache" and _group(["reproduce", "fig5"]) == ""
     assert _group(["nft-bench", "--emit", "-"]) == "" and _group(["nft-bench", "--cleanup"]) == "nft"
+    assert _group(["xdp", "load"]) == "xdp" and _group(["xdp", "list"]) == "" and _group(["xdp-bench"]) == "xdp"
+    no_clang = done(69, "superlinear: xdp load: this build has no XDP datapath (clang not found)\n")
+    assert _cannot_run("xdp", ["xdp", "load"], no_clang) is not None

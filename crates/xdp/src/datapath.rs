@@ -363,9 +363,9 @@ impl Pinned {
             set(&mut orders, "orders", slot * s.k as usize + w, &*identity)?;
         }
         let mut hits = per_cpu::<u64>(&dir, "rule_hits")?;
-        let zeros = || PerCpuValues::try_from(vec![0u64; cpu_count().unwrap_or(1)]);
+        let ncpu = cpu_count()?;
         for i in (0..snap.len()).chain([DEFAULT_SLOT]) {
-            let z = zeros().map_err(|e| kernel_err("per-CPU values", e))?;
+            let z = PerCpuValues::try_from(vec![0u64; ncpu]).map_err(|e| kernel_err("per-CPU values", e))?;
             hits.set((slot * (MAX_RULES + 1) + i) as u32, z, 0).map_err(|e| kernel_err("zero rule_hits", e))?;
         }
         let g = KernelGeneration { n_rules: t.rules.len() as u32, default_verdict: t.default_verdict };

@@ -95,10 +95,10 @@ class Datapath:
 
     def __enter__(self) -> Datapath:
         _native.xdp_unload(self.pin)
-        self.info = dict(_native.xdp_load(self.w, {
+        self.info = pins.load(self.w, {
             "iface": self.pair.rx_dev, "netns": self.pair.rx_ns, "algo": self.algo, "dispatch": self.dispatch,
             "k": self.k, "cpus": list(self.cpus), "queue_size": self.cfg.queue_size, "mode": self.cfg.mode,
-            "pin_dir": self.pin}))
+            "pin_dir": self.pin})
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -273,7 +273,8 @@ def run_set(pair: NetnsPair, inp: RuleSetInput, w: Any, cfg: XdpBenchConfig, pro
             r["speedup_work"] = w1[0] / r["work_span"] if r["work_span"] else None
             r["speedup_work_ours"] = w1[1] / r["work_span_ours"] if r["work_span_ours"] else None
             study.append(r)
-            rows.append({**base, "system": "xdp mrf", "algo": "mrf", "dispatch": r["dispatch_fields"], "k": k,
+            rows.append({**base, "system": "xdp mrf", "algo": "mrf", "dispatch": r["dispatch_fields"],
+                         "dispatcher": dispatch, "k": k,
                          "kind": "work", "trace": "trace", "speedup_work": r["speedup_work"],
                          "speedup_work_user_space": r["speedup_work_ours"], "work_span": r["work_span"],
                          "work_total": r["work_total"], "worker_cpus": len(all_cpus),
@@ -295,6 +296,9 @@ def run_sets(inputs: list[RuleSetInput], cfg: XdpBenchConfig, progress: Progress
     for inp in inputs:
         w = load_workload(inp)
         w.calibrate(100_000)
+        if any(d.split(":")[0] == "rule" for d in cfg.dispatches):
+            progress(f"[{inp.name}] choosing the rule-aware dispatcher's fields for k = "
+                     f"{', '.join(map(str, cfg.ks))} (simulated MRF workers on the trace's first 100,000 packets)")
         for d in cfg.dispatches:
             for k in cfg.ks:
                 w.describe_dispatch(d, k)  # a bad --dispatch fails now, not after the kernel runs

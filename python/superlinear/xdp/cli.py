@@ -86,7 +86,7 @@ def cmd_load(args: argparse.Namespace) -> int:
     cfg = {"iface": args.iface, "netns": args.netns or "", "algo": args.algo, "dispatch": args.dispatch,
            "k": args.workers or 0, "cpus": list(args.cpus or []), "queue_size": args.queue_size, "mode": args.mode,
            "pin_dir": str(pins.pin_dir(name))}
-    info = _native.xdp_load(w, cfg)
+    info = pins.load(w, cfg)
     meta = {**cfg, **info, "rules_file": str(Path(args.rules).resolve()), "rule_format": args.rule_format,
             "actions": args.actions, "default": args.default, "loaded_at": time.time()}
     pins.write_meta(name, meta)

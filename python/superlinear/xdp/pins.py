@@ -116,6 +116,24 @@ def loaded() -> list[str]:
     return sorted(p.name for p in PIN_ROOT.iterdir() if (p / "link").exists() or (p / "settings").exists())
 
 
+#: Steps of a load whose failure means the kernel (not the input) refuses the datapath.
+_KERNEL_STEPS = ("load the BPF object", "verify the", "attach (", "start the worker", "pin ", "pinned map")
+
+
+def load(workload: Any, config: dict[str, Any]) -> dict[str, Any]:
+    """``_native.xdp_load``, with the kernel's refusals (no XDP on the device, no cpumap programs,
+    no privileges) raised as :class:`NeedsPrivilegesError` with their distinct exit codes."""
+    try:
+        return dict(_native.xdp_load(workload, config))
+    except SuperlinearError as e:
+        text = str(e)
+        if "needs CAP_BPF" in text:
+            raise NeedsPrivilegesError(text, EXIT_NO_PRIVILEGES) from None
+        if text.startswith(_KERNEL_STEPS):
+            raise NeedsPrivilegesError(f"the kernel refused the XDP datapath: {text}", EXIT_UNAVAILABLE) from None
+        raise
+
+
 def unload(name: str) -> bool:
     """Detaches and removes datapath ``name``; False when there was none."""
     had: bool = _native.xdp_unload(str(pin_dir(name)))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rich.markup import escape
 from rich.table import Table
 
 from superlinear.common.rows import Row
@@ -19,8 +20,8 @@ def _ns(row: Row | None) -> str:
 
 
 def cost_table(results: list[SetResult]) -> Table:
-    t = Table(title="Cost per packet, one worker CPU (measured; median [range] of the repeats): XDP from "
-              "bpf_stats (worker program), nftables chain from classified packets per CPU second")
+    t = Table(title=escape("Cost per packet, one worker CPU (measured; median [range] of the repeats): XDP from "
+                           "bpf_stats (worker program), nftables chain from classified packets per CPU second"))
     for col in ("set", "trace", "nftables chain ns", "XDP static ns", "XDP MRF ns", "MRF vs nftables",
                 "MRF rules compared/pkt"):
         t.add_column(col, justify="left" if col in ("set", "trace") else "right")
@@ -40,12 +41,13 @@ def cost_table(results: list[SetResult]) -> Table:
 def work_table(results: list[SetResult]) -> Table:
     t = Table(title="Work speedup of MRF at k logical workers (work: rules compared by all / by the busiest "
               "worker), kernel counters next to user space")
-    for col in ("set", "dispatch", "k", "kernel", "user space", "equal per worker"):
-        t.add_column(col, justify="left" if col in ("set", "dispatch") else "right")
+    for col in ("set", "dispatcher", "fields hashed", "k", "kernel", "user space", "equal per worker"):
+        t.add_column(col, justify="left" if col in ("set", "dispatcher", "fields hashed") else "right")
     for res in results:
         for r in res.rows:
             if r["kind"] == "work":
-                t.add_row(res.name, str(r["dispatch"]), str(r["k"]), f"{r['speedup_work']:,.2f}x",
+                t.add_row(res.name, str(r.get("dispatcher", "")), str(r["dispatch"]), str(r["k"]),
+                          f"{r['speedup_work']:,.2f}x",
                           f"{r['speedup_work_user_space']:,.2f}x", "yes" if r["check_work_equal"] else "NO")
     return t
 
@@ -94,8 +96,8 @@ def plot(out: Path, results: list[SetResult]) -> list[Path]:
         ax.set_title(f"{res.name}: cost per packet, 1 worker CPU")
         ax.legend()
         ax = axes[1][j]
-        for d in sorted({str(r["dispatch"]) for r in res.rows if r["kind"] == "work"}):
-            rs = [r for r in res.rows if r["kind"] == "work" and str(r["dispatch"]) == d]
+        for d in sorted({str(r.get("dispatcher", r["dispatch"])) for r in res.rows if r["kind"] == "work"}):
+            rs = [r for r in res.rows if r["kind"] == "work" and str(r.get("dispatcher", r["dispatch"])) == d]
             ks = [r["k"] for r in rs]
             ax.plot(ks, [r["speedup_work"] for r in rs], "o-", label=f"kernel, {d}")
             ax.plot(ks, [r["speedup_work_user_space"] for r in rs], "x--", label=f"user space, {d}")
