@@ -164,7 +164,8 @@ pub fn run(client: &CacheAsideClient, cfg: &BenchConfig) -> Result<BenchReport> 
                     let mut lat = Vec::with_capacity(n.min(1 << 20) as usize);
                     let cpu0 = thread_cpu_ns();
                     for i in 0..n {
-                        if i % 64 == 0 && (stop.load(Ordering::Relaxed) || Instant::now() >= deadline) {
+                        let cancelled = superlinear_core::cancel::requested();
+                        if i % 64 == 0 && (cancelled || stop.load(Ordering::Relaxed) || Instant::now() >= deadline) {
                             stop.store(true, Ordering::Relaxed);
                             break;
                         }
@@ -201,6 +202,9 @@ pub fn run(client: &CacheAsideClient, cfg: &BenchConfig) -> Result<BenchReport> 
             .collect();
         handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Ok((0, Vec::new())))).collect::<Result<Vec<_>>>()
     })?;
+    if superlinear_core::cancel::requested() {
+        return Err(crate::error::Error::config("interrupted"));
+    }
     let wall_ns = started.elapsed().as_nanos() as u64;
     let cpu1 = replica_cpu(client);
     let db1 = backend_cpu(client);

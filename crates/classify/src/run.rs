@@ -130,6 +130,9 @@ pub fn execute(planner: &RuleAwarePlanner, packets: &[Packet], spec: &RunSpec) -
     let measured = (spec.measured && spec.k <= cores)
         .then(|| run_threaded(streams, make().as_mut(), spec.k, &factory, Placement::OneCorePerWorker));
     let stats = sink.map(|s| s.take()).unwrap_or_default();
+    if superlinear_core::cancel::requested() {
+        return Err(superlinear_core::cancel::interrupted());
+    }
     Ok(RunReport { dispatch: dispatch_name, cores, projected, measured, stats })
 }
 

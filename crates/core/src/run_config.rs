@@ -162,6 +162,9 @@ pub fn execute(config: &RunConfig) -> Result<RunReport, Error> {
     config.validate()?;
     let warmup = if config.exclude_warmup { config.warmup } else { 0 };
     let workload = config.workload.generate(warmup + config.requests, config.seed)?;
+    if crate::cancel::requested() {
+        return Err(crate::cancel::interrupted());
+    }
     let split_at = warmup.min(workload.requests.len());
     let streams = Streams { warmup: &workload.requests[..split_at], counted: &workload.requests[split_at..] };
     if streams.counted.is_empty() {
@@ -200,5 +203,8 @@ pub fn execute(config: &RunConfig) -> Result<RunReport, Error> {
         .modes
         .single_core
         .then(|| run_threaded(streams, config.dispatcher().as_mut(), config.k, &factory, Placement::SingleCore));
+    if crate::cancel::requested() {
+        return Err(crate::cancel::interrupted());
+    }
     Ok(RunReport { items: workload.items.len(), cores, projected, measured, single_core })
 }

@@ -121,6 +121,9 @@ pub fn route_into_batches<R: Copy + Default>(
     let mut workers = [0u32; CHUNK];
     let mut chunks = requests.chunks(CHUNK).peekable();
     while let Some(chunk) = chunks.next() {
+        if crate::cancel::requested() {
+            break;
+        }
         if let Some(ahead) = chunks.peek() {
             prefetch_slice(ahead);
         }
@@ -234,7 +237,10 @@ pub fn run_projected<R: Copy + Default + Send + Sync>(
         });
         batches.drain(recycle);
         // The timed dispatch must have made the same decisions as the materialised split.
-        debug_assert!(dispatched.iter().zip(&before).zip(&counted).all(|((a, b), q)| a - b == q.len() as u64));
+        debug_assert!(
+            crate::cancel::requested()
+                || dispatched.iter().zip(&before).zip(&counted).all(|((a, b), q)| a - b == q.len() as u64)
+        );
         dispatcher_cpu_ns = dispatcher_cpu_ns.min(ns);
     }
 
@@ -255,10 +261,10 @@ pub fn run_projected<R: Copy + Default + Send + Sync>(
                     let mut best: Option<Outcome> = None;
                     for _ in 0..repeats {
                         let mut worker = factory(i);
-                        worker.serve_batch(&warm[i]);
+                        serve_in_slices(worker.as_mut(), &warm[i]);
                         let hits0 = worker.hits();
                         let t0 = thread_cpu_ns();
-                        let work = worker.serve_batch(&counted[i]);
+                        let work = serve_in_slices(worker.as_mut(), &counted[i]);
                         let cpu_ns = thread_cpu_ns() - t0;
                         let hits = hits_delta(worker.hits(), hits0);
                         drop(worker);
@@ -274,6 +280,19 @@ pub fn run_projected<R: Copy + Default + Send + Sync>(
     let outcomes =
         outcomes.into_inner().expect("no poisoned lock").into_iter().map(|o| o.expect("every worker ran")).collect();
     into_accounting(k, streams.counted.len(), dispatcher_cpu_ns, outcomes, None)
+}
+
+/// Serves `requests` in slices, stopping early when the run is cancelled (the caller discards
+/// the result then). The slices are long enough that the check costs nothing measurable.
+fn serve_in_slices<R>(worker: &mut (dyn Worker<R> + '_), requests: &[R]) -> u64 {
+    let mut work = 0;
+    for slice in requests.chunks(1 << 16) {
+        if crate::cancel::requested() {
+            break;
+        }
+        work += worker.serve_batch(slice);
+    }
+    work
 }
 
 /// Waits ever longer: spin briefly, then yield, then sleep, so that a waiting thread neither

@@ -29,6 +29,18 @@ fn workload_from(d: &Bound<'_, PyDict>) -> PyResult<WorkloadSpec> {
     settings::<WorkloadSettings>(d)?.to_spec().map_err(to_py)
 }
 
+/// Asks every running native loop to stop (Ctrl-C); the call returns `interrupted`.
+#[pyfunction]
+fn cancel_request() {
+    superlinear_core::cancel::request();
+}
+
+/// Clears a stop request before the next native call.
+#[pyfunction]
+fn cancel_clear() {
+    superlinear_core::cancel::clear();
+}
+
 /// Runs one configured point and returns its accounting per mode.
 #[pyfunction]
 fn run<'py>(py: Python<'py>, config: &Bound<'py, PyDict>) -> PyResult<Bound<'py, PyAny>> {
@@ -148,6 +160,8 @@ fn bench_dispatcher(py: Python<'_>, dispatch: &str, k: usize, requests: usize, s
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("SuperlinearError", m.py().get_type::<SuperlinearError>())?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(cancel_request, m)?)?;
+    m.add_function(wrap_pyfunction!(cancel_clear, m)?)?;
     m.add_function(wrap_pyfunction!(config_names, m)?)?;
     m.add_function(wrap_pyfunction!(config_defaults, m)?)?;
     m.add_function(wrap_pyfunction!(config_check, m)?)?;

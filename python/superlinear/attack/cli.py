@@ -32,7 +32,15 @@ from superlinear.attack.studies import (
     run_sim_study,
     run_worker_study,
 )
-from superlinear.common.args import floats, int_list, names, non_negative_whole, positive_number, positive_whole
+from superlinear.common.args import (
+    floats,
+    int_list,
+    names,
+    non_negative_int,
+    non_negative_whole,
+    positive_number,
+    positive_whole,
+)
 from superlinear.common.defaults import config_defaults, field_default, with_default
 from superlinear.common.errors import SuperlinearError
 from superlinear.common.listing import Listing, add_listing_options, known
@@ -335,7 +343,7 @@ def _work_clocked_options(p: argparse.ArgumentParser, config: ConfigName, polici
     p.add_argument("--buffer", type=positive_whole, default=d["buffer"],
                    help=with_default("buffer in packets", config, "buffer"))
     p.add_argument("--us-per-work", type=positive_number, help=f"µs per {work_unit} (default: calibrate here)")
-    p.add_argument("--seed", type=int, default=d["seed"])
+    p.add_argument("--seed", type=non_negative_int, default=d["seed"])
     p.add_argument("--quick", action="store_true", help="fewer packets")
 
 
@@ -389,7 +397,7 @@ def register(sub: Any) -> None:
                    help=with_default("HFFS bitmap width", "attack_sweep", "width"))
     s.add_argument("--levels", type=positive_whole, default=sweep["levels"],
                    help=with_default("HFFS levels", "attack_sweep", "levels"))
-    s.add_argument("--seed", type=int, default=sweep["seed"])
+    s.add_argument("--seed", type=non_negative_int, default=sweep["seed"])
     s.add_argument("--quick", action="store_true", help="fewer packets")
     add_study_options(s, SIM, "results/attack-sim")
 
@@ -476,7 +484,7 @@ def register(sub: Any) -> None:
                    help=f"comma-separated: {known(patterns)} (default: all)")
     b.add_argument("--width", type=positive_whole, default=64, help="HFFS bitmap width (default 64)")
     b.add_argument("--levels", type=positive_whole, default=2, help="HFFS levels (default 2: 4096 priorities)")
-    b.add_argument("--seed", type=int, default=1)
+    b.add_argument("--seed", type=non_negative_int, default=1)
     b.add_argument("--quick", action="store_true", help="fewer pairs")
     add_study_options(b, BenchQueue(), "results/queue-bench")
 

@@ -22,6 +22,7 @@ from superlinear.cache.services import Services, _reachable, check_replica_bound
 from superlinear.common.args import non_negative_int, positive_float, positive_int
 from superlinear.common.defaults import config_defaults, field_default, with_default
 from superlinear.common.errors import SuperlinearError
+from superlinear.common.interrupt import interruptible
 from superlinear.common.listing import Listing, known, name_table
 
 console = Console()
@@ -192,10 +193,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
     bench = {"threads": threads, "rows": args.rows, "dist": args.dist, "seed": args.seed,
              "max_seconds": args.max_seconds, "write_fraction": args.write_fraction}
     if args.warmup:
-        client.bench({**bench, "requests": args.warmup, "seed": args.seed + 1000})
+        interruptible(lambda: client.bench({**bench, "requests": args.warmup, "seed": args.seed + 1000}))
     with console.status(f"{args.requests:,} requests, {threads} threads, {k} replicas, {args.router} routing",
                         spinner="dots") if not args.json else _nullcontext():
-        report = client.bench({**bench, "requests": args.requests})
+        report = interruptible(lambda: client.bench({**bench, "requests": args.requests}))
     row = bench_row(report, k, _native.available_cores())
     row.update(router=args.router, threads=threads, db_connections=cfg["db_connections"], dist=args.dist)
     row.update(rows=args.rows, replica_errors=report["stats"]["replica_errors"])
@@ -340,7 +341,7 @@ def register(sub: Any) -> None:
     b.add_argument("--no-coalesce", action="store_true", help="do not coalesce concurrent misses (no delayed hits)")
     b.add_argument("--max-seconds", type=positive_float, default=120.0,
                    help="stop after this long (default 120; a bench it stops fails)")
-    b.add_argument("--seed", type=int, default=bench_defaults["seed"])
+    b.add_argument("--seed", type=non_negative_int, default=bench_defaults["seed"])
     _servers(b)
     _common(b)
     b.set_defaults(func=cmd_bench)

@@ -38,6 +38,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from superlinear.common.bounds import mem_available_bytes
 from superlinear.common.errors import SuperlinearError
 
 DEFAULT_DIR = ".superlinear/services"
@@ -198,11 +199,8 @@ def _check_reachable_by(path: Path, user: str) -> None:
 
 
 def _mem_available_mb() -> int | None:
-    with contextlib.suppress(OSError, ValueError, IndexError):
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemAvailable:"):
-                return int(line.split()[1]) // 1024
-    return None
+    avail = mem_available_bytes()
+    return None if avail is None else avail // (1024 * 1024)
 
 
 def check_replica_bounds(replicas: int, memory_mb: int) -> None:

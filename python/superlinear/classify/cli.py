@@ -17,8 +17,10 @@ from rich.table import Table
 from superlinear import _native
 from superlinear.classify.workload import CLASSBENCH_SETS, DEFAULT_PACKETS, PacketWorkloadSpec, load
 from superlinear.common.args import fraction, non_negative_int, positive_int
+from superlinear.common.bounds import check_memory
 from superlinear.common.defaults import config_defaults
 from superlinear.common.errors import SuperlinearError
+from superlinear.common.interrupt import interruptible
 from superlinear.common.listing import Listing, known, name_table, show_listing
 from superlinear.common.rows import Row
 from superlinear.common.study import Outcome, Study, console, run_study
@@ -48,12 +50,29 @@ def _workload(args: argparse.Namespace) -> Any:
     return load(spec)
 
 
+#: Workers the RSS indirection table can name (16-bit entries).
+MAX_WORKERS = 65_535
+
+
+def check_workers(workers: int, rules: int, packets: int) -> None:
+    """Refuses worker counts the dispatchers cannot name or this machine cannot hold: each
+    worker keeps an order and a position array over the rules, and every packet is copied into
+    its worker's stream."""
+    if workers > MAX_WORKERS:
+        raise SuperlinearError(f"--workers {workers:,}: at most {MAX_WORKERS:,} (the RSS indirection table "
+                               "names workers with 16 bits)")
+    check_memory(f"--workers {workers:,} over {rules:,} rules and {packets:,} packets",
+                 8.0 * workers * rules + 48.0 * packets + 4096.0 * workers)
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     w = _workload(args)
     info = w.info()
+    check_workers(args.workers, info["rules"], info["packets"])
     modes = ["projected"] + (["measured"] if not args.no_measure else [])
-    raw = w.run({"algo": args.algo, "dispatch": args.dispatch, "k": args.workers, "modes": modes, "stats": True,
-                 "window": args.window, "seed": args.seed, "warmup": args.warmup})
+    config = {"algo": args.algo, "dispatch": args.dispatch, "k": args.workers, "modes": modes, "stats": True,
+              "window": args.window, "seed": args.seed, "warmup": args.warmup}
+    raw = interruptible(lambda: w.run(config))
     p, m = raw["projected"], raw["measured"]
     mpps = p["requests"] * 1e3 / max(p["projected_ns"], 1)
     matches = [sum(s["matches"][i] for s in raw["stats"]) for i in range(info["rules"])] if raw["stats"] else []
@@ -326,7 +345,7 @@ def register(sub: Any) -> None:
     p.add_argument("--window", type=positive_int, default=10_000, help="active-rule window in packets (default 10000)")
     p.add_argument("--top", type=positive_int, default=10, help="rules shown in the match table (default 10)")
     p.add_argument("--no-measure", action="store_true", help="skip the real-thread run")
-    p.add_argument("--seed", type=int, default=run_defaults["seed"],
+    p.add_argument("--seed", type=non_negative_int, default=run_defaults["seed"],
                    help=f"seed of generators and seeded dispatchers (default {run_defaults['seed']})")
     p.add_argument("--synthetic", action="store_true", help="run on a generated workload (--rules-count, ...)")
     p.add_argument("--rules-count", dest="synthetic_rules", type=positive_int, default=synthetic["rules"],

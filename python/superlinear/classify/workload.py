@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from superlinear import _native
 from superlinear.common.defaults import config_defaults
+from superlinear.common.interrupt import interruptible
 from superlinear.engine.runs import SuperlinearError
 
 if TYPE_CHECKING:
@@ -101,7 +102,8 @@ def run_point(spec: PacketWorkloadSpec, algo: str, dispatch: str, k: int, modes:
     """One run of ``algo`` behind ``dispatch`` with k workers on the workload of ``spec``
     (its warm-up served first and left out)."""
     w = load(spec)
-    raw = w.run({"algo": algo, "dispatch": dispatch, "k": k, "modes": list(modes), "repeats": repeats,
-                 "seed": seed, "warmup": spec.warmup})
+    config = {"algo": algo, "dispatch": dispatch, "k": k, "modes": list(modes), "repeats": repeats, "seed": seed,
+              "warmup": spec.warmup}
+    raw = interruptible(lambda: w.run(config))
     return {"items": raw["items"], "cores": raw["cores"], "projected": raw["projected"], "measured": raw["measured"],
             "single_core": None}

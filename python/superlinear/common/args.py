@@ -18,6 +18,9 @@ from collections.abc import Callable, Sequence
 
 from superlinear.common.errors import SuperlinearError
 
+#: The largest count or seed the Rust core takes (u64, usize on 64-bit machines).
+MAX_WHOLE = 2**64 - 1
+
 
 def _int(text: str, minimum: int, what: str) -> int:
     try:
@@ -26,6 +29,8 @@ def _int(text: str, minimum: int, what: str) -> int:
         raise argparse.ArgumentTypeError(f"expected {what} integer, got {text!r}") from None
     if v < minimum:
         raise argparse.ArgumentTypeError(f"expected {what} integer, got {v}")
+    if v > MAX_WHOLE:
+        raise argparse.ArgumentTypeError(f"expected {what} integer of at most {MAX_WHOLE:,} (2^64 - 1), got {v}")
     return v
 
 

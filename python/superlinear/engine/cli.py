@@ -15,7 +15,7 @@ from superlinear.common.errors import SuperlinearError
 from superlinear.common.listing import Listing, add_listing_options, known, name_table
 from superlinear.common.study import add_study_options, console
 from superlinear.engine.bench import Bench
-from superlinear.engine.runs import RunSpec, Workload, run
+from superlinear.engine.runs import RunSpec, Workload, check_run_size, run
 
 
 def worker_names() -> list[str]:
@@ -50,6 +50,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     spec = RunSpec(algo=args.algo, dispatch=args.dispatch, k=args.k, workload=workload, requests=args.requests,
                    warmup=args.warmup, exclude_warmup=args.exclude_warmup, seed=args.seed, sharded=args.sharded,
                    compare_cycles=args.w, miss_cycles=args.rho, modes=tuple(modes))
+    check_run_size(args.requests, args.warmup, f"--requests {args.requests:,}"
+                   + (f" with --warmup {args.warmup:,}" if args.warmup else ""))
     result = run(spec)
     doc = {"spec": spec.to_native(), "items": result["items"], "cores": result["cores"],
            "projected": result["projected"], "measured": result["measured"], "single_core": result["single_core"]}

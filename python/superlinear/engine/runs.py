@@ -7,7 +7,9 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 from superlinear import _native
 from superlinear._native import SuperlinearError
+from superlinear.common.bounds import check_memory
 from superlinear.common.defaults import config_defaults
+from superlinear.common.interrupt import interruptible
 
 if TYPE_CHECKING:
     from superlinear._native import RunRecord
@@ -65,9 +67,22 @@ class RunSpec:
 RunResult: TypeAlias = "RunRecord"
 
 
+#: Bytes a run holds per request: the drawn keys, each worker's copy of its stream (projected
+#: mode) and the batches in flight, with room to spare.
+BYTES_PER_REQUEST = 24
+
+
+def check_run_size(requests: int, warmup: int, what: str) -> None:
+    """Refuses a run whose requests do not fit in this machine's memory (``what`` names the flags
+    or the file that set them)."""
+    check_memory(what, BYTES_PER_REQUEST * (requests + warmup))
+
+
 def run(spec: RunSpec) -> RunRecord:
-    """Runs one configured point in the Rust engine (the GIL is released meanwhile)."""
-    return _native.run(spec.to_native())
+    """Runs one configured point in the Rust engine (the GIL is released meanwhile; Ctrl-C stops
+    it within a second)."""
+    native = spec.to_native()
+    return interruptible(lambda: _native.run(native))
 
 
 def algorithms() -> list[dict[str, Any]]:

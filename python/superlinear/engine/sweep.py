@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from superlinear import _native
 from superlinear.common.defaults import config_defaults
-from superlinear.engine.runs import SuperlinearError, Workload
+from superlinear.engine.runs import SuperlinearError, Workload, check_run_size
 from superlinear.experiments.spec import Experiment, Panel, Series
 
 if TYPE_CHECKING:
@@ -116,6 +116,7 @@ def load_sweep(path: Path) -> tuple[Experiment, bool]:
     requests = _want(path, doc, "requests", int, RUN_DEFAULTS["requests"])
     if requests <= 0:
         raise ConfigError(f"{path}: 'requests' must be positive, got {requests}")
+    check_run_size(requests, 0, f"{path}: requests = {requests:,}")
     workloads_raw = _want(path, doc, "workload", (dict, list))
     workloads_list = [workloads_raw] if isinstance(workloads_raw, dict) else workloads_raw
     if not workloads_list:

@@ -164,7 +164,10 @@ class Driver:
         self.measure = measure
         self.show_progress = show_progress
 
-    def run_panel(self, panel: Panel, progress: Progress | None = None, task: Any = None) -> list[Row]:
+    def run_panel(self, panel: Panel, progress: Progress | None = None, task: Any = None,
+                  into: list[Row] | None = None, on_row: Callable[[], object] | None = None) -> list[Row]:
+        """The panel's rows, appended to ``into`` (when given) as each point finishes, with
+        ``on_row`` called after each, so an interrupted run keeps them."""
         def step(desc: str) -> None:
             if progress is not None:
                 progress.update(task, description=f"[{panel.name}] {desc}")
@@ -173,7 +176,7 @@ class Driver:
             if progress is not None:
                 progress.advance(task)
 
-        rows: list[Row] = []
+        rows: list[Row] = [] if into is None else into
         if panel.metric == "goodput":
             for series in panel.series:
                 base: RunRecord | None = None
@@ -182,6 +185,8 @@ class Driver:
                     result = _run(panel, series, k, ("single_core",))
                     base = base or result
                     rows.append(goodput_row(panel, series, k, result, base))
+                    if on_row is not None:
+                        on_row()
                     advance()
             return rows
 
@@ -208,6 +213,8 @@ class Driver:
                     result = _run(panel, series, k, modes)
                     advance()
                 rows.append(speedup_row(panel, series, k, result, base) | _packet_extras(panel, series, k))
+                if on_row is not None:
+                    on_row()
         if panel.static_baseline:
             static = baseline(panel.static_baseline, False)
             assert static["projected"] is not None
@@ -218,8 +225,8 @@ class Driver:
 
     def run(self, experiment: Experiment, panels: Iterable[str] | None = None,
             on_panel: Callable[[list[Row]], object] | None = None) -> list[Row]:
-        """Runs the chosen panels; ``on_panel`` receives all rows so far after each panel, so a
-        long reproduction keeps what it finished if it is interrupted."""
+        """Runs the chosen panels; ``on_panel`` receives all rows so far after every point, so a
+        long reproduction keeps every point it finished if it is interrupted."""
         wanted = set(panels) if panels else None
         chosen = [p for p in experiment.panels if wanted is None or p.name in wanted]
         total = sum(p.runs() for p in chosen)
@@ -234,7 +241,9 @@ class Driver:
         ) as progress:
             task = progress.add_task(experiment.name, total=total)
             for panel in chosen:
-                rows.extend(self.run_panel(panel, progress, task))
+                # Every finished point is written as it finishes: Ctrl-C (or a crash) keeps them.
+                self.run_panel(panel, progress, task, into=rows,
+                               on_row=None if on_panel is None else lambda: on_panel(rows))
                 if on_panel is not None:
                     on_panel(rows)
         return rows

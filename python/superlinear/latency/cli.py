@@ -20,7 +20,14 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
-from superlinear.common.args import int_list, non_negative_whole, number, positive_number, positive_whole
+from superlinear.common.args import (
+    int_list,
+    non_negative_int,
+    non_negative_whole,
+    number,
+    positive_number,
+    positive_whole,
+)
 from superlinear.common.defaults import field_default, with_default
 from superlinear.common.errors import SuperlinearError
 from superlinear.common.listing import Listing, add_listing_options, known, name_table
@@ -348,7 +355,7 @@ def _trace_options(p: argparse.ArgumentParser, requests: int = 200_000, objects:
         ("--burst-gap", "burst_gap", number, "mean steps between requests of a burst"),
         ("--alpha", "alpha", number, "Zipf exponent of object popularity"),
         ("--jitter", "jitter", number, "relative jitter of paced periods"),
-        ("--seed", "seed", int, "generator and rounding seed"),
+        ("--seed", "seed", non_negative_int, "generator and rounding seed"),
     ):
         g.add_argument(flag, type=kind, default=field_default("latency_trace", field),
                        help=with_default(text, "latency_trace", field))

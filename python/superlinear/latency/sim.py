@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from superlinear import _native
 from superlinear.common.defaults import config_defaults
 from superlinear.common.errors import SuperlinearError
+from superlinear.common.interrupt import interruptible
 from superlinear.common.rows import Row
 
 if TYPE_CHECKING:
@@ -63,7 +64,7 @@ class Trace:
 
     @classmethod
     def generate(cls, spec: TraceSpec) -> Trace:
-        native, bursty = _native.LatencyTrace.generate(asdict(spec))
+        native, bursty = interruptible(lambda: _native.LatencyTrace.generate(asdict(spec)))
         return cls(native, "generated", bursty)
 
     @classmethod
@@ -184,10 +185,10 @@ def simulate(trace: Trace, policy: str, z: int | None, capacity: int, amat: bool
     same policy, whose miss rate gives the AMAT estimate (Eq. 2.1, hit latency 0)."""
     check_z(z)
     check_capacity(capacity)
-    r = _native.latency_simulate(trace.native, policy, z, capacity, False)
+    r = interruptible(lambda: _native.latency_simulate(trace.native, policy, z, capacity, False))
     estimate = None
     if amat:
-        c = _native.latency_simulate(trace.native, policy, z, capacity, True)
+        c = interruptible(lambda: _native.latency_simulate(trace.native, policy, z, capacity, True))
         estimate = c["latency"] / c["requests"]
     return SimResult(policy=policy, z=z, capacity=capacity, requests=r["requests"], hits=r["hits"],
                      delayed_hits=r["delayed_hits"], misses=r["misses"], latency=r["latency"],
@@ -286,7 +287,7 @@ def belatedly(trace: Trace, z: int | None, capacity: int, rounds: int = 4, seed:
     check_z(z)
     check_capacity(capacity)
     t0 = time.perf_counter()
-    lp = _native.LatencyLp(trace.native, z, capacity)
+    lp = interruptible(lambda: _native.LatencyLp(trace.native, z, capacity))
     a = lp.arrays()
     size = lp.size()
     matrix = sp.csr_matrix((np.asarray(a["values"]), np.asarray(a["indices"]), np.asarray(a["indptr"])),
@@ -296,8 +297,9 @@ def belatedly(trace: Trace, z: int | None, capacity: int, rounds: int = 4, seed:
     if time_limit is not None:
         options["time_limit"] = time_limit
     if a["cost"]:
-        res = linprog(np.asarray(a["cost"]), A_eq=matrix, b_eq=np.asarray(a["rhs"]),
-                      bounds=np.column_stack([a["lower"], a["upper"]]), method="highs-ipm", options=options)
+        cost, rhs, bounds = np.asarray(a["cost"]), np.asarray(a["rhs"]), np.column_stack([a["lower"], a["upper"]])
+        res = interruptible(lambda: linprog(cost, A_eq=matrix, b_eq=rhs, bounds=bounds, method="highs-ipm",
+                                            options=options))
         if res.status != 0 or res.x is None:
             raise SuperlinearError(f"HiGHS did not solve Belatedly's LP: {res.message}")
         x, objective = [float(v) for v in res.x], float(res.fun)
@@ -327,7 +329,7 @@ def optimal(trace: Trace, z: int | None, capacity: int, any_time: bool = False) 
     simulator's model) or, with ``any_time``, at any step (the thesis' model)."""
     check_z(z)
     check_capacity(capacity)
-    return int(_native.latency_optimal(trace.native, z, capacity, any_time))
+    return int(interruptible(lambda: _native.latency_optimal(trace.native, z, capacity, any_time)))
 
 
 @dataclass(frozen=True)
@@ -345,7 +347,7 @@ class Speed:
 def speed(trace: Trace, policy: str, z: int | None, capacity: int) -> Speed:
     check_z(z)
     check_capacity(capacity)
-    r = _native.latency_bench(trace.native, policy, z, capacity)
+    r = interruptible(lambda: _native.latency_bench(trace.native, policy, z, capacity))
     return Speed(policy=policy, requests=r["requests"], cpu_s=r["cpu_ns"] / 1e9,
                  requests_per_s=r["requests_per_s"], mean_latency=r["latency"] / r["requests"])
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from rich.console import Console
 
-from superlinear.common.args import k_list, positive_float, positive_int
+from superlinear.common.args import k_list, non_negative_int, positive_float, positive_int
 from superlinear.common.errors import SuperlinearError
 from superlinear.nft.bench import DATA_SETS, BenchConfig, RuleSetInput, SetResult, load_workload, run_sets
 from superlinear.nft.netns import RX_DEV, TABLE, NeedsPrivilegesError, TerminatedError, remove_all
@@ -163,7 +163,7 @@ def register(sub: Any) -> None:
     m.add_argument("--batch", type=positive_int, default=256, help="frames per sendmmsg call (default 256)")
     m.add_argument("--cpu", type=int, default=None,
                    help="pin the sender to this CPU (default: the last CPU this process may use)")
-    m.add_argument("--seed", type=int, default=1, help="seed of the projected runs' dispatcher")
+    m.add_argument("--seed", type=non_negative_int, default=1, help="seed of the projected runs' dispatcher")
     o = p.add_argument_group("output")
     o.add_argument("--out", default="results/nft-bench", help="output folder (default results/nft-bench)")
     o.add_argument("--json", action="store_true", help="print result.json instead of the table")

@@ -99,5 +99,11 @@ impl WorkloadSpec {
 }
 
 fn sample(keys: &mut impl KeySampler, n: usize) -> Vec<u64> {
-    (0..n).map(|_| keys.next_key()).collect()
+    let mut out = Vec::with_capacity(n);
+    // In slices, so that a cancelled run stops here too (the caller reports it).
+    while out.len() < n && !crate::cancel::requested() {
+        let end = n.min(out.len() + (1 << 20));
+        out.extend((out.len()..end).map(|_| keys.next_key()));
+    }
+    out
 }

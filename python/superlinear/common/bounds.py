@@ -1,0 +1,41 @@
+"""Sizes a user types, checked against this machine before anything starts: the memory a run
+would need against what is available, with one line naming the flag when it does not fit
+(commands that can mean it offer an override flag)."""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+
+from superlinear.common.errors import SuperlinearError
+
+#: Share of the available memory a run may plan to use (the rest is the interpreter, the
+#: allocator's slack and everything else on the machine).
+USABLE = 0.8
+
+
+def mem_available_bytes() -> int | None:
+    """MemAvailable of /proc/meminfo, in bytes (None where it cannot be read)."""
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    return None
+
+
+def _size(n: float) -> str:
+    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6)):
+        if n >= scale:
+            return f"{n / scale:,.1f} {unit}"
+    return f"{n / 1e3:,.0f} kB"
+
+
+def check_memory(what: str, needed: float, override: str | None = None) -> None:
+    """Refuses ``what`` (the flags, as the user typed them) when it needs more than the usable
+    share of the available memory; ``override`` names a flag that skips the check."""
+    avail = mem_available_bytes()
+    if avail is None or needed <= USABLE * avail:
+        return
+    hint = f"; pass {override} if you mean it" if override else ""
+    raise SuperlinearError(f"{what} needs about {_size(needed)} of memory, but only {_size(avail)} "
+                           f"are available{hint}")

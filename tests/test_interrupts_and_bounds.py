@@ -1,0 +1,149 @@
+"""Ctrl-C and sizes, through the real CLI: a long native run stops within two seconds of SIGINT
+with exit 130 and one line (a sweep keeps the points it finished); sizes a user types are
+checked against the machine before anything starts; numbers out of the core's range name their
+flag. Numeric flags of every subcommand are fuzzed: no traceback, no death by a signal."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from superlinear import __version__, cli
+
+
+def start(*args: str, cwd: Path | None = None) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "superlinear", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=cwd)
+
+
+def interrupt_after(p: subprocess.Popen[str], seconds: float) -> tuple[int, float, str]:
+    """SIGINT after ``seconds``; (exit code, seconds until it exited, stderr)."""
+    time.sleep(seconds)
+    assert p.poll() is None, "the run ended before the interrupt: make it longer"
+    t0 = time.monotonic()
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=30)
+    return p.returncode, time.monotonic() - t0, err
+
+
+@pytest.mark.parametrize("args", [
+    ("run", "--algo", "mtf", "--dispatch", "hash", "--k", "2", "--requests", "300000000"),
+    ("classify", "--synthetic", "--packets", "20000000", "--workers", "4", "--no-measure"),
+])
+def test_ctrl_c_stops_a_long_native_run_within_two_seconds(args: tuple[str, ...]) -> None:
+    code, took, err = interrupt_after(start(*args), 1.5)
+    assert code == 130, err
+    assert took < 2.0, f"stopped {took:.2f} s after SIGINT"
+    assert err.strip() == "superlinear: interrupted"
+
+
+def test_ctrl_c_in_a_sweep_keeps_the_points_it_finished(tmp_path: Path) -> None:
+    sweep = tmp_path / "s.toml"
+    sweep.write_text('requests = 1000000\nk = [1, 2, 4, 8, 16, 32, 64]\nalgos = ["mtf"]\ndispatch = ["hash"]\n'
+                     'repeats = 20\n[workload]\nkind = "zipf"\nm = 2000\n')
+    p = start("sweep", str(sweep), "--out", str(tmp_path / "out"), "--no-measure")
+    deadline = time.monotonic() + 60
+    result = tmp_path / "out" / "result.json"
+    while not result.exists() and time.monotonic() < deadline:  # the first point, written as it finished
+        time.sleep(0.2)
+        assert p.poll() is None, "the sweep ended before the interrupt"
+    code, took, err = interrupt_after(p, 0.2)
+    assert code == 130 and took < 2.0, (code, took, err)
+    rows = json.loads(result.read_text())["rows"]
+    assert 1 <= len(rows) < 7
+    assert rows[0]["k"] == 1
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["run", "--requests", "100000000000000"], "--requests 100,000,000,000,000 needs about 2,400.0 TB of memory"),
+    (["run", "--k", "99999999999999999999"], "argument --k: expected a positive integer of at most"),
+    (["classify", "--synthetic", "--seed", "-1"], "argument --seed: expected a non-negative integer, got -1"),
+    (["classify", "--synthetic", "--workers", "100000"], "--workers 100,000: at most 65,535"),
+])
+def test_sizes_and_ranges_are_refused_before_anything_starts(args: list[str], message: str) -> None:
+    out = subprocess.run([sys.executable, "-m", "superlinear", *args], capture_output=True, text=True, timeout=60,
+                         check=False)
+    assert out.returncode == 2, out.stderr
+    assert "Traceback" not in out.stderr
+    assert message in out.stderr.strip().splitlines()[-1]
+
+
+def test_a_sweep_file_too_large_for_memory_names_the_file(tmp_path: Path) -> None:
+    sweep = tmp_path / "big.toml"
+    sweep.write_text('requests = 100000000000000\nk = [1, 2]\nalgos = ["mtf"]\ndispatch = ["hash"]\n'
+                     '[workload]\nkind = "zipf"\nm = 1000\n')
+    out = subprocess.run([sys.executable, "-m", "superlinear", "sweep", str(sweep)], capture_output=True, text=True,
+                         timeout=60, check=False)
+    assert out.returncode == 2
+    assert f"{sweep}: requests = 100,000,000,000,000 needs about" in out.stderr
+
+
+def test_version() -> None:
+    out = subprocess.run([sys.executable, "-m", "superlinear", "--version"], capture_output=True, text=True,
+                         timeout=60, check=False)
+    assert (out.returncode, out.stdout.strip()) == (0, f"superlinear {__version__}")
+
+
+# --- Fuzz: every numeric flag of every subcommand. --------------------------------------------
+
+#: Values a user might type by mistake.
+BAD_VALUES = ("0", "-1", "99999999999999999999", "1e30", "nan", "", "abc")
+#: Subcommands that start servers, namespaces or the kernel datapath (they are tested elsewhere).
+SERVICE_COMMANDS = {"cache", "nft-bench", "xdp", "xdp-bench", "reproduce"}
+#: Per case: the process is cut at this many seconds (a run the bounds let through).
+CASE_TIMEOUT_S = 8.0
+
+
+def numeric_flags() -> list[tuple[list[str], str]]:
+    """(subcommand path, flag) for every option whose type converts text to a number."""
+    import argparse
+
+    numeric_names = {"int", "float", "positive_int", "non_negative_int", "positive_float", "fraction",
+                     "non_negative_finite", "positive_whole", "non_negative_whole", "number", "positive_number",
+                     "k_list", "parse"}
+    found: list[tuple[list[str], str]] = []
+
+    def walk(parser: argparse.ArgumentParser, path: list[str]) -> None:
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, sub in action.choices.items():
+                    if name not in SERVICE_COMMANDS:
+                        walk(sub, [*path, name])
+            elif action.option_strings and getattr(action.type, "__name__", "") in numeric_names:
+                found.append((path, action.option_strings[-1]))
+
+    walk(cli.build_parser(), [])
+    return found
+
+
+def test_fuzz_numeric_flags_never_crash(tmp_path: Path) -> None:
+    cases = [(path, flag, value) for path, flag in numeric_flags() for value in BAD_VALUES]
+    assert len(cases) > 100, "the walk found too few numeric flags"
+    rng = random.Random(int(os.environ.get("SUPERLINEAR_FUZZ_SEED", "7")))
+    sample = rng.sample(cases, min(len(cases), int(os.environ.get("SUPERLINEAR_FUZZ_CASES", "40"))))
+    failures = []
+    for path, flag, value in sample:
+        argv = [*path, f"{flag}={value}"]
+        p = start(*argv, cwd=tmp_path)
+        try:
+            _, err = p.communicate(timeout=CASE_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            p.send_signal(signal.SIGINT)
+            try:
+                _, err = p.communicate(timeout=2.0)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.communicate()
+                failures.append(f"{' '.join(argv)}: did not stop within 2 s of SIGINT")
+                continue
+        if "Traceback" in err or p.returncode < 0 or p.returncode not in (0, 1, 2, 130):
+            failures.append(f"{' '.join(argv)}: exit {p.returncode}: {err.strip().splitlines()[-1:] }")
+    assert not failures, "\n".join(failures)
