@@ -78,6 +78,9 @@ impl PacketWorkload {
         seed: u64,
     ) -> PyResult<Self> {
         let set = py.allow_threads(|| rules::read_rules(rules_path, options)).map_err(to_py)?;
+        if set.rules.is_empty() {
+            return Err(to_py(format!("{rules_path}: no rules (nothing to classify against)")));
+        }
         let mut extra: Vec<(&'static str, PyObject)> = Vec::new();
         let packets = match trace {
             Some((path, format)) => {

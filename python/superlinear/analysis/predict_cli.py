@@ -156,6 +156,8 @@ def _packet_advice(args: argparse.Namespace, ks: list[int], progress: Any) -> Ad
         w.replay(args.requests)
     w.calibrate(20_000)
     # RSS field lists hold commas, so packet candidates are separated by ';'.
+    if args.candidates is not None and not args.candidates.strip(" ;,"):
+        raise SuperlinearError("--candidates: empty list (leave the flag out for every dispatcher)")
     names = [c.strip() for c in args.candidates.split(";") if c.strip()] if args.candidates else list(PACKET_CANDIDATES)
     for n in names:
         w.describe_dispatch(n, 2)
@@ -191,6 +193,8 @@ class Advise(Study[argparse.Namespace]):
 def _advise(args: argparse.Namespace, show: bool) -> Outcome:
     workload, requests = _workload(args)
     ks = parse_ks(args.k)
+    if args.candidates is not None and not args.candidates.strip(" ;,"):
+        raise SuperlinearError("--candidates: empty list (leave the flag out for every dispatcher)")
     candidates = [c.strip() for c in args.candidates.split(",")] if args.candidates else None
     with _progress(show) as progress:
         if args.rules:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from superlinear.output.figures import save_figure
+from superlinear.output.paths import output_file
 
 if TYPE_CHECKING:  # numpy and scipy load only when a fit runs, not for every CLI start
     from superlinear.analysis.usl import USLFit
@@ -73,9 +74,14 @@ def read_measurements(path: Path, x: str | None, y: str | None, where: str | Non
         ps: list[float] = []
         ys: list[float] = []
         es: list[float] = []
-        for row in reader:
+        for raw in reader:
             line = reader.line_num
-            row = {(k or "").strip(): (v or "").strip() for k, v in row.items()}
+            # DictReader keeps extra cells in a list under the key None, and fills missing ones
+            # with None: a row of another length than the header is an error, not a crash.
+            if None in raw or any(v is None for v in raw.values()):
+                cells = len(header) + len(raw.get(None) or []) - sum(v is None for v in raw.values())
+                raise USLInputError(f"{path}:{line}: {cells} cells, but the header names {len(header)} columns")
+            row = {(k or "").strip(): (v or "").strip() for k, v in raw.items()}
             if all(not v for v in row.values()):
                 continue
             if any(row.get(c) != v for c, v in conds):
@@ -94,9 +100,13 @@ def read_measurements(path: Path, x: str | None, y: str | None, where: str | Non
                 raise USLInputError(f"{path}:{line}: non-finite value")
             if yerr is not None:
                 try:
-                    es.append(float(row[yerr]))
+                    se = float(row[yerr])
                 except (TypeError, ValueError):
                     raise USLInputError(f"{path}:{line}: column {yerr!r} is not a number: {row.get(yerr)!r}") from None
+                if not (math.isfinite(se) and se >= 0):
+                    raise USLInputError(f"{path}:{line}: column {yerr!r} is a standard error, which cannot be "
+                                        f"negative or non-finite: {row.get(yerr)!r}")
+                es.append(se)
             ps.append(pv)
             ys.append(yv)
     if not ps:
@@ -207,7 +217,7 @@ def cmd_usl(args: argparse.Namespace) -> int:
         doc["predictions"] = result.predict(at)
     plots: list[Path] = []
     if not args.no_plot:
-        out = Path(args.out) if args.out else path.with_name(path.stem + "_usl")
+        out = output_file(Path(args.out)) if args.out else path.with_name(path.stem + "_usl")
         plots = plot(result, xcol, ycol, out)
         doc["plots"] = [str(p) for p in plots]
     if args.json:

@@ -20,6 +20,7 @@ Example::
 
 from __future__ import annotations
 
+import re
 import tomllib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -87,6 +88,10 @@ def load_sweep(path: Path) -> tuple[Experiment, bool]:
             doc = tomllib.load(f)
     except FileNotFoundError:
         raise ConfigError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise ConfigError(f"{path}: a folder, not a sweep file") from None
+    except UnicodeDecodeError as e:
+        raise ConfigError(f"{path}: not a text (TOML) file: byte {e.start} is not UTF-8") from None
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{path}: invalid TOML: {e}") from None
     unknown = set(doc) - TOP_KEYS
@@ -176,5 +181,8 @@ def load_sweep(path: Path) -> tuple[Experiment, bool]:
     if exclude_warmup and not any(p.warmup for p in panels):
         raise ConfigError(f"{path}: exclude_warmup = true needs warmup = N (requests served before timing)")
     name = _want(path, doc, "name", str, path.stem)
+    if not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.-]*", name):
+        raise ConfigError(f"{path}: name = {name!r}: the output folder's name under results/ (letters, digits, "
+                          "'_', '.', '-'; no '/')")
     measure = _want(path, doc, "measure", bool, True)
     return Experiment(name=name, description=f"sweep {name}", panels=tuple(panels)), measure

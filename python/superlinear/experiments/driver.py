@@ -9,6 +9,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from superlinear.classify.workload import PacketWorkloadSpec
@@ -170,7 +171,7 @@ class Driver:
         ``on_row`` called after each, so an interrupted run keeps them."""
         def step(desc: str) -> None:
             if progress is not None:
-                progress.update(task, description=f"[{panel.name}] {desc}")
+                progress.update(task, description=escape(f"[{panel.name}] {desc}"))
 
         def advance() -> None:
             if progress is not None:

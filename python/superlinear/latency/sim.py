@@ -58,6 +58,8 @@ class Trace:
     @classmethod
     def read(cls, path: str | Path) -> Trace:
         """Text (``OBJECT [TIMESTAMP [LATENCY]]``) or binary (``SLKT``) trace."""
+        if Path(path).is_dir():
+            raise SuperlinearError(f"{path}: a folder, not a trace file")
         if not Path(path).is_file():
             raise SuperlinearError(f"{path}: no such file")
         return cls(_native.LatencyTrace.read(str(path)), str(path))

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from superlinear.common.errors import SuperlinearError
+from superlinear.output.paths import output_file, write_atomic
 
 #: Rows shown per experiment; the CSV next to the JSON always has them all.
 MAX_ROWS = 400
@@ -136,9 +137,6 @@ def render(root: Path) -> str:
 def write_report(root: Path, out: Path | None = None) -> tuple[Path, int]:
     """Writes the page (default ``ROOT/index.html``); returns its path and the number of experiments."""
     page = render(root)
-    target = out or root / "index.html"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_suffix(target.suffix + ".tmp")
-    tmp.write_text(page, encoding="utf-8")
-    tmp.replace(target)
+    target = output_file(out) if out is not None else root / "index.html"
+    write_atomic(target, page)
     return target, page.count("<section ")

@@ -11,6 +11,7 @@ from typing import Any
 
 from superlinear import _native
 from superlinear.common.rows import Machine, ResultDoc, Row
+from superlinear.output.paths import output_folder
 
 
 def machine_info() -> Machine:
@@ -40,7 +41,7 @@ def machine_info() -> Machine:
 
 def write_results(out_dir: Path, experiment: str, config: dict[str, Any], rows: list[Row]) -> Path:
     """Writes result.json and result.csv into ``out_dir`` (created if missing); returns the JSON path."""
-    out_dir.mkdir(parents=True, exist_ok=True)
+    output_folder(out_dir)
     doc: ResultDoc = {"experiment": experiment, "config": config, "machine": machine_info(), "rows": rows}
     json_path = out_dir / "result.json"
     tmp = json_path.with_suffix(".json.tmp")

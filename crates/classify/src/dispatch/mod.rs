@@ -112,6 +112,11 @@ pub const REGISTRY: &[PacketDispatcherEntry] = &[
 pub fn lookup(spec: &str) -> Result<(&'static PacketDispatcherEntry, &str), Error> {
     let spec = spec.trim();
     let (name, arg) = spec.split_once(':').unwrap_or((spec, ""));
+    if spec.contains(':') && arg.trim().is_empty() {
+        return Err(Error::config(format!(
+            "dispatcher '{spec}': nothing after ':' (give fields, e.g. {name}:dport, or {name} alone)"
+        )));
+    }
     let entry = REGISTRY.iter().find(|e| e.name == name).ok_or_else(|| {
         let known: Vec<&str> = REGISTRY.iter().map(|e| e.name).collect();
         Error::config(format!("unknown packet dispatcher '{name}' (known: {}; e.g. rss:dport)", known.join(", ")))
