@@ -20,6 +20,8 @@ from superlinear.common.errors import SuperlinearError
 
 #: The largest count or seed the Rust core takes (u64, usize on 64-bit machines).
 MAX_WHOLE = 2**64 - 1
+#: The largest value a signed 64-bit integer (C long, i64) holds.
+MAX_SIGNED = 2**63 - 1
 
 
 def _int(text: str, minimum: int, what: str) -> int:
@@ -71,9 +73,13 @@ def non_negative_finite(text: str) -> float:
 
 def _whole(text: str) -> int:
     try:
-        return int(text)
+        v = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
+    # These reach C and Rust integers of 64 bits, signed in some places.
+    if abs(v) > MAX_SIGNED:
+        raise argparse.ArgumentTypeError(f"{v} is out of range (at most {MAX_SIGNED:,})")
+    return v
 
 
 def positive_whole(text: str) -> int:
@@ -82,6 +88,19 @@ def positive_whole(text: str) -> int:
     if v <= 0:
         raise argparse.ArgumentTypeError(f"must be positive, got {v}")
     return v
+
+
+def whole_in(low: int, high: int) -> Callable[[str], int]:
+    """An argparse type: an integer in [low, high]."""
+
+    def parse(text: str) -> int:
+        v = _whole(text)
+        if not low <= v <= high:
+            raise argparse.ArgumentTypeError(f"must be in {low:,}..{high:,}, got {v:,}")
+        return v
+
+    parse.__name__ = "whole_in"
+    return parse
 
 
 def non_negative_whole(text: str) -> int:
