@@ -108,7 +108,7 @@ def numeric_flags() -> list[tuple[list[str], str]]:
 
     numeric_names = {"int", "float", "positive_int", "non_negative_int", "positive_float", "fraction",
                      "non_negative_finite", "positive_whole", "non_negative_whole", "number", "positive_number",
-                     "k_list", "parse", "whole_in"}
+                     "k_list", "parse"}
     found: list[tuple[list[str], str]] = []
 
     def walk(parser: argparse.ArgumentParser, path: list[str]) -> None:

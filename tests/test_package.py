@@ -18,7 +18,7 @@ from superlinear.common.errors import SuperlinearError
 from superlinear.common.study import Outcome, Study, run_study
 
 PACKAGE = Path(superlinear.__file__).parent
-DOMAINS = ("analysis", "attack", "cache", "classify", "engine", "experiments", "latency", "nft", "output")
+DOMAINS = ("analysis", "attack", "cache", "classify", "engine", "experiments", "latency", "nft", "output", "xdp")
 
 
 def test_top_level_holds_only_the_entry_points_and_the_domain_packages() -> None:

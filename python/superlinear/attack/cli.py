@@ -40,7 +40,6 @@ from superlinear.common.args import (
     non_negative_whole,
     positive_number,
     positive_whole,
-    whole_in,
 )
 from superlinear.common.defaults import config_defaults, field_default, with_default
 from superlinear.common.errors import SuperlinearError
@@ -49,7 +48,14 @@ from superlinear.common.rows import Row
 from superlinear.common.study import Outcome, Progress, Study, add_study_options, console
 
 #: HFFS bitmap widths the queue takes (a bit per bucket of a level).
-HFFS_WIDTH = whole_in(2, 64)
+HFFS_WIDTHS = range(2, 65)
+
+
+def hffs_width(width: int) -> int:
+    """``--width``, checked before the queue is built (one line naming the flag)."""
+    if width not in HFFS_WIDTHS:
+        raise SuperlinearError(f"--width {width}: the HFFS bitmap width must be between 2 and 64 bits")
+    return width
 
 if TYPE_CHECKING:
     from superlinear._native import ConfigName
@@ -69,7 +75,7 @@ def _sim_config(args: argparse.Namespace) -> SimStudy:
         buffer=args.buffer,
         packets=args.packets or (20_000 if args.quick else field_default("attack_sweep", "packets")),
         probe_jobs=args.probe,
-        width=args.width,
+        width=hffs_width(args.width),
         levels=args.levels,
         seed=args.seed,
     )
@@ -249,7 +255,7 @@ def _queue_bench_config(args: argparse.Namespace) -> QueueBench:
         pairs=args.pairs or (300_000 if args.quick else 1_000_000),
         queues=names("--queues", args.queues, cat["queues"]),
         patterns=names("--patterns", args.patterns, [p[0] for p in cat["patterns"]]),
-        width=args.width,
+        width=hffs_width(args.width),
         levels=args.levels,
         seed=args.seed,
     )
@@ -397,7 +403,7 @@ def register(sub: Any) -> None:
     s.add_argument("--probe", type=int, default=sweep["probe_jobs"], metavar="N",
                    help=with_default("also try N other attack job sizes per rate and keep the worst", "attack_sweep",
                                      "probe_jobs"))
-    s.add_argument("--width", type=HFFS_WIDTH, default=sweep["width"],
+    s.add_argument("--width", type=positive_whole, default=sweep["width"],
                    help=with_default("HFFS bitmap width", "attack_sweep", "width"))
     s.add_argument("--levels", type=positive_whole, default=sweep["levels"],
                    help=with_default("HFFS levels", "attack_sweep", "levels"))
@@ -486,7 +492,7 @@ def register(sub: Any) -> None:
     b.add_argument("--queues", default=",".join(queues), help=f"comma-separated: {known(queues)} (default: all)")
     b.add_argument("--patterns", default=",".join(patterns),
                    help=f"comma-separated: {known(patterns)} (default: all)")
-    b.add_argument("--width", type=HFFS_WIDTH, default=64, help="HFFS bitmap width in bits (default 64; 2 to 64)")
+    b.add_argument("--width", type=positive_whole, default=64, help="HFFS bitmap width in bits (default 64; 2 to 64)")
     b.add_argument("--levels", type=positive_whole, default=2, help="HFFS levels (default 2: 4096 priorities)")
     b.add_argument("--seed", type=non_negative_int, default=1)
     b.add_argument("--quick", action="store_true", help="fewer pairs")

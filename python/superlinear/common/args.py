@@ -90,19 +90,6 @@ def positive_whole(text: str) -> int:
     return v
 
 
-def whole_in(low: int, high: int) -> Callable[[str], int]:
-    """An argparse type: an integer in [low, high]."""
-
-    def parse(text: str) -> int:
-        v = _whole(text)
-        if not low <= v <= high:
-            raise argparse.ArgumentTypeError(f"must be in {low:,}..{high:,}, got {v:,}")
-        return v
-
-    parse.__name__ = "whole_in"
-    return parse
-
-
 def non_negative_whole(text: str) -> int:
     """An integer ≥ 0 (``attack``/``latency-sim`` wording)."""
     v = _whole(text)

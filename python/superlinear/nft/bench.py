@@ -73,6 +73,25 @@ class BenchConfig:
     seed: int = 1
 
 
+def rule_set_inputs(args: Any, options: dict[str, Any]) -> list[RuleSetInput]:
+    """The rule sets a benchmark runs (``nft-bench``, ``xdp-bench``): ``--rules``/``--trace`` (and
+    ``--name``), or the ClassBench sets ``--sets`` of size ``--size`` in ``--data``."""
+    if args.rules or args.trace:
+        if args.data:
+            raise SuperlinearError("give either --rules and --trace, or --data, not both")
+        if not (args.rules and args.trace):
+            raise SuperlinearError("--rules needs --trace (and --trace needs --rules)")
+        return [RuleSetInput(args.name or Path(args.rules).name, args.rules, args.trace, options)]
+    if not args.data:
+        raise SuperlinearError("nothing to run: give --rules FILE --trace FILE, or --data DIR (ClassBench sets)")
+    root = Path(args.data)
+    if not root.is_dir():
+        raise SuperlinearError(f"{root}: --data must be a folder holding acl1_5k, acl1_5k_trace, ...")
+    sets = [s.strip() for s in args.sets.split(",") if s.strip()]
+    return [RuleSetInput(f"{s}_{args.size}", str(root / f"{s}_{args.size}"), str(root / f"{s}_{args.size}_trace"),
+                         options) for s in sets]
+
+
 def load_workload(inp: RuleSetInput) -> Any:
     """The rule set and trace, read by the classifier's own readers."""
     for what, path in (("rules", inp.rules), ("trace", inp.trace)):

@@ -319,23 +319,11 @@ def register(sub: Any) -> None:
 
 
 def _bench_inputs(args: argparse.Namespace) -> list[Any]:
-    from superlinear.nft.bench import RuleSetInput
+    from superlinear.nft.bench import rule_set_inputs
 
     options = {"format": args.rule_format, "trace_format": args.trace_format, "actions": args.actions,
                "default": args.default}
-    if args.rules or args.trace:
-        if args.data:
-            raise SuperlinearError("give either --rules and --trace, or --data, not both")
-        if not (args.rules and args.trace):
-            raise SuperlinearError("--rules needs --trace (and --trace needs --rules)")
-        return [RuleSetInput(args.name or Path(args.rules).name, args.rules, args.trace, options)]
-    if not args.data:
-        raise SuperlinearError("nothing to run: give --rules FILE --trace FILE, or --data DIR (ClassBench sets)")
-    root = Path(args.data)
-    if not root.is_dir():
-        raise SuperlinearError(f"{root}: --data must be a folder holding acl1_5k, acl1_5k_trace, ...")
-    return [RuleSetInput(f"{s}_{args.size}", str(root / f"{s}_{args.size}"), str(root / f"{s}_{args.size}_trace"),
-                         options) for s in (x.strip() for x in args.sets.split(",")) if s]
+    return rule_set_inputs(args, options)
 
 
 def cmd_xdp_bench(args: argparse.Namespace) -> int:
