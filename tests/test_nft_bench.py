@@ -125,6 +125,14 @@ def test_emit_writes_one_linear_chain_without_privileges(tmp_path: Path) -> None
     assert " set " not in text and "@" not in text and "map" not in text
 
 
+def test_emit_needs_no_trace(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rules, _ = _generated(tmp_path, 50)
+    assert cli.main(["nft-bench", "--rules", str(rules), "--emit", "-"]) == 0
+    assert "chain classify {" in capsys.readouterr().out
+    assert cli.main(["nft-bench", "--rules", str(tmp_path / "none"), "--emit", "-"]) == 2
+    assert capsys.readouterr().err.strip() == f"superlinear: error: {tmp_path / 'none'}: no such rules file"
+
+
 @pytest.mark.parametrize(("argv", "want"), [
     (["--rules", "/nonexistent/r", "--trace", "/nonexistent/t"], "no such rules file"),
     (["--rules", "x"], "--rules needs --trace"),

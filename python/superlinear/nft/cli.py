@@ -18,7 +18,9 @@ from typing import Any
 
 from rich.console import Console
 
+from superlinear import _native
 from superlinear.common.args import k_list, non_negative_int, positive_float, positive_int
+from superlinear.common.errors import SuperlinearError
 from superlinear.nft.bench import (
     DATA_SETS,
     BenchConfig,
@@ -44,9 +46,16 @@ def inputs_from(args: argparse.Namespace) -> list[RuleSetInput]:
     return rule_set_inputs(args, options)
 
 
-def cmd_emit(args: argparse.Namespace, inputs: list[RuleSetInput]) -> int:
-    """Writes the benchmark table of the (first) rule set: `nft -f FILE` loads it."""
-    w = load_workload(inputs[0])
+def cmd_emit(args: argparse.Namespace) -> int:
+    """Writes the benchmark table of ``--rules`` (no trace needed), or of the first ``--data``
+    set: `nft -f FILE` loads it."""
+    if args.rules and not args.trace:
+        if not Path(args.rules).is_file():
+            raise SuperlinearError(f"{args.rules}: no such rules file")
+        options = {"format": args.format, "actions": args.actions, "default": args.default}
+        w = _native.NftWorkload.load(args.rules, None, options)
+    else:
+        w = load_workload(inputs_from(args)[0])
     text = w.nft_table(TABLE, args.device, False)
     if args.emit == "-":
         sys.stdout.write(text)
@@ -83,9 +92,9 @@ def cmd_nft_bench(args: argparse.Namespace) -> int:
         removed = remove_all()
         print(f"removed {len(removed)} namespace(s)" + (f": {', '.join(removed)}" if removed else ""))
         return 0
-    inputs = inputs_from(args)
     if args.emit:
-        return cmd_emit(args, inputs)
+        return cmd_emit(args)
+    inputs = inputs_from(args)
     cfg = _config(args)
     out = Path(args.out)
 
