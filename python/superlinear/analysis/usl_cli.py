@@ -10,6 +10,7 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from superlinear.common.args import floats
 from superlinear.output.figures import save_figure
 from superlinear.output.paths import output_file
 
@@ -211,7 +212,7 @@ def cmd_usl(args: argparse.Namespace) -> int:
     result = fit(ps, ys, es, args.fix_gamma)
     doc: dict[str, Any] = {"data": str(path), "x": xcol, "y": ycol, **result.to_dict()}
     if args.action == "predict":
-        at = [float(v) for v in args.at.split(",")] if args.at else []
+        at = list(floats("--at", args.at) or [])
         if not at or any(v <= 0 for v in at):
             raise USLInputError("usl predict needs --at P[,P...] with positive values")
         doc["predictions"] = result.predict(at)

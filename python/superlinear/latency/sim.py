@@ -221,7 +221,9 @@ def parse_sizes(text: str, objects: int) -> list[int]:
         except ValueError:
             raise SuperlinearError(f"--sizes: '{part}' is not a number or a percentage") from None
         if value != value or value < 1 or (not part.endswith("%") and value != int(value)):
-            raise SuperlinearError(f"--sizes: '{part}' gives no whole cache of at least 1 object")
+            why = (f"{part} of {objects:,} objects is {value:.2f}, less than one object (give more objects or a "
+                   "size in objects)" if part.endswith("%") else "not a whole number of objects ≥ 1")
+            raise SuperlinearError(f"--sizes: '{part}': {why}")
         sizes.append(max(1, round(value)))
     if not sizes:
         raise SuperlinearError("--sizes: give at least one cache size")
