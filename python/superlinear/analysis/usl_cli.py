@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from superlinear.output.figures import save_figure
+from superlinear.output.paths import output_file
 
 if TYPE_CHECKING:  # numpy and scipy load only when a fit runs, not for every CLI start
     from superlinear.analysis.usl import USLFit
@@ -194,6 +195,7 @@ def plot(result: USLFit, xcol: str, ycol: str, out: Path) -> list[Path]:
 def cmd_usl(args: argparse.Namespace) -> int:
     from superlinear.analysis.usl import fit
     path = Path(args.data)
+    out = None if args.no_plot else output_file(args.out) if args.out else path.with_name(path.stem + "_usl")
     ps, ys, es, xcol, ycol = read_measurements(path, args.x, args.y, args.where, args.yerr)
     if args.runtime:
         ys, es = runtimes_to_speedup(ps, ys, es)
@@ -206,8 +208,7 @@ def cmd_usl(args: argparse.Namespace) -> int:
             raise USLInputError("usl predict needs --at P[,P...] with positive values")
         doc["predictions"] = result.predict(at)
     plots: list[Path] = []
-    if not args.no_plot:
-        out = Path(args.out) if args.out else path.with_name(path.stem + "_usl")
+    if out is not None:
         plots = plot(result, xcol, ycol, out)
         doc["plots"] = [str(p) for p in plots]
     if args.json:

@@ -29,6 +29,7 @@ from superlinear.common.study import Outcome, Study, add_study_options, console
 from superlinear.common.study import Progress as ProgressLine
 from superlinear.latency import sim as latency
 from superlinear.latency.sim import Trace, TraceSpec
+from superlinear.output.paths import output_file
 
 KIND_NOTE = ("latency: simulated, mean per request in request-times (Z = a full miss); AMAT: Eq. 2.1 from the "
              "miss rate of a classical simulation of the same policy")
@@ -195,6 +196,7 @@ def _zkey(z: int | None) -> Any:
 
 
 def cmd_gen(args: argparse.Namespace) -> int:
+    out = output_file(args.out)
     trace = Trace.generate(_spec(args))
     latencies = None
     if args.latencies:
@@ -203,8 +205,6 @@ def cmd_gen(args: argparse.Namespace) -> int:
         choices = int_list("--latencies", args.latencies)
         # Each object gets one of the latencies, spread by a multiplicative hash of its id.
         latencies = [choices[(o * 2654435761 % 2**32) % len(choices)] for o in range(trace.objects)]
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
     trace.write(out, binary=args.binary, latencies=latencies)
     bursty = sum(trace.bursty or [])
     doc = {"path": str(out), "requests": len(trace), "objects": trace.objects, "bursty_objects": bursty,

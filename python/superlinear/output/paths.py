@@ -1,0 +1,74 @@
+"""Where a command may write: the one check of every ``--out`` (and ``--emit``), made before any
+work starts, so a wrong path costs one line and no lost run.
+
+* an output **folder** (``reproduce``, ``sweep``, ``law``, ``bench``, ...) is created with its
+  parents where missing; an existing file of that name is refused;
+* an output **file** (``report``, ``usl fit``, ``classify gen-rules``, ...) must not be a folder,
+  and its folder must exist already: a typo in a path is reported, not turned into new folders;
+* a name taken from a config file (a sweep's ``name``) must be one plain folder name, so it stays
+  inside ``results/``;
+* files are written through a temporary file beside them, removed again if the write fails.
+
+Every problem is a :class:`SuperlinearError` naming the path and the option.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from superlinear.common.errors import SuperlinearError
+
+#: A plain folder name: no separators, not ``.`` or ``..``, nothing hidden.
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*")
+
+
+def output_dir(path: str | Path, option: str = "--out") -> Path:
+    """The output folder ``path``, created (with missing parents) if it does not exist."""
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        raise SuperlinearError(f"{p}: exists and is not a folder ({option} takes a folder here)")
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise SuperlinearError(f"{p}: cannot create the output folder ({option}): {e.strerror or e}") from None
+    if not os.access(p, os.W_OK | os.X_OK):
+        raise SuperlinearError(f"{p}: the output folder ({option}) is not writable")
+    return p
+
+
+def output_file(path: str | Path, option: str = "--out") -> Path:
+    """The output file ``path``, checked: not a folder, in a folder that exists and is writable."""
+    p = Path(path)
+    if p.is_dir():
+        raise SuperlinearError(f"{p}: is a folder ({option} takes a file name here, e.g. {p / 'out'})")
+    parent = p.parent
+    if not parent.exists():
+        raise SuperlinearError(f"{p}: folder {parent} does not exist ({option}; create it first)")
+    if not parent.is_dir():
+        raise SuperlinearError(f"{p}: {parent} is not a folder ({option})")
+    if not os.access(parent, os.W_OK | os.X_OK) or (p.exists() and not os.access(p, os.W_OK)):
+        raise SuperlinearError(f"{p}: not writable ({option})")
+    return p
+
+
+def plain_name(name: str, where: str) -> str:
+    """``name`` if it is one plain folder name (letters, digits, ``_ . + -``); ``where`` names
+    its source (``FILE: 'name'``) in the error."""
+    if not _PLAIN_NAME.fullmatch(name) or name in (".", ".."):
+        raise SuperlinearError(f"{where} must be a plain folder name (letters, digits, '_', '.', '+', '-'; no '/' "
+                               f"or '..'), got {name!r}")
+    return name
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Writes ``text`` to ``path`` through a temporary file beside it: a reader never sees half a
+    file, and a failed write leaves neither a half file nor the temporary one."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
