@@ -10,6 +10,7 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from superlinear.common.args import floats
 from superlinear.output.figures import save_figure
 from superlinear.output.paths import output_file
 
@@ -44,11 +45,10 @@ def read_measurements(path: Path, x: str | None, y: str | None, where: str | Non
     except (OSError, UnicodeDecodeError) as e:
         raise USLInputError(f"{path}: {getattr(e, 'strerror', None) or e}") from None
     with io.StringIO(text, newline="") as f:
-        reader = csv.DictReader(f)
-        header = reader.fieldnames
-        if not header:
+        reader = csv.reader(f)
+        header = [h.strip() for h in next(reader, [])]
+        if not any(header):
             raise USLInputError(f"{path}: empty file (expected a header line naming the columns)")
-        header = [h.strip() for h in header]
         lower = {h.lower(): h for h in header}
 
         def pick(explicit: str | None, candidates: tuple[str, ...], what: str, index: int) -> str:
@@ -74,11 +74,13 @@ def read_measurements(path: Path, x: str | None, y: str | None, where: str | Non
         ps: list[float] = []
         ys: list[float] = []
         es: list[float] = []
-        for row in reader:
+        for cells in reader:
             line = reader.line_num
-            row = {(k or "").strip(): (v or "").strip() for k, v in row.items()}
-            if all(not v for v in row.values()):
+            if not any(cell.strip() for cell in cells):
                 continue
+            if len(cells) != len(header):
+                raise USLInputError(f"{path}:{line}: {len(cells)} field(s), the header has {len(header)}")
+            row = {k: v.strip() for k, v in zip(header, cells, strict=True)}
             if any(row.get(c) != v for c, v in conds):
                 continue
             if row.get(ycol, "") == "":
@@ -95,9 +97,13 @@ def read_measurements(path: Path, x: str | None, y: str | None, where: str | Non
                 raise USLInputError(f"{path}:{line}: non-finite value")
             if yerr is not None:
                 try:
-                    es.append(float(row[yerr]))
+                    e = float(row[yerr])
                 except (TypeError, ValueError):
                     raise USLInputError(f"{path}:{line}: column {yerr!r} is not a number: {row.get(yerr)!r}") from None
+                if not (math.isfinite(e) and e >= 0):
+                    raise USLInputError(f"{path}:{line}: column {yerr!r} is a standard error and must be a finite "
+                                        f"number ≥ 0, got {row[yerr]!r}")
+                es.append(e)
             ps.append(pv)
             ys.append(yv)
     if not ps:
@@ -195,6 +201,16 @@ def plot(result: USLFit, xcol: str, ycol: str, out: Path) -> list[Path]:
 def cmd_usl(args: argparse.Namespace) -> int:
     from superlinear.analysis.usl import fit
     path = Path(args.data)
+    if args.action == "predict":
+        if not args.at:
+            raise USLInputError("usl predict needs --at P[,P...] (the p values to predict at)")
+        at = list(floats("--at", args.at))
+        if not all(math.isfinite(v) for v in at):
+            raise USLInputError(f"--at: values must be finite, got {args.at}")
+    elif args.at:
+        raise USLInputError("--at has no effect in usl fit (it is for usl predict)")
+    if args.no_plot and args.out:
+        raise USLInputError("--out has no effect with --no-plot (it names the plot file)")
     out = None if args.no_plot else output_file(args.out) if args.out else path.with_name(path.stem + "_usl")
     ps, ys, es, xcol, ycol = read_measurements(path, args.x, args.y, args.where, args.yerr)
     if args.runtime:
@@ -203,9 +219,6 @@ def cmd_usl(args: argparse.Namespace) -> int:
     result = fit(ps, ys, es, args.fix_gamma)
     doc: dict[str, Any] = {"data": str(path), "x": xcol, "y": ycol, **result.to_dict()}
     if args.action == "predict":
-        at = [float(v) for v in args.at.split(",")] if args.at else []
-        if not at or any(v <= 0 for v in at):
-            raise USLInputError("usl predict needs --at P[,P...] with positive values")
         doc["predictions"] = result.predict(at)
     plots: list[Path] = []
     if out is not None:
