@@ -11,6 +11,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from superlinear import __version__
 from superlinear.analysis import cli as analysis_cli
 from superlinear.attack import cli as attack_cli
 from superlinear.cache import cli as cache_cli
@@ -34,6 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Distributed self-adjusting systems that scale faster than linearly, measured honestly. "
         + HONESTY,
     )
+    p.add_argument("--version", action="version", version=f"superlinear {__version__}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     experiments_cli.register(sub)
     engine_cli.register(sub)

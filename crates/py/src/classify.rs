@@ -59,6 +59,10 @@ impl PacketWorkload {
         seed: u64,
     ) -> PyResult<Self> {
         let set = py.allow_threads(|| rules::read_rules(rules_path, options)).map_err(to_py)?;
+        if set.is_empty() {
+            // Every packet would take the default policy: nothing to classify, measure or convert.
+            return Err(SuperlinearError::new_err(format!("{rules_path}: no rules")));
+        }
         let mut extra: Vec<(&'static str, PyObject)> = Vec::new();
         let packets = match trace {
             Some((path, format)) => {

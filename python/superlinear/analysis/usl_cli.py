@@ -97,13 +97,13 @@ def read_measurements(path: Path, x: str | None, y: str | None, where: str | Non
                 raise USLInputError(f"{path}:{line}: non-finite value")
             if yerr is not None:
                 try:
-                    e = float(row[yerr])
+                    se = float(row[yerr])
                 except (TypeError, ValueError):
                     raise USLInputError(f"{path}:{line}: column {yerr!r} is not a number: {row.get(yerr)!r}") from None
-                if not (math.isfinite(e) and e >= 0):
+                if not (math.isfinite(se) and se >= 0):
                     raise USLInputError(f"{path}:{line}: column {yerr!r} is a standard error and must be a finite "
                                         f"number ≥ 0, got {row[yerr]!r}")
-                es.append(e)
+                es.append(se)
             ps.append(pv)
             ys.append(yv)
     if not ps:
@@ -204,7 +204,7 @@ def cmd_usl(args: argparse.Namespace) -> int:
     if args.action == "predict":
         if not args.at:
             raise USLInputError("usl predict needs --at P[,P...] (the p values to predict at)")
-        at = list(floats("--at", args.at))
+        at = list(floats("--at", args.at) or ())
         if not all(math.isfinite(v) for v in at):
             raise USLInputError(f"--at: values must be finite, got {args.at}")
     elif args.at:

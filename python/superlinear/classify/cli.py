@@ -37,7 +37,6 @@ def _workload(args: argparse.Namespace) -> Any:
                "trace_format": args.trace_format, "generate": (args.packets or DEFAULT_PACKETS) + args.warmup,
                "seed": args.seed}
         w = _native.PacketWorkload.load(args.rules, args.trace, cfg)
-        _refuse_empty(args.rules, w)
         if args.trace and args.packets:
             w.replay(args.packets + args.warmup)
         w.calibrate(args.calibration)
@@ -49,12 +48,6 @@ def _workload(args: argparse.Namespace) -> Any:
                               packets=args.packets or DEFAULT_PACKETS, seed=args.seed, calibration=args.calibration,
                               warmup=args.warmup)
     return load(spec)
-
-
-def _refuse_empty(path: str, w: Any) -> None:
-    """A rule file without a rule would classify everything by its default policy: refused."""
-    if w.rules == 0:
-        raise SuperlinearError(f"{path}: no rules")
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -184,7 +177,8 @@ def _bench_rows(args: argparse.Namespace, show: bool) -> list[Row]:
                                           actions=args.actions)
                 targets.append((f"{name}_{size.strip()}", load(spec)))
     algos = [a.strip() for a in args.algos.split(",") if a.strip()]
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+    with Progress(TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(),
                   console=Console(stderr=True), transient=True,
                   disable=not show) as bar:
         task = bar.add_task("classify bench", total=len(targets) * len(algos))
@@ -238,7 +232,6 @@ def cmd_convert(args: argparse.Namespace) -> int:
     cfg = {"rule_format": args.rule_format, "actions": args.actions, "default_action": args.default,
            "generate": 1, "seed": args.seed}
     w = _native.PacketWorkload.load(args.rules, None, cfg)
-    _refuse_empty(args.rules, w)
     w.write_rules(str(output_file(args.out)), args.format or "nft")
     console.print(f"wrote {w.rules:,} rules to {args.out} ({args.format or 'nft'})")
     return 0

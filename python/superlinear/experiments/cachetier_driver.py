@@ -299,7 +299,8 @@ def run_study(study: CacheStudy, panels: list[str] | None, out: Path, show_progr
     services = Services(sdir)
     rows: list[Row] = []
     try:
-        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        with Progress(TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
+                      TimeElapsedColumn(),
                       disable=not show_progress, transient=True) as progress:
             total = sum(len(p.routers) * len(p.ks) for p in chosen)
             task = progress.add_task(f"{study.name}: starting {study.replicas} memcached + PostgreSQL", total=total)

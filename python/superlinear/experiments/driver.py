@@ -167,7 +167,7 @@ class Driver:
     def run_panel(self, panel: Panel, progress: Progress | None = None, task: Any = None) -> list[Row]:
         def step(desc: str) -> None:
             if progress is not None:
-                progress.update(task, description=f"[{panel.name}] {desc}")
+                progress.update(task, description=f"[{panel.name}] {desc}")  # plain text: see run()
 
         def advance() -> None:
             if progress is not None:
@@ -225,7 +225,8 @@ class Driver:
         total = sum(p.runs() for p in chosen)
         rows: list[Row] = []
         with Progress(
-            TextColumn("{task.description}"),
+            # Not rich markup: "[c] ..." (panel c) would be taken for a style and hide the line.
+            TextColumn("{task.description}", markup=False),
             BarColumn(),
             MofNCompleteColumn(),
             TimeElapsedColumn(),

@@ -73,6 +73,13 @@ class BenchConfig:
     seed: int = 1
 
 
+def load_rules(inp: RuleSetInput) -> Any:
+    """The rule set alone (a header made from it stands in for the trace): for ``--emit``."""
+    if not Path(inp.rules).is_file():
+        raise SuperlinearError(f"{inp.rules}: no such rules file")
+    return _native.NftWorkload.load(inp.rules, None, {**inp.options, "generate": 0})
+
+
 def load_workload(inp: RuleSetInput) -> Any:
     """The rule set and trace, read by the classifier's own readers."""
     for what, path in (("rules", inp.rules), ("trace", inp.trace)):

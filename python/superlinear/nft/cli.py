@@ -20,8 +20,10 @@ from rich.console import Console
 
 from superlinear.common.args import k_list, positive_float, positive_int
 from superlinear.common.errors import SuperlinearError
-from superlinear.nft.bench import DATA_SETS, BenchConfig, RuleSetInput, SetResult, load_workload, run_sets
+from superlinear.common.scope import hidden_alias
+from superlinear.nft.bench import DATA_SETS, BenchConfig, RuleSetInput, SetResult, load_rules, run_sets
 from superlinear.nft.netns import RX_DEV, TABLE, NeedsPrivilegesError, TerminatedError, remove_all
+from superlinear.output.paths import output_dir, output_file, write_text_atomic
 from superlinear.output.results import write_results
 
 console = Console(width=max(120, Console().width))
@@ -31,15 +33,18 @@ EXIT_TERMINATED = 143
 
 
 def inputs_from(args: argparse.Namespace) -> list[RuleSetInput]:
-    """The rule sets to run: ``--rules``/``--trace``, or the ClassBench sets in ``--data``."""
+    """The rule sets to run: ``--rules``/``--trace``, or the ClassBench sets in ``--data``
+    (``--emit`` needs no trace: it converts the rules only)."""
     options = {"format": args.format, "trace_format": args.trace_format, "actions": args.actions,
                "default": args.default}
     if args.rules or args.trace:
         if args.data:
             raise SuperlinearError("give either --rules and --trace, or --data, not both")
-        if not (args.rules and args.trace):
-            raise SuperlinearError("--rules needs --trace (and --trace needs --rules)")
-        return [RuleSetInput(args.name or Path(args.rules).name, args.rules, args.trace, options)]
+        if not args.rules:
+            raise SuperlinearError("--trace needs --rules (the rule set the trace runs through)")
+        if not (args.trace or args.emit):
+            raise SuperlinearError("--rules needs --trace (the packets to replay), except with --emit")
+        return [RuleSetInput(args.name or Path(args.rules).name, args.rules, args.trace or "", options)]
     if not args.data:
         raise SuperlinearError("nothing to run: give --rules FILE --trace FILE, or --data DIR (ClassBench sets)")
     root = Path(args.data)
@@ -54,13 +59,15 @@ def inputs_from(args: argparse.Namespace) -> list[RuleSetInput]:
 
 
 def cmd_emit(args: argparse.Namespace, inputs: list[RuleSetInput]) -> int:
-    """Writes the benchmark table of the (first) rule set: `nft -f FILE` loads it."""
-    w = load_workload(inputs[0])
+    """Writes the benchmark table of the (first) rule set: `nft -f FILE` loads it. Only the rules
+    are read; a trace, if given, has no part in it."""
+    target = None if args.emit == "-" else output_file(args.emit, "--emit")
+    w = load_rules(inputs[0])
     text = w.nft_table(TABLE, args.device, False)
-    if args.emit == "-":
+    if target is None:
         sys.stdout.write(text)
     else:
-        Path(args.emit).write_text(text, encoding="utf-8")
+        write_text_atomic(target, text)
         err.print(f"{w.rules():,} rules written to {args.emit} as table netdev {TABLE} on {args.device} ingress "
                   f"(load with: nft -f {args.emit})")
     return 0
@@ -96,7 +103,7 @@ def cmd_nft_bench(args: argparse.Namespace) -> int:
     if args.emit:
         return cmd_emit(args, inputs)
     cfg = _config(args)
-    out = Path(args.out)
+    out = output_dir(args.out)
 
     def progress(msg: str) -> None:
         err.print(msg, highlight=False, markup=False, soft_wrap=True)
@@ -143,8 +150,12 @@ def register(sub: Any) -> None:
     g.add_argument("--name", help="label of this rule set in tables and results (default: the rules file name)")
     g.add_argument("--data", metavar="DIR", help="instead of --rules/--trace: a folder of ClassBench sets")
     g.add_argument("--sets", default=",".join(DATA_SETS), help="with --data: sets to run (default acl1,ipc1,fw1)")
-    g.add_argument("--size", default="5k", help="with --data: size suffix of the files (default 5k)")
-    g.add_argument("--format", default="auto", help="rule format: auto, classbench, native, nft (default auto)")
+    g.add_argument("--classbench-size", dest="size", default="5k",
+                   help="with --data: size suffix of the files (default 5k)")
+    hidden_alias(g, "--size", dest="size")
+    g.add_argument("--rule-format", dest="format", default="auto",
+                   help="rule format: auto, classbench, native, nft (default auto)")
+    hidden_alias(g, "--format", dest="format")
     g.add_argument("--trace-format", default="auto", help="trace format: auto, classbench, pcap, pcapng, binary")
     g.add_argument("--actions", default="random",
                    help="actions of ClassBench filters: random[:DROP_FRACTION[:SEED]] or accept (default random, "
@@ -154,8 +165,9 @@ def register(sub: Any) -> None:
     m.add_argument("--duration", type=positive_float, default=3.0, help="seconds per throughput run (default 3)")
     m.add_argument("--repeats", type=positive_int, default=3,
                    help="throughput runs per chain, and single-core runs of ours (default 3; median and spread)")
-    m.add_argument("--ks", type=k_list, default=(2, 4, 8, 16, 32),
-                   help="MRF projected at these k (default 2,4,8,16,32)")
+    m.add_argument("--k", dest="ks", type=k_list, default=(2, 4, 8, 16, 32),
+                   help="MRF projected at these k, comma-separated (default 2,4,8,16,32)")
+    hidden_alias(m, "--ks", dest="ks", type=k_list)
     m.add_argument("--dispatch", default="rss", help="dispatcher for the projected MRF runs (default rss, 5-tuple)")
     m.add_argument("--check-only", action="store_true", help="round trip and exact counters only, no throughput")
     m.add_argument("--check-rate", type=positive_float, default=50_000.0,

@@ -15,13 +15,9 @@ Every problem is a :class:`SuperlinearError` naming the path and the option.
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 
 from superlinear.common.errors import SuperlinearError
-
-#: A plain folder name: no separators, not ``.`` or ``..``, nothing hidden.
-_PLAIN_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*")
 
 
 def output_dir(path: str | Path, option: str = "--out") -> Path:
@@ -54,11 +50,10 @@ def output_file(path: str | Path, option: str = "--out") -> Path:
 
 
 def plain_name(name: str, where: str) -> str:
-    """``name`` if it is one plain folder name (letters, digits, ``_ . + -``); ``where`` names
-    its source (``FILE: 'name'``) in the error."""
-    if not _PLAIN_NAME.fullmatch(name) or name in (".", ".."):
-        raise SuperlinearError(f"{where} must be a plain folder name (letters, digits, '_', '.', '+', '-'; no '/' "
-                               f"or '..'), got {name!r}")
+    """``name`` if it is one folder name (no ``/``, not ``.`` or ``..``, not empty), so that
+    ``results/NAME`` stays inside ``results/``; ``where`` names its source in the error."""
+    if not name.strip() or name in (".", "..") or any(c in name for c in ("/", "\\", "\0")):
+        raise SuperlinearError(f"{where} must be one folder name (no '/', not '.' or '..'), got {name!r}")
     return name
 
 
