@@ -247,6 +247,8 @@ def findings(study: CacheStudy, rows: list[Row]) -> list[str]:
     out: list[str] = []
     for panel in study.panels:
         pr = [r for r in rows if r["panel"] == panel.name]
+        if not pr:
+            continue  # a panel not run (--panel chose others) has no findings, not "0 wrong values"
         if len(panel.ks) > 1:
             for router in panel.routers:
                 rr = sorted((r for r in pr if r["dispatch"] == router), key=lambda r: r["k"])
