@@ -37,7 +37,7 @@ from superlinear.common.defaults import config_defaults, field_default, with_def
 from superlinear.common.errors import SuperlinearError
 from superlinear.common.listing import Listing, add_listing_options, known
 from superlinear.common.rows import Row
-from superlinear.common.scope import hidden_alias
+from superlinear.common.scope import hidden_alias, spelled
 from superlinear.common.study import Outcome, Progress, Study, add_study_options, console
 
 if TYPE_CHECKING:
@@ -238,7 +238,7 @@ class BenchQueue(Study[QueueBench]):
 def _queue_bench_config(args: argparse.Namespace) -> QueueBench:
     cat = _native.sched_catalogue()
     return QueueBench(
-        sizes=int_list("--queue-size", args.sizes),
+        sizes=int_list(spelled(args, "sizes", "--queue-size"), args.sizes),
         pairs=args.pairs or (300_000 if args.quick else 1_000_000),
         queues=names("--queues", args.queues, cat["queues"]),
         patterns=names("--patterns", args.patterns, [p[0] for p in cat["patterns"]]),

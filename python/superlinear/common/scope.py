@@ -16,9 +16,25 @@ from typing import Any
 from superlinear.common.errors import SuperlinearError
 
 
+class _OldSpelling(argparse.Action):
+    """Stores the value like ``store`` and remembers the spelling typed, so that an error about
+    the value names the option as the user wrote it (see :func:`spelled`)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        setattr(namespace, self.dest, values)
+        namespace.spelled = {**getattr(namespace, "spelled", {}), self.dest: option_string}
+
+
 def hidden_alias(parser: Any, *spellings: str, dest: str, **kwargs: Any) -> None:
     """Old spellings of an option (``dest``), kept working but left out of ``--help``."""
-    parser.add_argument(*spellings, dest=dest, help=argparse.SUPPRESS, default=argparse.SUPPRESS, **kwargs)
+    parser.add_argument(*spellings, dest=dest, action=_OldSpelling, help=argparse.SUPPRESS,
+                        default=argparse.SUPPRESS, **kwargs)
+
+
+def spelled(args: argparse.Namespace, dest: str, flag: str) -> str:
+    """The spelling the user typed for the option ``dest``: an old one, or ``flag``."""
+    return str(getattr(args, "spelled", {}).get(dest, flag))
 
 
 class OptionScope:
@@ -56,7 +72,8 @@ class OptionScope:
         for dest, flag in self.flags.items():
             if dest not in used and self.given(args, dest):
                 where = (elsewhere or {}).get(dest)
-                raise SuperlinearError(f"{flag} has no effect {mode}" + (f" ({where})" if where else ""))
+                raise SuperlinearError(f"{spelled(args, dest, flag)} has no effect {mode}"
+                                       + (f" ({where})" if where else ""))
 
     def fill(self, args: argparse.Namespace) -> argparse.Namespace:
         """Puts every default back where the user gave no value; returns ``args``."""

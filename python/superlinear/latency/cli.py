@@ -25,7 +25,7 @@ from superlinear.common.defaults import field_default, with_default
 from superlinear.common.errors import SuperlinearError
 from superlinear.common.listing import Listing, add_listing_options, known, name_table
 from superlinear.common.rows import Row
-from superlinear.common.scope import hidden_alias
+from superlinear.common.scope import hidden_alias, spelled
 from superlinear.common.study import Outcome, Study, add_study_options, console
 from superlinear.common.study import Progress as ProgressLine
 from superlinear.latency import sim as latency
@@ -130,7 +130,7 @@ def _run_config(args: argparse.Namespace) -> RunConfig:
     names = [n.strip() for n in args.policies.split(",") if n.strip()] if args.policies else latency.policy_names()
     latency.check_policies(names)
     zs = _zs(args, trace)
-    sizes = latency.parse_sizes(args.sizes, trace.objects, RUN_SIZES)
+    sizes = latency.parse_sizes(args.sizes, trace.objects, RUN_SIZES, spelled(args, "sizes", "--cache-size"))
     if args.belatedly and len(trace) > args.belatedly_max:
         raise SuperlinearError(f"--belatedly: the trace has {len(trace):,} requests, more than --belatedly-max "
                                f"{args.belatedly_max:,} (Belatedly's LP grows with the trace; see the README's limits)")
@@ -244,7 +244,7 @@ def _belatedly(args: argparse.Namespace, progress: ProgressLine | None) -> Outco
     if len(zs) != 1:
         raise SuperlinearError("belatedly: give one Z")
     z = zs[0]
-    sizes = latency.parse_sizes(args.size, trace.objects, BELATEDLY_SIZE)
+    sizes = latency.parse_sizes(args.size, trace.objects, BELATEDLY_SIZE, spelled(args, "size", "--cache-size"))
     if len(sizes) != 1:
         raise SuperlinearError("belatedly: give one --cache-size")
     c = sizes[0]
@@ -307,7 +307,7 @@ def _bench(args: argparse.Namespace, progress: ProgressLine | None) -> Outcome:
     t0 = time.perf_counter()
     trace = _trace(args)
     gen_s = time.perf_counter() - t0
-    sizes = latency.parse_sizes(args.size, trace.objects, BENCH_SIZE)
+    sizes = latency.parse_sizes(args.size, trace.objects, BENCH_SIZE, spelled(args, "size", "--cache-size"))
     if len(sizes) != 1:
         raise SuperlinearError("bench: give one --cache-size")
     c = sizes[0]

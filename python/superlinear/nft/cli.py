@@ -20,7 +20,7 @@ from rich.console import Console
 
 from superlinear.common.args import k_list, positive_float, positive_int
 from superlinear.common.errors import SuperlinearError
-from superlinear.common.scope import hidden_alias
+from superlinear.common.scope import OptionScope, hidden_alias
 from superlinear.nft.bench import DATA_SETS, BenchConfig, RuleSetInput, SetResult, load_rules, run_sets
 from superlinear.nft.netns import RX_DEV, TABLE, NeedsPrivilegesError, TerminatedError, remove_all
 from superlinear.output.paths import output_dir, output_file, write_text_atomic
@@ -94,7 +94,32 @@ def _save(out: Path, cfg: BenchConfig, inputs: list[RuleSetInput], results: list
     return path
 
 
-def cmd_nft_bench(args: argparse.Namespace) -> int:
+#: Options of the rule set (and where it comes from): every mode but --cleanup reads them.
+INPUT_OPTIONS = frozenset({"rules", "data", "sets", "size", "format", "actions", "default"})
+#: Options of the throughput runs, which --check-only skips.
+THROUGHPUT_OPTIONS = frozenset({"duration", "repeats", "ks", "dispatch", "seed"})
+#: Where an option applies, for the error that refuses it elsewhere.
+ELSEWHERE = {"device": "it is for --emit", "emit": "it converts only", **{o: "it is for the throughput runs"
+                                                                          for o in THROUGHPUT_OPTIONS}}
+
+
+def mode_options(args: argparse.Namespace) -> tuple[frozenset[str], str]:
+    """The options the chosen mode reads, and the mode in words."""
+    if args.cleanup:
+        return frozenset({"cleanup"}), "with --cleanup"
+    if args.emit:
+        return INPUT_OPTIONS | {"emit", "device"}, "with --emit"
+    run = INPUT_OPTIONS | {"trace", "name", "trace_format", "check_only", "check_rate", "batch", "cpu", "keep", "out",
+                           "json"}
+    if args.check_only:
+        return run, "with --check-only"
+    return run | THROUGHPUT_OPTIONS, "in a benchmark run"
+
+
+def cmd_nft_bench(args: argparse.Namespace, scope: OptionScope) -> int:
+    used, mode = mode_options(args)
+    scope.check(args, used, mode, ELSEWHERE)
+    scope.fill(args)
     if args.cleanup:
         removed = remove_all()
         print(f"removed {len(removed)} namespace(s)" + (f": {', '.join(removed)}" if removed else ""))
@@ -186,4 +211,5 @@ def register(sub: Any) -> None:
     o.add_argument("--keep", action="store_true",
                    help="leave namespaces, veth pair and table in place (removed by the next run or --cleanup)")
     o.add_argument("--cleanup", action="store_true", help="remove every namespace nft-bench left behind, and stop")
-    p.set_defaults(func=cmd_nft_bench)
+    scope = OptionScope(p)
+    p.set_defaults(func=lambda args: cmd_nft_bench(args, scope))
