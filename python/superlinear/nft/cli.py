@@ -108,7 +108,9 @@ def mode_options(args: argparse.Namespace) -> tuple[frozenset[str], str]:
     if args.cleanup:
         return frozenset({"cleanup"}), "with --cleanup"
     if args.emit:
-        return INPUT_OPTIONS | {"emit", "device"}, "with --emit"
+        # A trace is accepted beside the rules (commands that name the pair keep working), though
+        # the table is made from the rules alone.
+        return INPUT_OPTIONS | {"emit", "device", "trace", "trace_format"}, "with --emit"
     run = INPUT_OPTIONS | {"trace", "name", "trace_format", "check_only", "check_rate", "batch", "cpu", "keep", "out",
                            "json"}
     if args.check_only:
