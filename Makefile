@@ -6,7 +6,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test setup build lint rust-test py-test bench fig5 clean
+.PHONY: demo test setup system-packages build lint rust-test py-test bench fig5 clean
 
 # Python environment with the build tool and the runtime/dev dependencies.
 $(STAMP): pyproject.toml
@@ -45,7 +45,14 @@ rust-test:
 py-test: build
 	$(VENV)/bin/pytest -q
 
-test: lint rust-test py-test
+# memcached, PostgreSQL, nftables, ...: installed where this runs as root with apt-get, otherwise
+# the one command that would install them is printed (their tests are then skipped).
+system-packages:
+	scripts/install-system-packages.sh
+
+# The packages first, then every check (in parallel under -j).
+test: system-packages
+	$(MAKE) lint rust-test py-test
 
 clean:
 	rm -rf $(VENV) target results

@@ -140,10 +140,10 @@ REWRITES = (
     ("classbench", f"`{SHARED_CLASSBENCH}` → a tiny ClassBench folder generated with `classify gen-rules/gen-trace "
                    "--format classbench` (the project's tests generate their data)"),
     ("reproduce", "`reproduce` gets `--quick --no-measure`, and runs one panel: the first it names, or the smallest"),
-    ("bench", "`bench` and `classify bench` get `--quick`; `classify bench` runs `--sizes 5k` only"),
+    ("bench", "`bench` and `classify bench` get `--quick`; `classify bench` runs `--classbench-size 5k` only"),
     ("attack", "`attack sim|worker|classifier|bench-queue` get `--quick`; `attack sim` also `--no-growth` unless it "
-               f"asks for a J_max sweep; `attack bench-queue` runs `--sizes {QUEUE_SIZES}`; `attack worker|classifier` "
-               f"without `--attack-rates` get `--attack-rates {ATTACK_RATES}`"),
+               f"asks for a J_max sweep; `attack bench-queue` runs `--queue-size {QUEUE_SIZES}`; "
+               f"`attack worker|classifier` without `--attack-rates` get `--attack-rates {ATTACK_RATES}`"),
     ("sizes", "size flags are capped (`CAPS`, `COMMAND_CAPS`); generated predict/advise workloads get `--requests`"),
     ("sweep", "`sweep` runs on a copy of its file with requests, warm-up and repeats capped, and `--no-measure`"),
     ("nft-bench", f"measuring `nft-bench` and `xdp-bench` runs get `--duration {NFT_DURATION} --repeats 1`"),
@@ -213,13 +213,13 @@ def rewrite(argv: list[str], classbench: Path) -> list[str]:
     if key in {("bench",), ("classify", "bench")}:
         argv = add_flag(argv, "--quick")
     if key == ("classify", "bench"):
-        argv = set_flag(argv, "--sizes", "5k")
+        argv = set_flag(argv, "--classbench-size", "5k")
     if key in {("attack", "sim"), ("attack", "worker"), ("attack", "classifier"), ("attack", "bench-queue")}:
         argv = add_flag(argv, "--quick")
         if key == ("attack", "sim") and "--jmax-sweep" not in argv:
             argv = add_flag(argv, "--no-growth")
         if key == ("attack", "bench-queue"):
-            argv = set_flag(argv, "--sizes", QUEUE_SIZES)
+            argv = set_flag(argv, "--queue-size", QUEUE_SIZES)
         if key in {("attack", "worker"), ("attack", "classifier")} and flag_value(argv, "--attack-rates") is None:
             argv = set_flag(argv, "--attack-rates", ATTACK_RATES)
     own_caps = COMMAND_CAPS.get(key, {})

@@ -78,8 +78,9 @@ impl PacketWorkload {
         seed: u64,
     ) -> PyResult<Self> {
         let set = py.allow_threads(|| rules::read_rules(rules_path, options)).map_err(to_py)?;
-        if set.rules.is_empty() {
-            return Err(to_py(format!("{rules_path}: no rules (nothing to classify against)")));
+        if set.is_empty() {
+            // Every packet would take the default policy: nothing to classify, measure or convert.
+            return Err(SuperlinearError::new_err(format!("{rules_path}: no rules")));
         }
         let mut extra: Vec<(&'static str, PyObject)> = Vec::new();
         let packets = match trace {

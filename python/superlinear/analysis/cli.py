@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 from typing import Any
 
 from rich.table import Table
@@ -13,6 +12,7 @@ from rich.table import Table
 from superlinear.analysis import predict_cli, usl_cli
 from superlinear.common.args import fraction, int_list, non_negative_finite
 from superlinear.common.study import console
+from superlinear.output.paths import output_dir
 
 
 def cmd_law(args: argparse.Namespace) -> int:
@@ -20,7 +20,7 @@ def cmd_law(args: argparse.Namespace) -> int:
 
     ks = list(int_list("--k", args.k)) if args.k is not None else [1, 2, 4, 8, 16, 32, 48, 64]
     rows = law_table(ks, args.s, args.s_cache, args.delta, args.rho)
-    out = Path(args.out)
+    out = output_dir(args.out)
     paths = plot_laws(out, args.s, args.s_cache, args.delta, args.rho, max(ks))
     if args.json:
         print(json.dumps({"s": args.s, "s_cache": args.s_cache, "delta": args.delta, "rho": args.rho, "rows": rows},

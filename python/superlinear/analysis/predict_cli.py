@@ -32,7 +32,8 @@ def _progress(enabled: bool) -> Iterator[Callable[[int, int, str], None] | None]
     if not enabled:
         yield None
         return
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+    with Progress(TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(),
                   console=Console(stderr=True), transient=True) as bar:
         task = bar.add_task("", total=None)
 
@@ -156,14 +157,23 @@ def _packet_advice(args: argparse.Namespace, ks: list[int], progress: Any) -> Ad
         w.replay(args.requests)
     w.calibrate(20_000)
     # RSS field lists hold commas, so packet candidates are separated by ';'.
-    if args.candidates is not None and not args.candidates.strip(" ;,"):
-        raise SuperlinearError("--candidates: empty list (leave the flag out for every dispatcher)")
-    names = [c.strip() for c in args.candidates.split(";") if c.strip()] if args.candidates else list(PACKET_CANDIDATES)
+    names = _candidates(args.candidates, ";") or list(PACKET_CANDIDATES)
     for n in names:
         w.describe_dispatch(n, 2)
     assign = {n: (lambda k, n=n: w.assign(n, k, args.seed)) for n in names}
     return advise_assigned(w.items(), w.rules, assign, ks=ks, algo="mtf", workload=f"packets {args.trace}",
                            progress=progress)
+
+
+def _candidates(text: str | None, separator: str) -> list[str] | None:
+    """``--candidates`` as a list; None when not given (all of them). Given but empty is an error,
+    not the default."""
+    if text is None:
+        return None
+    names = [c.strip() for c in text.split(separator) if c.strip()]
+    if not names:
+        raise SuperlinearError(f"--candidates: no dispatcher named in {text!r} (leave the option out for all of them)")
+    return names
 
 
 class Advise(Study[argparse.Namespace]):
@@ -193,9 +203,7 @@ class Advise(Study[argparse.Namespace]):
 def _advise(args: argparse.Namespace, show: bool) -> Outcome:
     workload, requests = _workload(args)
     ks = parse_ks(args.k)
-    if args.candidates is not None and not args.candidates.strip(" ;,"):
-        raise SuperlinearError("--candidates: empty list (leave the flag out for every dispatcher)")
-    candidates = [c.strip() for c in args.candidates.split(",")] if args.candidates else None
+    candidates = None if args.rules else _candidates(args.candidates, ",")
     with _progress(show) as progress:
         if args.rules:
             advice = _packet_advice(args, ks, progress)

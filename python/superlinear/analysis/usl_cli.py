@@ -45,11 +45,10 @@ def read_measurements(path: Path, x: str | None, y: str | None, where: str | Non
     except (OSError, UnicodeDecodeError) as e:
         raise USLInputError(f"{path}: {getattr(e, 'strerror', None) or e}") from None
     with io.StringIO(text, newline="") as f:
-        reader = csv.DictReader(f)
-        header = reader.fieldnames
-        if not header:
+        reader = csv.reader(f)
+        header = [h.strip() for h in next(reader, [])]
+        if not any(header):
             raise USLInputError(f"{path}: empty file (expected a header line naming the columns)")
-        header = [h.strip() for h in header]
         lower = {h.lower(): h for h in header}
 
         def pick(explicit: str | None, candidates: tuple[str, ...], what: str, index: int) -> str:
@@ -75,16 +74,13 @@ def read_measurements(path: Path, x: str | None, y: str | None, where: str | Non
         ps: list[float] = []
         ys: list[float] = []
         es: list[float] = []
-        for raw in reader:
+        for cells in reader:
             line = reader.line_num
-            # DictReader keeps extra cells in a list under the key None, and fills missing ones
-            # with None: a row of another length than the header is an error, not a crash.
-            if None in raw or any(v is None for v in raw.values()):
-                cells = len(header) + len(raw.get(None) or []) - sum(v is None for v in raw.values())
-                raise USLInputError(f"{path}:{line}: {cells} cells, but the header names {len(header)} columns")
-            row = {(k or "").strip(): (v or "").strip() for k, v in raw.items()}
-            if all(not v for v in row.values()):
+            if not any(cell.strip() for cell in cells):
                 continue
+            if len(cells) != len(header):
+                raise USLInputError(f"{path}:{line}: {len(cells)} field(s), the header has {len(header)}")
+            row = {k: v.strip() for k, v in zip(header, cells, strict=True)}
             if any(row.get(c) != v for c, v in conds):
                 continue
             if row.get(ycol, "") == "":
@@ -105,8 +101,8 @@ def read_measurements(path: Path, x: str | None, y: str | None, where: str | Non
                 except (TypeError, ValueError):
                     raise USLInputError(f"{path}:{line}: column {yerr!r} is not a number: {row.get(yerr)!r}") from None
                 if not (math.isfinite(se) and se >= 0):
-                    raise USLInputError(f"{path}:{line}: column {yerr!r} is a standard error, which cannot be "
-                                        f"negative or non-finite: {row.get(yerr)!r}")
+                    raise USLInputError(f"{path}:{line}: column {yerr!r} is a standard error and must be a finite "
+                                        f"number ≥ 0, got {row[yerr]!r}")
                 es.append(se)
             ps.append(pv)
             ys.append(yv)
@@ -205,6 +201,17 @@ def plot(result: USLFit, xcol: str, ycol: str, out: Path) -> list[Path]:
 def cmd_usl(args: argparse.Namespace) -> int:
     from superlinear.analysis.usl import fit
     path = Path(args.data)
+    if args.action == "predict":
+        if not args.at:
+            raise USLInputError("usl predict needs --at P[,P...] (the p values to predict at)")
+        at = list(floats("--at", args.at) or ())
+        if not all(math.isfinite(v) for v in at):
+            raise USLInputError(f"--at: values must be finite, got {args.at}")
+    elif args.at:
+        raise USLInputError("--at has no effect in usl fit (it is for usl predict)")
+    if args.no_plot and args.out:
+        raise USLInputError("--out has no effect with --no-plot (it names the plot file)")
+    out = None if args.no_plot else output_file(args.out) if args.out else path.with_name(path.stem + "_usl")
     ps, ys, es, xcol, ycol = read_measurements(path, args.x, args.y, args.where, args.yerr)
     if args.runtime:
         ys, es = runtimes_to_speedup(ps, ys, es)
@@ -212,13 +219,9 @@ def cmd_usl(args: argparse.Namespace) -> int:
     result = fit(ps, ys, es, args.fix_gamma)
     doc: dict[str, Any] = {"data": str(path), "x": xcol, "y": ycol, **result.to_dict()}
     if args.action == "predict":
-        at = list(floats("--at", args.at) or [])
-        if not at or any(v <= 0 for v in at):
-            raise USLInputError("usl predict needs --at P[,P...] with positive values")
         doc["predictions"] = result.predict(at)
     plots: list[Path] = []
-    if not args.no_plot:
-        out = output_file(Path(args.out)) if args.out else path.with_name(path.stem + "_usl")
+    if out is not None:
         plots = plot(result, xcol, ycol, out)
         doc["plots"] = [str(p) for p in plots]
     if args.json:

@@ -45,6 +45,7 @@ from superlinear.common.defaults import config_defaults, field_default, with_def
 from superlinear.common.errors import SuperlinearError
 from superlinear.common.listing import Listing, add_listing_options, known
 from superlinear.common.rows import Row
+from superlinear.common.scope import hidden_alias, spelled
 from superlinear.common.study import Outcome, Progress, Study, add_study_options, console
 
 #: HFFS bitmap widths the queue takes (a bit per bucket of a level).
@@ -98,7 +99,11 @@ def _sim_tables(study: SimStudy, rows: list[Row], summary: dict[str, Any]) -> No
     console.print(t)
     growth = [r for r in rows if r["panel"] == "growth-summary"]
     if growth:
-        g = Table(title="Growth with J_max / P_min (simulated DF)")
+        grid = "rates from just below the FCFS/FQ optimum (r_A ≈ r_I·P_min/J_max) up to r_max"
+        same = (f"the J_max {traffic.job_max:g} µs column is the sweep of the table above, the others sweep {grid}"
+                if traffic.job_max in {r["job_max_us"] for r in growth} else f"each column sweeps {grid}")
+        g = Table(title="Growth with J_max / P_min (simulated DF)", caption_justify="left",
+                  caption=f"DF: max over the swept attack rates; {same}.")
         jmaxes = sorted({r["job_max_us"] for r in growth})
         g.add_column("policy")
         for j in jmaxes:
@@ -251,7 +256,7 @@ class BenchQueue(Study[QueueBench]):
 def _queue_bench_config(args: argparse.Namespace) -> QueueBench:
     cat = _native.sched_catalogue()
     return QueueBench(
-        sizes=int_list("--sizes", args.sizes),
+        sizes=int_list(spelled(args, "sizes", "--queue-size"), args.sizes),
         pairs=args.pairs or (300_000 if args.quick else 1_000_000),
         queues=names("--queues", args.queues, cat["queues"]),
         patterns=names("--patterns", args.patterns, [p[0] for p in cat["patterns"]]),
@@ -486,7 +491,9 @@ def register(sub: Any) -> None:
     b = asub.add_parser("bench-queue", help="HFFS queue vs binary heap, B-tree and min-max heap (pairs/s)",
                         description="Enqueue+dequeue pairs per second on one core with n elements queued, per "
                         "priority pattern (including each heap's worst case). Measured, thread CPU time.")
-    b.add_argument("--sizes", default="1000,10000,100000,1000000", help="queued elements (default 1e3..1e6)")
+    b.add_argument("--queue-size", dest="sizes", default="1000,10000,100000,1000000", metavar="SIZES",
+                   help="elements queued, comma-separated (default 1000,10000,100000,1000000)")
+    hidden_alias(b, "--sizes", dest="sizes")
     b.add_argument("--pairs", type=positive_whole, help="timed pairs per queue (default 1e6, quick 3e5)")
     queues, patterns = cat["queues"], [p[0] for p in cat["patterns"]]
     b.add_argument("--queues", default=",".join(queues), help=f"comma-separated: {known(queues)} (default: all)")

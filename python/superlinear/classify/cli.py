@@ -23,8 +23,10 @@ from superlinear.common.errors import SuperlinearError
 from superlinear.common.interrupt import interruptible
 from superlinear.common.listing import Listing, known, name_table, show_listing
 from superlinear.common.rows import Row
+from superlinear.common.scope import OptionScope, hidden_alias
 from superlinear.common.study import Outcome, Study, console, run_study
 from superlinear.common.study import Progress as ProgressLine
+from superlinear.output.paths import output_file
 
 ACTIONS = ("run", "bench", "gen-rules", "gen-trace", "convert", "algorithms")
 KINDS = ("projected = serial dispatcher CPU time + slowest worker's own CPU time; measured = wall clock with real "
@@ -114,6 +116,7 @@ def _print_run(doc: dict[str, Any], top: int) -> None:
                   f"{p['dispatcher_cpu_ns'] / max(p['requests'], 1):,.1f} ns/packet, slowest worker "
                   f"{max(p['worker_cpu_ns']) / 1e6:,.1f} ms)"
                   + (f", {doc['mpps_measured']:,.3f} Mpps measured" if doc["mpps_measured"] else
+                     ", measured: skipped (--no-measure)" if doc["measured"] is None and doc["k"] <= doc["cores"] else
                      f", measured: — (k = {doc['k']} > {doc['cores']} cores)"))
     console.print(f"  work: {doc['work_per_packet']:,.1f} rules compared per packet, busiest worker "
                   f"{p['work_span']:,}, load imbalance {p['load_imbalance']:.2f}")
@@ -193,7 +196,8 @@ def _bench_rows(args: argparse.Namespace, show: bool) -> list[Row]:
                                           actions=args.actions)
                 targets.append((f"{name}_{size.strip()}", load(spec)))
     algos = [a.strip() for a in args.algos.split(",") if a.strip()]
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+    with Progress(TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(),
                   console=Console(stderr=True), transient=True,
                   disable=not show) as bar:
         task = bar.add_task("classify bench", total=len(targets) * len(algos))
@@ -215,8 +219,9 @@ def cmd_gen_rules(args: argparse.Namespace) -> int:
     spec = PacketWorkloadSpec(kind="synthetic", synthetic_rules=args.synthetic_rules, depth=args.depth,
                               flows_per_rule=args.flows_per_rule, catch_all=args.catch_all, packets=1,
                               seed=args.seed)
+    out = output_file(args.out)
     w = load(spec)
-    w.write_rules(args.out, args.format or "native")
+    w.write_rules(str(out), args.format or "native")
     console.print(f"wrote {w.rules:,} rules to {args.out} ({args.format or 'native'})")
     return 0
 
@@ -224,6 +229,7 @@ def cmd_gen_rules(args: argparse.Namespace) -> int:
 def cmd_gen_trace(args: argparse.Namespace) -> int:
     if not args.out:
         raise SuperlinearError("gen-trace needs --out FILE")
+    out = output_file(args.out)
     if args.rules:
         if args.trace:
             raise SuperlinearError("gen-trace generates packets: give --rules without --trace")
@@ -233,7 +239,7 @@ def cmd_gen_trace(args: argparse.Namespace) -> int:
                                   flows_per_rule=args.flows_per_rule, catch_all=args.catch_all,
                                   packets=args.packets or DEFAULT_PACKETS, seed=args.seed)
         w = load(spec)
-    w.write_trace(args.out, args.format or "binary")
+    w.write_trace(str(out), args.format or "binary")
     console.print(f"wrote {w.packets:,} packets to {args.out} ({args.format or 'binary'})")
     return 0
 
@@ -241,10 +247,11 @@ def cmd_gen_trace(args: argparse.Namespace) -> int:
 def cmd_convert(args: argparse.Namespace) -> int:
     if not args.rules or not args.out:
         raise SuperlinearError("convert needs --rules FILE and --out FILE")
+    output_file(args.out)
     cfg = {"rule_format": args.rule_format, "actions": args.actions, "default_action": args.default,
            "generate": 1, "seed": args.seed}
     w = _native.PacketWorkload.load(args.rules, None, cfg)
-    w.write_rules(args.out, args.format or "nft")
+    w.write_rules(str(output_file(args.out)), args.format or "nft")
     console.print(f"wrote {w.rules:,} rules to {args.out} ({args.format or 'nft'})")
     return 0
 
@@ -265,7 +272,51 @@ def cmd_algorithms(args: argparse.Namespace) -> int:
     return show_listing(LISTING, args.json)
 
 
-def cmd_classify(args: argparse.Namespace) -> int:
+#: Options of a rule file and its trace, and of the generated (synthetic) workload.
+FILE_OPTIONS = frozenset({"rules", "trace", "rule_format", "trace_format", "actions", "default"})
+SYNTHETIC_OPTIONS = frozenset({"synthetic_rules", "depth", "flows_per_rule", "catch_all"})
+
+
+def used_options(action: str, rules: bool) -> frozenset[str]:
+    """The options (by dest) that ``action`` reads, with or without ``--rules``: any other one
+    given is refused (it would be silently ignored)."""
+    if action == "run":
+        source = FILE_OPTIONS if rules else SYNTHETIC_OPTIONS | {"synthetic"}
+        return source | {"algo", "workers", "dispatch", "check", "packets", "warmup", "calibration", "window", "top",
+                         "no_measure", "seed", "json"}
+    if action == "bench":
+        source = (FILE_OPTIONS | {"warmup", "seed", "calibration"}) if rules else frozenset({"data", "sizes",
+                                                                                              "actions"})
+        return source | {"packets", "algos", "quick", "out", "json"}
+    if action == "gen-rules":
+        return SYNTHETIC_OPTIONS | {"seed", "format", "out"}
+    if action == "gen-trace":
+        # With --rules, --trace is kept in scope for the clearer message of cmd_gen_trace.
+        source = (FILE_OPTIONS - {"trace_format"}) if rules else SYNTHETIC_OPTIONS
+        return source | {"packets", "seed", "format", "out"}
+    if action == "convert":
+        return (FILE_OPTIONS - {"trace", "trace_format"}) | {"format", "out"}
+    return frozenset({"json"})  # algorithms
+
+
+def _where_used(scope: OptionScope) -> dict[str, str]:
+    """Per option, the actions that use it (for the error that refuses it elsewhere)."""
+    where = {}
+    for dest in scope.flags:
+        uses = []
+        for a in ACTIONS:
+            on, off = dest in used_options(a, True), dest in used_options(a, False)
+            if on or off:
+                uses.append((a, "" if on and off else " with --rules" if on else " without --rules"))
+        quals = {q for _, q in uses}
+        if len(quals) == 1:
+            where[dest] = f"it is for {', '.join(a for a, _ in uses)}{quals.pop()}"
+        else:
+            where[dest] = f"it is for {', '.join(a + q for a, q in uses)}"
+    return where
+
+
+def cmd_classify(args: argparse.Namespace, scope: OptionScope) -> int:
     action = args.action or "run"
     if action == "run" and not args.rules:
         if args.trace:
@@ -273,6 +324,15 @@ def cmd_classify(args: argparse.Namespace) -> int:
         if not args.synthetic:
             raise SuperlinearError("classify needs --rules FILE [--trace FILE] (or --synthetic for a generated "
                                    "workload); see --help")
+    rules = args.rules is not None
+    mode = f"in classify {action}" + ((" with --rules" if rules else " without --rules")
+                                      if used_options(action, True) != used_options(action, False) else "")
+    scope.check(args, used_options(action, rules), mode, _where_used(scope))
+    scope.fill(args)
+    if action == "bench" and not args.out:
+        args.out = "results/classify-bench"
+    if action in ("gen-rules", "gen-trace", "convert") and args.format is None:
+        args.format = {"gen-rules": "native", "gen-trace": "binary", "convert": "nft"}[action]
     handler = {"run": cmd_run, "bench": cmd_bench, "gen-rules": cmd_gen_rules, "gen-trace": cmd_gen_trace,
                "convert": cmd_convert, "algorithms": cmd_algorithms}[action]
     return handler(args)
@@ -298,9 +358,10 @@ def register(sub: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Classify packets with k workers behind a dispatcher and report throughput, per-worker "
         "statistics and per-rule matches.\n\n"
-        "  superlinear classify --rules R [--trace T] [--algo " + "|".join(classifiers) + "] [--workers K]\n"
+        "  superlinear classify --rules R [--trace T] [--algo " + "|".join(classifiers) + "] [--k K]\n"
         "                       [--dispatch " + "|".join(dispatchers) + "] [--check] [--json]\n"
-        "  superlinear classify bench [--data DIR] [--sizes 5k] [--quick]   single-core Mpps per ClassBench set\n"
+        "  superlinear classify bench [--data DIR] [--classbench-size 5k] [--quick]\n"
+        "                             single-core Mpps per ClassBench set\n"
         "  superlinear classify gen-rules --rules-count N [--depth D] [--catch-all F] --out F [--format nft]\n"
         "  superlinear classify gen-trace (--rules R | --rules-count N [--depth D] [--flows-per-rule F])\n"
         "                                 [--packets N] --out F [--format binary|pcap|pcapng|classbench]\n"
@@ -309,7 +370,8 @@ def register(sub: Any) -> None:
         "Rules: ClassBench filters, the native format ('accept src 10.0.0.0/8 dport 53 proto udp') or `nft list "
         "ruleset` output (detected). Traces: ClassBench headers, pcap, pcapng (Ethernet/IPv4/TCP/UDP; other frames "
         "counted and skipped) or binary (detected). " + KINDS)
-    p.add_argument("action", nargs="?", choices=ACTIONS, help="what to do (default: run)")
+    p.add_argument("action", nargs="?", choices=ACTIONS, help="what to do (default: run); an option the action "
+                   "does not use is refused")
     p.add_argument("--rules", metavar="FILE", help="rule file (ClassBench, native or nft; detected)")
     p.add_argument("--trace", metavar="FILE", help="packet trace (ClassBench, pcap, pcapng or binary; detected); "
                    "without one, packets are generated inside the rules")
@@ -328,8 +390,9 @@ def register(sub: Any) -> None:
                    help=f"default policy when the file sets none (default {load_defaults['default_action']})")
     p.add_argument("--algo", default=run_defaults["algo"], choices=classifiers,
                    help=f"classifier (default {run_defaults['algo']})")
-    p.add_argument("--workers", "-k", type=positive_int, default=run_defaults["k"],
+    p.add_argument("--k", "-k", dest="workers", type=positive_int, default=run_defaults["k"],
                    help=f"workers k (default {run_defaults['k']})")
+    hidden_alias(p, "--workers", dest="workers", type=positive_int)
     p.add_argument("--dispatch", default="rss:sip,dip,sport,dport,proto",
                    help=_dispatch_help())
     p.add_argument("--check", action="store_true", help="verify every verdict against brute-force first match "
@@ -360,20 +423,15 @@ def register(sub: Any) -> None:
     p.add_argument("--format", help="output format: rules native|nft|classbench, traces binary|pcap|pcapng|classbench")
     p.add_argument("--out", metavar="FILE", help="output file (gen-rules, gen-trace, convert) or folder (bench)")
     p.add_argument("--data", metavar="DIR", help="bench: ClassBench folder")
-    p.add_argument("--sizes", default="5k", help="bench: ClassBench sizes, comma-separated (default 5k)")
+    p.add_argument("--classbench-size", dest="sizes", default="5k",
+                   help="bench: ClassBench sizes, comma-separated (default 5k)")
+    hidden_alias(p, "--sizes", dest="sizes")
     p.add_argument("--algos", default=",".join(classifiers),
                    help=f"bench: classifiers (default {','.join(classifiers)})")
     p.add_argument("--quick", action="store_true", help="bench: fewer packets, one run")
     p.add_argument("--json", action="store_true", help="machine-readable output")
-    p.set_defaults(func=_dispatch_defaults)
-
-
-def _dispatch_defaults(args: argparse.Namespace) -> int:
-    if args.action == "bench" and not args.out:
-        args.out = "results/classify-bench"
-    if args.action in ("gen-rules", "gen-trace", "convert") and args.format is None:
-        args.format = {"gen-rules": "native", "gen-trace": "binary", "convert": "nft"}[args.action]
-    return cmd_classify(args)
+    scope = OptionScope(p)
+    p.set_defaults(func=lambda args: cmd_classify(args, scope))
 
 
 if __name__ == "__main__":  # pragma: no cover

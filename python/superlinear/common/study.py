@@ -22,6 +22,7 @@ from typing import Any, Generic, TypeVar, cast
 from rich.console import Console
 
 from superlinear.common.rows import Row
+from superlinear.output.paths import output_dir, write_text_atomic
 from superlinear.output.results import write_results
 
 console = Console(width=max(120, Console().width))
@@ -85,9 +86,9 @@ def line_progress(message: str) -> None:
 def run_study(study: Study[Any], args: argparse.Namespace) -> int:
     """Runs ``study`` for the parsed ``args`` (which carry ``out`` and ``json``)."""
     config = study.config_from(args)
+    out = output_dir(args.out)  # checked before the run: a bad --out costs no work
     watching = not args.json and sys.stderr.isatty()
     outcome = study.run(config, line_progress if watching else None)
-    out = Path(args.out)
     path = write_results(out, study.experiment, outcome.config, outcome.rows)
     plots = study.plot(out, config, outcome)
     if outcome.summary is not None:
@@ -105,7 +106,7 @@ def add_summary(path: Path, summary: dict[str, Any]) -> None:
     """Adds a study's summary to its ``result.json``."""
     doc: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     doc["summary"] = summary
-    path.write_text(json.dumps(doc, indent=1, default=str) + "\n", encoding="utf-8")
+    write_text_atomic(path, json.dumps(doc, indent=1, default=str) + "\n")
 
 
 def add_study_options(parser: argparse.ArgumentParser, study: Study[Any], default_out: str,

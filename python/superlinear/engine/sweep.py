@@ -20,7 +20,6 @@ Example::
 
 from __future__ import annotations
 
-import re
 import tomllib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,6 +28,7 @@ from superlinear import _native
 from superlinear.common.defaults import config_defaults
 from superlinear.engine.runs import SuperlinearError, Workload, check_run_size
 from superlinear.experiments.spec import Experiment, Panel, Series
+from superlinear.output.paths import plain_name
 
 if TYPE_CHECKING:
     from superlinear._native import ConfigName
@@ -89,9 +89,9 @@ def load_sweep(path: Path) -> tuple[Experiment, bool]:
     except FileNotFoundError:
         raise ConfigError(f"{path}: no such file") from None
     except IsADirectoryError:
-        raise ConfigError(f"{path}: a folder, not a sweep file") from None
-    except UnicodeDecodeError as e:
-        raise ConfigError(f"{path}: not a text (TOML) file: byte {e.start} is not UTF-8") from None
+        raise ConfigError(f"{path}: is a folder (give the sweep's TOML file)") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: not a TOML file (not UTF-8 text)") from None
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{path}: invalid TOML: {e}") from None
     unknown = set(doc) - TOP_KEYS
@@ -136,6 +136,10 @@ def load_sweep(path: Path) -> tuple[Experiment, bool]:
                 f"{', '.join(bad_dispatch)} send a key to any worker"
             )
     exclude_warmup = _want(path, doc, "exclude_warmup", bool, RUN_DEFAULTS["exclude_warmup"])
+    # The first structure that does not adapt (static list, tree, no cache) is the baseline of
+    # the "vs static k=1" column, as in Fig. 5.
+    adapts = {a["name"]: a["self_adjusting"] for a in _native.algorithms()}
+    static = next((a for a in algos if not adapts[a.split(":", 1)[0]]), None)
     panels = []
     for i, w in enumerate(workloads_list):
         if not isinstance(w, dict):
@@ -175,14 +179,12 @@ def load_sweep(path: Path) -> tuple[Experiment, bool]:
             miss_cycles=_want(path, doc, "miss_cycles", int, RUN_DEFAULTS["miss_cycles"]),
             capacity=caps[0] if caps else None,
             sharded=sharded,
+            static_baseline=static,
             seed=_want(path, doc, "seed", int, RUN_DEFAULTS["seed"]),
             repeats=_want(path, doc, "repeats", int, RUN_DEFAULTS["repeats"]),
         ))
     if exclude_warmup and not any(p.warmup for p in panels):
         raise ConfigError(f"{path}: exclude_warmup = true needs warmup = N (requests served before timing)")
-    name = _want(path, doc, "name", str, path.stem)
-    if not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.-]*", name):
-        raise ConfigError(f"{path}: name = {name!r}: the output folder's name under results/ (letters, digits, "
-                          "'_', '.', '-'; no '/')")
+    name = plain_name(_want(path, doc, "name", str, path.stem), f"{path}: 'name'")
     measure = _want(path, doc, "measure", bool, True)
     return Experiment(name=name, description=f"sweep {name}", panels=tuple(panels)), measure

@@ -247,6 +247,8 @@ def findings(study: CacheStudy, rows: list[Row]) -> list[str]:
     out: list[str] = []
     for panel in study.panels:
         pr = [r for r in rows if r["panel"] == panel.name]
+        if not pr:
+            continue  # a panel not run (--panel chose others) has no findings, not "0 wrong values"
         if len(panel.ks) > 1:
             for router in panel.routers:
                 rr = sorted((r for r in pr if r["dispatch"] == router), key=lambda r: r["k"])
@@ -299,7 +301,8 @@ def run_study(study: CacheStudy, panels: list[str] | None, out: Path, show_progr
     services = Services(sdir)
     rows: list[Row] = []
     try:
-        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        with Progress(TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
+                      TimeElapsedColumn(),
                       disable=not show_progress, transient=True) as progress:
             total = sum(len(p.routers) * len(p.ks) for p in chosen)
             task = progress.add_task(f"{study.name}: starting {study.replicas} memcached + PostgreSQL", total=total)

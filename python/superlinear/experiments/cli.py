@@ -141,6 +141,24 @@ def figures() -> list[str]:
     return list(dict.fromkeys([*REGISTRY, *SERVICE_EXPERIMENTS]))
 
 
+def _refuse_data_panels(figure: str, quick: bool, experiment: Experiment, panels: list[str]) -> None:
+    """Without ClassBench data, a ClassBench panel asked for by name is refused as such, naming
+    the panels that do run without the data."""
+    from superlinear.experiments import DATA_REGISTRY
+
+    here = [p.name for p in experiment.panels]
+    # The builders only name the files; any folder shows which panels the data would add.
+    with_data = {p.name for p in DATA_REGISTRY[figure](quick, Path(".")).panels} - set(here)
+    unknown = [p for p in panels if p not in here and p not in with_data]
+    if unknown:
+        raise SuperlinearError(f"unknown panel(s) {', '.join(unknown)} for {figure} (known: {', '.join(here)}; "
+                               f"with --data also {', '.join(sorted(with_data))})")
+    wanted = [p for p in panels if p in with_data]
+    if wanted:
+        raise SuperlinearError(f"panel(s) {', '.join(wanted)} of {figure} run on ClassBench data: give --data DIR "
+                               f"(no ClassBench data found; without it: {', '.join(here)})")
+
+
 def cmd_reproduce(args: argparse.Namespace) -> int:
     from superlinear.experiments import DATA_REGISTRY, REGISTRY
     from superlinear.experiments.cachetier_driver import SERVICE_EXPERIMENTS
@@ -159,6 +177,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         from superlinear.experiments.packets import find_data
 
         if find_data(data) is None:
+            _refuse_data_panels(args.figure, args.quick, experiment, args.panel or [])
             print("superlinear: note: no ClassBench data found (give --data DIR); ClassBench panels skipped",
                   file=sys.stderr)
     else:

@@ -9,7 +9,6 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from superlinear.classify.workload import PacketWorkloadSpec
@@ -171,7 +170,7 @@ class Driver:
         ``on_row`` called after each, so an interrupted run keeps them."""
         def step(desc: str) -> None:
             if progress is not None:
-                progress.update(task, description=escape(f"[{panel.name}] {desc}"))
+                progress.update(task, description=f"[{panel.name}] {desc}")  # plain text: see run()
 
         def advance() -> None:
             if progress is not None:
@@ -233,7 +232,8 @@ class Driver:
         total = sum(p.runs() for p in chosen)
         rows: list[Row] = []
         with Progress(
-            TextColumn("{task.description}"),
+            # Not rich markup: "[c] ..." (panel c) would be taken for a style and hide the line.
+            TextColumn("{task.description}", markup=False),
             BarColumn(),
             MofNCompleteColumn(),
             TimeElapsedColumn(),

@@ -32,11 +32,17 @@ from superlinear.common.defaults import field_default, with_default
 from superlinear.common.errors import SuperlinearError
 from superlinear.common.listing import Listing, add_listing_options, known, name_table
 from superlinear.common.rows import Row
+from superlinear.common.scope import hidden_alias, spelled
 from superlinear.common.study import Outcome, Study, add_study_options, console
 from superlinear.common.study import Progress as ProgressLine
 from superlinear.latency import sim as latency
 from superlinear.latency.sim import Trace, TraceSpec
+from superlinear.output.paths import output_file
 
+#: Default cache sizes of run, belatedly and bench (objects, or % of the trace's objects).
+RUN_SIZES = "1%,5%,10%"
+BELATEDLY_SIZE = "5%"
+BENCH_SIZE = "1%"
 KIND_NOTE = ("latency: simulated, mean per request in request-times (Z = a full miss); AMAT: Eq. 2.1 from the "
              "miss rate of a classical simulation of the same policy")
 
@@ -131,7 +137,7 @@ def _run_config(args: argparse.Namespace) -> RunConfig:
     names = [n.strip() for n in args.policies.split(",") if n.strip()] if args.policies else latency.policy_names()
     latency.check_policies(names)
     zs = _zs(args, trace)
-    sizes = latency.parse_sizes(args.sizes, trace.objects)
+    sizes = latency.parse_sizes(args.sizes, trace.objects, RUN_SIZES, spelled(args, "sizes", "--cache-size"))
     if args.belatedly and len(trace) > args.belatedly_max:
         raise SuperlinearError(f"--belatedly: the trace has {len(trace):,} requests, more than --belatedly-max "
                                f"{args.belatedly_max:,} (Belatedly's LP grows with the trace; see the README's limits)")
@@ -202,6 +208,7 @@ def _zkey(z: int | None) -> Any:
 
 
 def cmd_gen(args: argparse.Namespace) -> int:
+    out = output_file(args.out)
     trace = Trace.generate(_spec(args))
     latencies = None
     if args.latencies:
@@ -210,8 +217,6 @@ def cmd_gen(args: argparse.Namespace) -> int:
         choices = int_list("--latencies", args.latencies)
         # Each object gets one of the latencies, spread by a multiplicative hash of its id.
         latencies = [choices[(o * 2654435761 % 2**32) % len(choices)] for o in range(trace.objects)]
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
     trace.write(out, binary=args.binary, latencies=latencies)
     bursty = sum(trace.bursty or [])
     doc = {"path": str(out), "requests": len(trace), "objects": trace.objects, "bursty_objects": bursty,
@@ -246,9 +251,9 @@ def _belatedly(args: argparse.Namespace, progress: ProgressLine | None) -> Outco
     if len(zs) != 1:
         raise SuperlinearError("belatedly: give one Z")
     z = zs[0]
-    sizes = latency.parse_sizes(args.size, trace.objects)
+    sizes = latency.parse_sizes(args.size, trace.objects, BELATEDLY_SIZE, spelled(args, "size", "--cache-size"))
     if len(sizes) != 1:
-        raise SuperlinearError("belatedly: give one --size")
+        raise SuperlinearError("belatedly: give one --cache-size")
     c = sizes[0]
     if len(trace) > args.max_requests:
         raise SuperlinearError(f"the trace has {len(trace):,} requests, more than --max-requests "
@@ -309,7 +314,10 @@ def _bench(args: argparse.Namespace, progress: ProgressLine | None) -> Outcome:
     t0 = time.perf_counter()
     trace = _trace(args)
     gen_s = time.perf_counter() - t0
-    c = latency.parse_sizes(args.size, trace.objects)[0]
+    sizes = latency.parse_sizes(args.size, trace.objects, BENCH_SIZE, spelled(args, "size", "--cache-size"))
+    if len(sizes) != 1:
+        raise SuperlinearError("bench: give one --cache-size")
+    c = sizes[0]
     z = int_list("--z", args.z)[0]
     rows = []
     for n in names:
@@ -383,7 +391,10 @@ def register(sub: Any) -> None:
     _trace_options(r)
     r.add_argument("--policies", help=policies + " (default: all)")
     _z_options(r, "10,100,1000,10000")
-    r.add_argument("--sizes", default="1%,5%,10%", help="cache sizes: objects or %% of objects (default 1%%,5%%,10%%)")
+    r.add_argument("--cache-size", dest="sizes", metavar="SIZES",
+                   help="cache sizes, comma-separated: objects or %% of objects "
+                   f"(default {RUN_SIZES.replace('%', '%%')})")
+    hidden_alias(r, "--sizes", dest="sizes")
     r.add_argument("--belatedly", action="store_true",
                    help="add Belatedly's LP bound and rounded schedule (small traces)")
     r.add_argument("--belatedly-max", type=positive_whole, default=50_000, help="largest trace for --belatedly")
@@ -405,7 +416,9 @@ def register(sub: Any) -> None:
                         "balance and replay the schedule in the simulator.")
     _trace_options(b, requests=20_000, objects=300)
     _z_options(b, "100")
-    b.add_argument("--size", default="5%", help="cache size: objects or %% of objects (default 5%%)")
+    b.add_argument("--cache-size", dest="size", metavar="SIZE",
+                   help=f"cache size: objects or %% of objects (default {BELATEDLY_SIZE.replace('%', '%%')})")
+    hidden_alias(b, "--size", dest="size")
     b.add_argument("--rounds", type=non_negative_whole, default=4,
                    help="random roundings besides the threshold ones (default 4)")
     b.add_argument("--compare", default="lru,lru-mad,belady,belady-ad", help="policies to simulate alongside")
@@ -418,7 +431,9 @@ def register(sub: Any) -> None:
     _trace_options(s, requests=10_000_000, objects=100_000)
     s.add_argument("--policies", default="lru,lru-mad", help=policies + " (default lru,lru-mad)")
     s.add_argument("--z", default="1000", help="Z (default 1000)")
-    s.add_argument("--size", default="1%", help="cache size (default 1%% of objects)")
+    s.add_argument("--cache-size", dest="size", metavar="SIZE",
+                   help=f"cache size: objects or %% of objects (default {BENCH_SIZE.replace('%', '%%')})")
+    hidden_alias(s, "--size", dest="size")
     add_study_options(s, Bench(), "results/latency-bench")
 
     p = asub.add_parser("policies", help="list the eviction policies")

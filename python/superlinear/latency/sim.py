@@ -59,7 +59,7 @@ class Trace:
     def read(cls, path: str | Path) -> Trace:
         """Text (``OBJECT [TIMESTAMP [LATENCY]]``) or binary (``SLKT``) trace."""
         if Path(path).is_dir():
-            raise SuperlinearError(f"{path}: a folder, not a trace file")
+            raise SuperlinearError(f"{path}: is a folder (give a trace file)")
         if not Path(path).is_file():
             raise SuperlinearError(f"{path}: no such file")
         return cls(_native.LatencyTrace.read(str(path)), str(path))
@@ -212,21 +212,29 @@ def grid(trace: Trace, names: Sequence[str], zs: Sequence[int | None], capacitie
     return out
 
 
-def parse_sizes(text: str, objects: int) -> list[int]:
-    """Cache sizes: objects (``200``) or percentages of the trace's objects (``5%``)."""
+def parse_sizes(text: str | None, objects: int, default: str, option: str = "--cache-size") -> list[int]:
+    """Cache sizes: objects (``200``) or percentages of the trace's objects (``5%``); ``text`` None
+    takes ``default``, and an error then says it was the default, not something the user typed."""
+    given = text is not None
+    source = text if text is not None else default
+
+    def bad(problem: str) -> SuperlinearError:
+        if given:
+            return SuperlinearError(f"{option}: {problem}")
+        return SuperlinearError(f"{option} defaults to {default}, but {problem}; give {option} N (objects)")
+
     sizes = []
-    for part in (p.strip() for p in text.split(",") if p.strip()):
+    for part in (p.strip() for p in source.split(",") if p.strip()):
         try:
             value = float(part[:-1]) * objects / 100 if part.endswith("%") else float(part)
         except ValueError:
-            raise SuperlinearError(f"--sizes: '{part}' is not a number or a percentage") from None
+            raise bad(f"'{part}' is not a number or a percentage") from None
         if value != value or value < 1 or (not part.endswith("%") and value != int(value)):
-            why = (f"{part} of {objects:,} objects is {value:.2f}, less than one object (give more objects or a "
-                   "size in objects)" if part.endswith("%") else "not a whole number of objects ≥ 1")
-            raise SuperlinearError(f"--sizes: '{part}': {why}")
+            of = f" of {objects:,} objects" if part.endswith("%") else ""
+            raise bad(f"'{part}'{of} gives no whole cache of at least 1 object")
         sizes.append(max(1, round(value)))
     if not sizes:
-        raise SuperlinearError("--sizes: give at least one cache size")
+        raise bad("give at least one cache size")
     return sizes
 
 

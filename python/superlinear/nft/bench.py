@@ -92,6 +92,13 @@ def rule_set_inputs(args: Any, options: dict[str, Any]) -> list[RuleSetInput]:
                          options) for s in sets]
 
 
+def load_rules(inp: RuleSetInput) -> Any:
+    """The rule set alone (a header made from it stands in for the trace): for ``--emit``."""
+    if not Path(inp.rules).is_file():
+        raise SuperlinearError(f"{inp.rules}: no such rules file")
+    return _native.NftWorkload.load(inp.rules, None, {**inp.options, "generate": 0})
+
+
 def load_workload(inp: RuleSetInput) -> Any:
     """The rule set and trace, read by the classifier's own readers."""
     for what, path in (("rules", inp.rules), ("trace", inp.trace)):

@@ -18,19 +18,12 @@ from typing import Any
 
 from rich.console import Console
 
-from superlinear import _native
 from superlinear.common.args import k_list, non_negative_int, positive_float, positive_int
 from superlinear.common.errors import SuperlinearError
-from superlinear.nft.bench import (
-    DATA_SETS,
-    BenchConfig,
-    RuleSetInput,
-    SetResult,
-    load_workload,
-    rule_set_inputs,
-    run_sets,
-)
+from superlinear.common.scope import OptionScope, hidden_alias
+from superlinear.nft.bench import DATA_SETS, BenchConfig, RuleSetInput, SetResult, load_rules, run_sets
 from superlinear.nft.netns import RX_DEV, TABLE, NeedsPrivilegesError, TerminatedError, remove_all
+from superlinear.output.paths import output_dir, output_file, write_text_atomic
 from superlinear.output.results import write_results
 
 console = Console(width=max(120, Console().width))
@@ -40,27 +33,41 @@ EXIT_TERMINATED = 143
 
 
 def inputs_from(args: argparse.Namespace) -> list[RuleSetInput]:
-    """The rule sets to run: ``--rules``/``--trace``, or the ClassBench sets in ``--data``."""
+    """The rule sets to run: ``--rules``/``--trace``, or the ClassBench sets in ``--data``
+    (``--emit`` needs no trace: it converts the rules only)."""
     options = {"format": args.format, "trace_format": args.trace_format, "actions": args.actions,
                "default": args.default}
-    return rule_set_inputs(args, options)
+    if args.rules or args.trace:
+        if args.data:
+            raise SuperlinearError("give either --rules and --trace, or --data, not both")
+        if not args.rules:
+            raise SuperlinearError("--trace needs --rules (the rule set the trace runs through)")
+        if not (args.trace or args.emit):
+            raise SuperlinearError("--rules needs --trace (the packets to replay), except with --emit")
+        return [RuleSetInput(args.name or Path(args.rules).name, args.rules, args.trace or "", options)]
+    if not args.data:
+        raise SuperlinearError("nothing to run: give --rules FILE --trace FILE, or --data DIR (ClassBench sets)")
+    root = Path(args.data)
+    if not root.is_dir():
+        raise SuperlinearError(f"{root}: --data must be a folder holding acl1_5k, acl1_5k_trace, ...")
+    sets = [s.strip() for s in args.sets.split(",") if s.strip()]
+    out = []
+    for s in sets:
+        rules, trace = root / f"{s}_{args.size}", root / f"{s}_{args.size}_trace"
+        out.append(RuleSetInput(f"{s}_{args.size}", str(rules), str(trace), options))
+    return out
 
 
-def cmd_emit(args: argparse.Namespace) -> int:
-    """Writes the benchmark table of ``--rules`` (no trace needed), or of the first ``--data``
-    set: `nft -f FILE` loads it."""
-    if args.rules and not args.trace:
-        if not Path(args.rules).is_file():
-            raise SuperlinearError(f"{args.rules}: no such rules file")
-        options = {"format": args.format, "actions": args.actions, "default": args.default}
-        w = _native.NftWorkload.load(args.rules, None, options)
-    else:
-        w = load_workload(inputs_from(args)[0])
+def cmd_emit(args: argparse.Namespace, inputs: list[RuleSetInput]) -> int:
+    """Writes the benchmark table of the (first) rule set: `nft -f FILE` loads it. Only the rules
+    are read; a trace, if given, has no part in it."""
+    target = None if args.emit == "-" else output_file(args.emit, "--emit")
+    w = load_rules(inputs[0])
     text = w.nft_table(TABLE, args.device, False)
-    if args.emit == "-":
+    if target is None:
         sys.stdout.write(text)
     else:
-        Path(args.emit).write_text(text, encoding="utf-8")
+        write_text_atomic(target, text)
         err.print(f"{w.rules():,} rules written to {args.emit} as table netdev {TABLE} on {args.device} ingress "
                   f"(load with: nft -f {args.emit})")
     return 0
@@ -87,16 +94,43 @@ def _save(out: Path, cfg: BenchConfig, inputs: list[RuleSetInput], results: list
     return path
 
 
-def cmd_nft_bench(args: argparse.Namespace) -> int:
+#: Options of the rule set (and where it comes from): every mode but --cleanup reads them.
+INPUT_OPTIONS = frozenset({"rules", "data", "sets", "size", "format", "actions", "default"})
+#: Options of the throughput runs, which --check-only skips.
+THROUGHPUT_OPTIONS = frozenset({"duration", "repeats", "ks", "dispatch", "seed"})
+#: Where an option applies, for the error that refuses it elsewhere.
+ELSEWHERE = {"device": "it is for --emit", "emit": "it converts only", **{o: "it is for the throughput runs"
+                                                                          for o in THROUGHPUT_OPTIONS}}
+
+
+def mode_options(args: argparse.Namespace) -> tuple[frozenset[str], str]:
+    """The options the chosen mode reads, and the mode in words."""
+    if args.cleanup:
+        return frozenset({"cleanup"}), "with --cleanup"
+    if args.emit:
+        # A trace is accepted beside the rules (commands that name the pair keep working), though
+        # the table is made from the rules alone.
+        return INPUT_OPTIONS | {"emit", "device", "trace", "trace_format"}, "with --emit"
+    run = INPUT_OPTIONS | {"trace", "name", "trace_format", "check_only", "check_rate", "batch", "cpu", "keep", "out",
+                           "json"}
+    if args.check_only:
+        return run, "with --check-only"
+    return run | THROUGHPUT_OPTIONS, "in a benchmark run"
+
+
+def cmd_nft_bench(args: argparse.Namespace, scope: OptionScope) -> int:
+    used, mode = mode_options(args)
+    scope.check(args, used, mode, ELSEWHERE)
+    scope.fill(args)
     if args.cleanup:
         removed = remove_all()
         print(f"removed {len(removed)} namespace(s)" + (f": {', '.join(removed)}" if removed else ""))
         return 0
-    if args.emit:
-        return cmd_emit(args)
     inputs = inputs_from(args)
+    if args.emit:
+        return cmd_emit(args, inputs)
     cfg = _config(args)
-    out = Path(args.out)
+    out = output_dir(args.out)
 
     def progress(msg: str) -> None:
         err.print(msg, highlight=False, markup=False, soft_wrap=True)
@@ -143,8 +177,12 @@ def register(sub: Any) -> None:
     g.add_argument("--name", help="label of this rule set in tables and results (default: the rules file name)")
     g.add_argument("--data", metavar="DIR", help="instead of --rules/--trace: a folder of ClassBench sets")
     g.add_argument("--sets", default=",".join(DATA_SETS), help="with --data: sets to run (default acl1,ipc1,fw1)")
-    g.add_argument("--size", default="5k", help="with --data: size suffix of the files (default 5k)")
-    g.add_argument("--format", default="auto", help="rule format: auto, classbench, native, nft (default auto)")
+    g.add_argument("--classbench-size", dest="size", default="5k",
+                   help="with --data: size suffix of the files (default 5k)")
+    hidden_alias(g, "--size", dest="size")
+    g.add_argument("--rule-format", dest="format", default="auto",
+                   help="rule format: auto, classbench, native, nft (default auto)")
+    hidden_alias(g, "--format", dest="format")
     g.add_argument("--trace-format", default="auto", help="trace format: auto, classbench, pcap, pcapng, binary")
     g.add_argument("--actions", default="random",
                    help="actions of ClassBench filters: random[:DROP_FRACTION[:SEED]] or accept (default random, "
@@ -154,8 +192,9 @@ def register(sub: Any) -> None:
     m.add_argument("--duration", type=positive_float, default=3.0, help="seconds per throughput run (default 3)")
     m.add_argument("--repeats", type=positive_int, default=3,
                    help="throughput runs per chain, and single-core runs of ours (default 3; median and spread)")
-    m.add_argument("--ks", type=k_list, default=(2, 4, 8, 16, 32),
-                   help="MRF projected at these k (default 2,4,8,16,32)")
+    m.add_argument("--k", dest="ks", type=k_list, default=(2, 4, 8, 16, 32),
+                   help="MRF projected at these k, comma-separated (default 2,4,8,16,32)")
+    hidden_alias(m, "--ks", dest="ks", type=k_list)
     m.add_argument("--dispatch", default="rss", help="dispatcher for the projected MRF runs (default rss, 5-tuple)")
     m.add_argument("--check-only", action="store_true", help="round trip and exact counters only, no throughput")
     m.add_argument("--check-rate", type=positive_float, default=50_000.0,
@@ -174,4 +213,5 @@ def register(sub: Any) -> None:
     o.add_argument("--keep", action="store_true",
                    help="leave namespaces, veth pair and table in place (removed by the next run or --cleanup)")
     o.add_argument("--cleanup", action="store_true", help="remove every namespace nft-bench left behind, and stop")
-    p.set_defaults(func=cmd_nft_bench)
+    scope = OptionScope(p)
+    p.set_defaults(func=lambda args: cmd_nft_bench(args, scope))

@@ -1,43 +1,69 @@
-"""Where results go: every ``--out`` is checked the same way before anything is written (a file
-where a folder is wanted, a folder where a file is wanted, a missing parent folder), and files
-are written atomically (a temporary file beside, renamed; removed if the write fails), so an
-error never leaves a half-written file or a stray temporary one."""
+"""Where a command may write: the one check of every ``--out`` (and ``--emit``), made before any
+work starts, so a wrong path costs one line and no lost run.
+
+* an output **folder** (``reproduce``, ``sweep``, ``law``, ``bench``, ...) is created with its
+  parents where missing; an existing file of that name is refused;
+* an output **file** (``report``, ``usl fit``, ``classify gen-rules``, ...) must not be a folder,
+  and its folder must exist already: a typo in a path is reported, not turned into new folders;
+* a name taken from a config file (a sweep's ``name``) must be one plain folder name, so it stays
+  inside ``results/``;
+* files are written through a temporary file beside them, removed again if the write fails.
+
+Every problem is a :class:`SuperlinearError` naming the path and the option.
+"""
 
 from __future__ import annotations
 
-import contextlib
+import os
 from pathlib import Path
 
 from superlinear.common.errors import SuperlinearError
 
 
-def output_file(path: Path, flag: str = "--out") -> Path:
-    """A file the command may write: not a folder, in a folder that exists."""
-    if path.is_dir():
-        raise SuperlinearError(f"{flag} {path}: a folder; give a file name (e.g. {path / 'index.html'})")
-    if not path.parent.is_dir():
-        raise SuperlinearError(f"{flag} {path}: the folder {path.parent} does not exist")
-    return path
-
-
-def output_folder(path: Path, flag: str = "--out") -> Path:
-    """A folder the command may write into (created if missing): not an existing file."""
-    if path.exists() and not path.is_dir():
-        raise SuperlinearError(f"{flag} {path}: a file, not a folder")
+def output_dir(path: str | Path, option: str = "--out") -> Path:
+    """The output folder ``path``, created (with missing parents) if it does not exist."""
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        raise SuperlinearError(f"{p}: exists and is not a folder ({option} takes a folder here)")
     try:
-        path.mkdir(parents=True, exist_ok=True)
+        p.mkdir(parents=True, exist_ok=True)
     except OSError as e:
-        raise SuperlinearError(f"{flag} {path}: cannot create the folder: {e.strerror or e}") from None
-    return path
+        raise SuperlinearError(f"{p}: cannot create the output folder ({option}): {e.strerror or e}") from None
+    if not os.access(p, os.W_OK | os.X_OK):
+        raise SuperlinearError(f"{p}: the output folder ({option}) is not writable")
+    return p
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Writes ``text`` to ``path`` through a temporary file that is renamed over it."""
-    tmp = path.with_name(path.name + ".tmp")
+def output_file(path: str | Path, option: str = "--out") -> Path:
+    """The output file ``path``, checked: not a folder, in a folder that exists and is writable."""
+    p = Path(path)
+    if p.is_dir():
+        raise SuperlinearError(f"{p}: is a folder ({option} takes a file name here, e.g. {p / 'out'})")
+    parent = p.parent
+    if not parent.exists():
+        raise SuperlinearError(f"{p}: folder {parent} does not exist ({option}; create it first)")
+    if not parent.is_dir():
+        raise SuperlinearError(f"{p}: {parent} is not a folder ({option})")
+    if not os.access(parent, os.W_OK | os.X_OK) or (p.exists() and not os.access(p, os.W_OK)):
+        raise SuperlinearError(f"{p}: not writable ({option})")
+    return p
+
+
+def plain_name(name: str, where: str) -> str:
+    """``name`` if it is one folder name (no ``/``, not ``.`` or ``..``, not empty), so that
+    ``results/NAME`` stays inside ``results/``; ``where`` names its source in the error."""
+    if not name.strip() or name in (".", "..") or any(c in name for c in ("/", "\\", "\0")):
+        raise SuperlinearError(f"{where} must be one folder name (no '/', not '.' or '..'), got {name!r}")
+    return name
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Writes ``text`` to ``path`` through a temporary file beside it: a reader never sees half a
+    file, and a failed write leaves neither a half file nor the temporary one."""
+    tmp = path.with_name(f".{path.name}.tmp")
     try:
         tmp.write_text(text, encoding="utf-8")
         tmp.replace(path)
-    except OSError as e:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise SuperlinearError(f"{path}: cannot write: {e.strerror or e}") from None
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise

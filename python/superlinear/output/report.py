@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from superlinear.common.errors import SuperlinearError
-from superlinear.output.paths import output_file, write_atomic
+from superlinear.output.paths import output_file, write_text_atomic
 
 #: Rows shown per experiment; the CSV next to the JSON always has them all.
 MAX_ROWS = 400
@@ -136,7 +136,9 @@ def render(root: Path) -> str:
 
 def write_report(root: Path, out: Path | None = None) -> tuple[Path, int]:
     """Writes the page (default ``ROOT/index.html``); returns its path and the number of experiments."""
-    page = render(root)
+    # A given --out is checked before the page is built; the default lies in ``root``, which
+    # render() checks.
     target = output_file(out) if out is not None else root / "index.html"
-    write_atomic(target, page)
+    page = render(root)
+    write_text_atomic(target, page)
     return target, page.count("<section ")

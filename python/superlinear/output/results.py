@@ -11,7 +11,7 @@ from typing import Any
 
 from superlinear import _native
 from superlinear.common.rows import Machine, ResultDoc, Row
-from superlinear.output.paths import output_folder
+from superlinear.output.paths import output_dir, write_text_atomic
 
 
 def machine_info() -> Machine:
@@ -41,12 +41,10 @@ def machine_info() -> Machine:
 
 def write_results(out_dir: Path, experiment: str, config: dict[str, Any], rows: list[Row]) -> Path:
     """Writes result.json and result.csv into ``out_dir`` (created if missing); returns the JSON path."""
-    output_folder(out_dir)
+    output_dir(out_dir)
     doc: ResultDoc = {"experiment": experiment, "config": config, "machine": machine_info(), "rows": rows}
     json_path = out_dir / "result.json"
-    tmp = json_path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(doc, indent=1, default=str) + "\n", encoding="utf-8")
-    tmp.replace(json_path)
+    write_text_atomic(json_path, json.dumps(doc, indent=1, default=str) + "\n")
     columns: list[str] = []
     for row in rows:
         for key in row:

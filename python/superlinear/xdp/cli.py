@@ -390,7 +390,8 @@ def register_bench(sub: Any) -> None:
     g.add_argument("--name", help="label of this rule set (default: the rules file name)")
     g.add_argument("--data", metavar="DIR", help="instead of --rules/--trace: a folder of ClassBench sets")
     g.add_argument("--sets", default="acl1,ipc1,fw1", help="with --data: sets to run (default acl1,ipc1,fw1)")
-    g.add_argument("--size", default="5k", help="with --data: size suffix of the files (default 5k)")
+    g.add_argument("--classbench-size", "--size", dest="size", default="5k",
+                   help="with --data: size suffix of the files (default 5k)")
     add_rule_options(g)
     g.add_argument("--trace-format", default="auto", help="trace format: auto, classbench, pcap, pcapng, binary")
     m = p.add_argument_group("measurement")

@@ -108,13 +108,14 @@ pub const REGISTRY: &[PacketDispatcherEntry] = &[
     },
 ];
 
-/// Splits `name[:arg]` and finds the entry.
+/// Splits `name[:arg]` and finds the entry. A colon with nothing after it (`rss:`) is refused:
+/// it would silently mean the default (the 5-tuple for RSS).
 pub fn lookup(spec: &str) -> Result<(&'static PacketDispatcherEntry, &str), Error> {
     let spec = spec.trim();
     let (name, arg) = spec.split_once(':').unwrap_or((spec, ""));
     if spec.contains(':') && arg.trim().is_empty() {
         return Err(Error::config(format!(
-            "dispatcher '{spec}': nothing after ':' (give fields, e.g. {name}:dport, or {name} alone)"
+            "packet dispatcher '{spec}': nothing after ':' (e.g. rss:sip,dip; plain {name} for its default)"
         )));
     }
     let entry = REGISTRY.iter().find(|e| e.name == name).ok_or_else(|| {
@@ -156,4 +157,18 @@ pub fn describe(spec: &str, k: usize, planner: &RuleAwarePlanner) -> Result<Stri
         "rule" => format!("rule({})", planner.fields(k.max(1)).name()),
         other => other.to_string(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_colon_without_an_argument_is_refused() {
+        for spec in ["rss:", "rss: ", "rr:", "rule:"] {
+            assert!(lookup(spec).is_err(), "{spec}");
+        }
+        assert_eq!(lookup("rss").unwrap().0.name, "rss");
+        assert_eq!(lookup("rss:dport").unwrap().1, "dport");
+    }
 }

@@ -1,0 +1,249 @@
+"""The CLI's surface as a user meets it (issue 15): options a mode does not use are refused, output
+paths are checked before any work, one spelling per concept (old ones still work, hidden), errors
+name what the user typed, tables say what they leave out, and `make test` installs or names the
+system packages its tests need. Every test runs the real CLI (``python -m superlinear``)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+from collections.abc import Callable
+from pathlib import Path
+from subprocess import CompletedProcess
+
+import pytest
+
+Cli = Callable[..., CompletedProcess[str]]
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def one_line_error(r: CompletedProcess[str], *fragments: str) -> str:
+    """The one error line of a usage mistake (exit 2, no traceback), checked for ``fragments``."""
+    assert r.returncode == 2, (r.returncode, r.stdout, r.stderr)
+    assert "Traceback" not in r.stderr
+    lines = [line for line in r.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, r.stderr
+    assert lines[0].startswith("superlinear: error: "), lines[0]
+    for f in fragments:
+        assert f in lines[0], lines[0]
+    return lines[0]
+
+
+@pytest.fixture
+def rules(tmp_path: Path) -> Path:
+    path = tmp_path / "r.txt"
+    path.write_text("accept src 10.0.0.0/8 dport 53 proto udp\ndrop proto tcp\n")
+    return path
+
+
+@pytest.fixture
+def trace(cli: Cli, rules: Path, tmp_path: Path) -> Path:
+    path = tmp_path / "t.bin"
+    r = cli("classify", "gen-trace", "--rules", str(rules), "--packets", "500", "--out", str(path))
+    assert r.returncode == 0, r.stderr
+    return path
+
+
+# --- An option the chosen mode does not use is an error naming it, not silently dropped. --------
+
+
+def test_classify_refuses_options_of_another_action(cli: Cli, rules: Path, trace: Path, tmp_path: Path) -> None:
+    out = tmp_path / "F.txt"
+    r = cli("classify", "--rules", str(rules), "--trace", str(trace), "--out", str(out), "--no-measure")
+    one_line_error(r, "--out has no effect in classify run", "gen-rules")
+    assert not out.exists()
+    one_line_error(cli("classify", "gen-rules", "--rules-count", "20", "--out", str(out), "--check"),
+                   "--check has no effect in classify gen-rules")
+    assert not out.exists()
+    one_line_error(cli("classify", "--rules", str(rules), "--depth", "3"), "--depth has no effect", "without --rules")
+    one_line_error(cli("classify", "algorithms", "--k", "3"), "--k has no effect in classify algorithms")
+    # An old spelling is named as typed.
+    one_line_error(cli("classify", "gen-rules", "--workers", "3", "--out", str(out)), "--workers has no effect")
+
+
+def test_usl_and_nft_bench_refuse_options_of_another_mode(cli: Cli, rules: Path, trace: Path,
+                                                          tmp_path: Path) -> None:
+    data = tmp_path / "m.csv"
+    data.write_text("p,speedup\n1,1\n2,2.1\n3,3.3\n4,4.5\n")
+    one_line_error(cli("usl", "fit", str(data), "--at", "3", "--no-plot"), "--at has no effect in usl fit")
+    one_line_error(cli("usl", "fit", str(data), "--out", str(tmp_path / "x"), "--no-plot"), "--out has no effect")
+    one_line_error(cli("nft-bench", "--rules", str(rules), "--emit", "-", "--duration", "2"),
+                   "--duration has no effect with --emit")
+    one_line_error(cli("nft-bench", "--rules", str(rules), "--trace", str(trace), "--emit", "-", "--k", "2"),
+                   "--k has no effect with --emit")
+    one_line_error(cli("nft-bench", "--cleanup", "--rules", str(rules)), "--rules has no effect with --cleanup")
+
+
+def test_empty_values_are_refused_not_taken_for_the_default(cli: Cli, rules: Path, trace: Path,
+                                                             tmp_path: Path) -> None:
+    empty = tmp_path / "empty.txt"
+    empty.write_text("")
+    one_line_error(cli("classify", "--rules", str(empty), "--trace", str(trace)), f"{empty}: no rules")
+    one_line_error(cli("classify", "--synthetic", "--rules-count", "50", "--dispatch", "rss:", "--packets", "500"),
+                   "rss:")
+    one_line_error(cli("advise", "--candidates", "", "--m", "200", "--requests", "2000", "--k", "2",
+                       "--out", str(tmp_path / "adv")), "--candidates")
+    assert not (tmp_path / "adv" / "result.json").exists()
+
+
+# --- Output paths: checked before any work, in one place. ---------------------------------------
+
+
+def test_output_paths(cli: Cli, tmp_path: Path) -> None:
+    results = tmp_path / "results"
+    (results / "exp").mkdir(parents=True)
+    (results / "exp" / "result.json").write_text(json.dumps({"experiment": "x", "rows": [{"k": 1}]}))
+    folder = tmp_path / "adir"
+    folder.mkdir()
+    one_line_error(cli("report", str(results), "--out", str(folder)), str(folder), "folder")
+    assert list(tmp_path.glob("*.tmp")) == [] and list(folder.iterdir()) == []
+
+    data = tmp_path / "m.csv"
+    data.write_text("p,speedup\n1,1\n2,2.1\n3,3.3\n4,4.5\n")
+    missing = tmp_path / "nonexistent" / "dir" / "x"
+    one_line_error(cli("usl", "fit", str(data), "--out", str(missing)), "does not exist")
+    assert not (tmp_path / "nonexistent").exists()
+
+    a_file = tmp_path / "afile"
+    a_file.write_text("x")
+    line = one_line_error(cli("law", "--out", str(a_file)), str(a_file))
+    assert "Errno" not in line
+
+    sweep = tmp_path / "esc.toml"
+    sweep.write_text('name = "../../escaped"\nalgos = ["mtf"]\ndispatch = ["hash"]\nk = [1, 2]\nrequests = 2000\n'
+                     'measure = false\n[workload]\nkind = "uniform"\nm = 100\n')
+    work = tmp_path / "work"
+    work.mkdir()
+    one_line_error(cli("sweep", str(sweep), cwd=work), "'name'", "../../escaped")
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["results", "adir", "m.csv", "afile", "esc.toml",
+                                                                  "work"])
+
+
+# --- One spelling per concept; the old ones still work and are left out of --help. ---------------
+
+
+def test_version_is_the_packages() -> None:
+    r = subprocess.run([sys.executable, "-m", "superlinear", "--version"], capture_output=True, text=True,
+                       check=False)
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    assert r.returncode == 0 and r.stdout.strip() == f"superlinear {version}"
+
+
+def test_old_spellings_are_hidden_aliases(cli: Cli, rules: Path, trace: Path) -> None:
+    ks = set()
+    for flag in ("--k", "-k", "--workers"):
+        r = cli("classify", "--rules", str(rules), "--trace", str(trace), flag, "3", "--no-measure", "--json")
+        assert r.returncode == 0, r.stderr
+        ks.add(json.loads(r.stdout)["k"])
+    assert ks == {3}
+    tables = {cli("nft-bench", "--rules", str(rules), flag, "native", "--emit", "-").stdout
+              for flag in ("--rule-format", "--format")}
+    assert len(tables) == 1 and "table netdev" in tables.pop()
+    capacities = []
+    for flag in ("--cache-size", "--sizes"):
+        r = cli("latency-sim", "run", "--requests", "500", "--objects", "50", "--policies", "lru", "--z", "10",
+                flag, "5", "--json", "--out", str(rules.parent / flag.strip("-")))
+        assert r.returncode == 0, r.stderr
+        capacities.append({row["capacity"] for row in json.loads(r.stdout)["rows"]})
+    assert capacities == [{5}, {5}]
+    helps = {
+        ("classify",): ("--k", "--workers"), ("nft-bench",): ("--k", "--ks"),
+        ("latency-sim", "run"): ("--cache-size", "--sizes"), ("attack", "bench-queue"): ("--queue-size", "--sizes"),
+    }
+    for command, (new, old) in helps.items():
+        text = cli(*command, "--help").stdout
+        assert re.search(rf"(^|[\s\[,]){re.escape(new)}[\s=,\]]", text), (command, new)
+        assert not re.search(rf"(^|[\s\[,]){re.escape(old)}[\s=,\]]", text), (command, old)
+
+
+# --- Errors name what the user typed, and the thing that is wrong. -------------------------------
+
+
+def test_errors_name_the_right_thing(cli: Cli, tmp_path: Path) -> None:
+    garbage = tmp_path / "garbage.bin"
+    garbage.write_bytes(bytes(range(256)) * 2)
+    one_line_error(cli("sweep", str(garbage)), str(garbage))
+    one_line_error(cli("latency-sim", "run", "--trace", str(tmp_path)), str(tmp_path), "folder")
+    line = one_line_error(cli("latency-sim", "run", "--objects", "50", "--requests", "1000"), "default")
+    assert "--sizes" not in line  # the default's flag, not a spelling the user never typed
+    one_line_error(cli("latency-sim", "run", "--requests", "100", "--sizes", "0"), "--sizes", "'0'")
+    r = cli("reproduce", "fig99")
+    line = one_line_error(r, "fig99")
+    names = line.split("available: ")[1].rstrip(")").split(", ")
+    assert len(names) == len(set(names))
+
+
+def test_classbench_panel_without_data_is_one_line(cli: Cli, tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "SUPERLINEAR_DATA"}
+    r = subprocess.run([sys.executable, "-m", "superlinear", "reproduce", "fig8", "--quick", "--panel", "a"],
+                       capture_output=True, text=True, cwd=tmp_path, env=env, check=False)
+    one_line_error(r, "--data", "d2k")
+
+
+# --- Tables say what they show. -------------------------------------------------------------------
+
+
+def test_sweep_table_shows_every_k_and_the_static_baseline(cli: Cli, tmp_path: Path) -> None:
+    cfg = tmp_path / "ks.toml"
+    cfg.write_text('algos = ["mtf", "static"]\ndispatch = ["hash"]\nk = [1, 2, 4, 8]\nrequests = 2000\n'
+                   'measure = false\n[workload]\nkind = "uniform"\nm = 100\n')
+    r = cli("sweep", str(cfg), "--out", str(tmp_path / "out"))
+    assert r.returncode == 0, r.stderr
+    rows = [line for line in r.stdout.splitlines() if line.startswith("│")]
+    assert sorted(int(line.split("│")[3]) for line in rows) == [1, 1, 2, 2, 4, 4, 8, 8]
+    assert all(line.split("│")[8].strip() != "—" for line in rows)  # vs static k=1
+
+
+def test_long_series_say_which_k_they_leave_out() -> None:
+    from rich.console import Console
+
+    from superlinear.output.tables import summary_table
+
+    rows = [{"panel": "a", "algo": "mtf", "dispatch": "hash", "warmup": "included", "k": k, "rules": 5}
+            for k in (1, 2, 4, 8, 16, 32, 64)]
+    console = Console(width=400, record=True)
+    console.print(summary_table(rows, "t"))
+    text = " ".join(console.export_text().split())
+    assert "Mpkt/s" in text and "Mreq/s" not in text
+    assert "Left out here: k = 4, 8, 16, 32" in text
+
+
+def test_attack_sim_gives_one_figure_per_jmax(cli: Cli, tmp_path: Path) -> None:
+    r = cli("attack", "sim", "--quick", "--packets", "5000", "--policies", "fcfs", "--jmax", "10",
+            "--jmax-sweep", "5,10", "--out", str(tmp_path), "--json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    growth = {row["job_max_us"]: row["displacement_factor"] for row in doc["rows"]
+              if row["panel"] == "growth-summary"}
+    assert growth[10.0] == doc["summary"]["policies"]["fcfs"]["displacement_factor"]
+
+
+def test_cache_findings_leave_out_panels_not_run() -> None:
+    from superlinear.experiments.cachetier_driver import SERVICE_EXPERIMENTS, findings
+
+    assert findings(SERVICE_EXPERIMENTS["fig11"](True), []) == []
+
+
+# --- make test installs the system packages, or names the one command that would. ---------------
+
+
+def test_system_packages_script_names_the_command(tmp_path: Path) -> None:
+    script = ROOT / "scripts" / "install-system-packages.sh"
+    bash = shutil.which("bash")
+    assert bash is not None
+    empty_path = tmp_path / "bin"
+    empty_path.mkdir()
+    r = subprocess.run([bash, str(script), "--print"], capture_output=True, text=True,
+                       env={"PATH": str(empty_path)}, check=False)
+    assert r.returncode == 0, r.stderr
+    # With nothing on PATH, memcached and PostgreSQL count as missing (nft and ip are looked for
+    # in /usr/sbin as well), and without apt-get the command names the packages.
+    assert "memcached postgresql" in r.stderr and "install with your package manager" in r.stderr
+    makefile = (ROOT / "Makefile").read_text()
+    assert re.search(r"(?m)^test: system-packages$", makefile)
+    assert "scripts/install-system-packages.sh" in (ROOT / ".ci" / "run").read_text()
