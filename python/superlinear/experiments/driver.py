@@ -177,6 +177,7 @@ class Driver:
                 progress.advance(task)
 
         rows: list[Row] = [] if into is None else into
+        first = len(rows)  # this panel's rows start here (``into`` holds earlier panels' rows)
         if panel.metric == "goodput":
             for series in panel.series:
                 base: RunRecord | None = None
@@ -219,7 +220,7 @@ class Driver:
             static = baseline(panel.static_baseline, False)
             assert static["projected"] is not None
             static_rps = _throughput(static["projected"], static["projected"]["projected_ns"])
-            for row in rows:
+            for row in rows[first:]:
                 row["throughput_vs_static_k1"] = _ratio(row["throughput_rps_projected"], static_rps)
         return rows
 
