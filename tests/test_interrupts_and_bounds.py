@@ -147,3 +147,16 @@ def test_fuzz_numeric_flags_never_crash(tmp_path: Path) -> None:
         if "Traceback" in err or p.returncode < 0 or p.returncode not in (0, 1, 2, 130):
             failures.append(f"{' '.join(argv)}: exit {p.returncode}: {err.strip().splitlines()[-1:] }")
     assert not failures, "\n".join(failures)
+
+
+def test_points_written_as_they_finish_keep_each_panels_ratios(tmp_path: Path) -> None:
+    # Panel c (goodput, no projected throughput) before panel e (ratio to its static baseline):
+    # each panel's post-processing must touch its own rows only.
+    out = tmp_path / "f5"
+    r = subprocess.run([sys.executable, "-m", "superlinear", "reproduce", "fig5", "--quick", "--no-measure",
+                        "--panel", "c", "--panel", "e", "--out", str(out)], capture_output=True, text=True,
+                       timeout=300, check=False)
+    assert r.returncode == 0, r.stderr[-2000:]
+    rows = json.loads((out / "result.json").read_text())["rows"]
+    assert {row["panel"] for row in rows} == {"c", "e"}
+    assert all(row.get("throughput_vs_static_k1") is not None for row in rows if row["panel"] == "e")
