@@ -73,15 +73,19 @@ class BenchConfig:
     seed: int = 1
 
 
-def rule_set_inputs(args: Any, options: dict[str, Any]) -> list[RuleSetInput]:
+def rule_set_inputs(args: Any, options: dict[str, Any], trace_optional: bool = False) -> list[RuleSetInput]:
     """The rule sets a benchmark runs (``nft-bench``, ``xdp-bench``): ``--rules``/``--trace`` (and
-    ``--name``), or the ClassBench sets ``--sets`` of size ``--size`` in ``--data``."""
+    ``--name``), or the ClassBench sets ``--sets`` of size ``--size`` in ``--data``;
+    ``trace_optional`` for a mode that reads the rules only (``nft-bench --emit``)."""
     if args.rules or args.trace:
         if args.data:
             raise SuperlinearError("give either --rules and --trace, or --data, not both")
-        if not (args.rules and args.trace):
-            raise SuperlinearError("--rules needs --trace (and --trace needs --rules)")
-        return [RuleSetInput(args.name or Path(args.rules).name, args.rules, args.trace, options)]
+        if not args.rules:
+            raise SuperlinearError("--trace needs --rules (the rule set the trace runs through)")
+        if not (args.trace or trace_optional):
+            raise SuperlinearError("--rules needs --trace (the packets to replay)"
+                                   + (", except with --emit" if hasattr(args, "emit") else ""))
+        return [RuleSetInput(args.name or Path(args.rules).name, args.rules, args.trace or "", options)]
     if not args.data:
         raise SuperlinearError("nothing to run: give --rules FILE --trace FILE, or --data DIR (ClassBench sets)")
     root = Path(args.data)

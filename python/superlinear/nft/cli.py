@@ -19,9 +19,16 @@ from typing import Any
 from rich.console import Console
 
 from superlinear.common.args import k_list, non_negative_int, positive_float, positive_int
-from superlinear.common.errors import SuperlinearError
 from superlinear.common.scope import OptionScope, hidden_alias
-from superlinear.nft.bench import DATA_SETS, BenchConfig, RuleSetInput, SetResult, load_rules, run_sets
+from superlinear.nft.bench import (
+    DATA_SETS,
+    BenchConfig,
+    RuleSetInput,
+    SetResult,
+    load_rules,
+    rule_set_inputs,
+    run_sets,
+)
 from superlinear.nft.netns import RX_DEV, TABLE, NeedsPrivilegesError, TerminatedError, remove_all
 from superlinear.output.paths import output_dir, output_file, write_text_atomic
 from superlinear.output.results import write_results
@@ -37,25 +44,7 @@ def inputs_from(args: argparse.Namespace) -> list[RuleSetInput]:
     (``--emit`` needs no trace: it converts the rules only)."""
     options = {"format": args.format, "trace_format": args.trace_format, "actions": args.actions,
                "default": args.default}
-    if args.rules or args.trace:
-        if args.data:
-            raise SuperlinearError("give either --rules and --trace, or --data, not both")
-        if not args.rules:
-            raise SuperlinearError("--trace needs --rules (the rule set the trace runs through)")
-        if not (args.trace or args.emit):
-            raise SuperlinearError("--rules needs --trace (the packets to replay), except with --emit")
-        return [RuleSetInput(args.name or Path(args.rules).name, args.rules, args.trace or "", options)]
-    if not args.data:
-        raise SuperlinearError("nothing to run: give --rules FILE --trace FILE, or --data DIR (ClassBench sets)")
-    root = Path(args.data)
-    if not root.is_dir():
-        raise SuperlinearError(f"{root}: --data must be a folder holding acl1_5k, acl1_5k_trace, ...")
-    sets = [s.strip() for s in args.sets.split(",") if s.strip()]
-    out = []
-    for s in sets:
-        rules, trace = root / f"{s}_{args.size}", root / f"{s}_{args.size}_trace"
-        out.append(RuleSetInput(f"{s}_{args.size}", str(rules), str(trace), options))
-    return out
+    return rule_set_inputs(args, options, trace_optional=bool(args.emit))
 
 
 def cmd_emit(args: argparse.Namespace, inputs: list[RuleSetInput]) -> int:
