@@ -139,13 +139,15 @@ ATTACK_RATES = "0.01,0.1"
 REWRITES = (
     ("classbench", f"`{SHARED_CLASSBENCH}` → a tiny ClassBench folder generated with `classify gen-rules/gen-trace "
                    "--format classbench` (the project's tests generate their data)"),
-    ("reproduce", "`reproduce` gets `--quick --no-measure`, and runs one panel: the first it names, or the smallest"),
+    ("reproduce", "`reproduce` gets `--quick --no-measure --repeats 1`, and runs one panel: the first it names, or the "
+                  "smallest"),
     ("bench", "`bench` and `classify bench` get `--quick`; `classify bench` runs `--classbench-size 5k` only"),
     ("attack", "`attack sim|worker|classifier|bench-queue` get `--quick`; `attack sim` also `--no-growth` unless it "
                f"asks for a J_max sweep; `attack bench-queue` runs `--queue-size {QUEUE_SIZES}`; "
                f"`attack worker|classifier` without `--attack-rates` get `--attack-rates {ATTACK_RATES}`"),
     ("sizes", "size flags are capped (`CAPS`, `COMMAND_CAPS`); generated predict/advise workloads get `--requests`"),
-    ("sweep", "`sweep` runs on a copy of its file with requests, warm-up and repeats capped, and `--no-measure`"),
+    ("sweep", "`sweep` runs on a copy of its file with requests, warm-up and repeats capped, and `--no-measure "
+              "--repeats 1`"),
     ("nft-bench", f"measuring `nft-bench` and `xdp-bench` runs get `--duration {NFT_DURATION} --repeats 1`"),
     ("once", "a command that reads no page files and ran unchanged (flags in any order) on an earlier page is "
              "not run again"),
@@ -206,7 +208,7 @@ def rewrite(argv: list[str], classbench: Path) -> list[str]:
     argv = [w.replace(SHARED_CLASSBENCH, str(classbench)) for w in argv]
     key = command_key(argv)
     if argv[0] == "reproduce":
-        argv = add_flag(add_flag(argv, "--quick"), "--no-measure")
+        argv = set_flag(add_flag(add_flag(argv, "--quick"), "--no-measure"), "--repeats", "1")
         panel = flag_value(argv, "--panel") or SMALLEST_PANEL.get(argv[1])
         if panel is not None:
             argv = set_flag(argv, "--panel", panel)
@@ -231,7 +233,7 @@ def rewrite(argv: list[str], classbench: Path) -> list[str]:
     if key in {("predict",), ("advise",)} and "--trace" not in argv:
         argv = cap(argv, "--requests", CAPS["--requests"], add=True)
     if key == ("sweep",):
-        argv = add_flag(argv, "--no-measure")
+        argv = set_flag(add_flag(argv, "--no-measure"), "--repeats", "1")
     if key == ("nft-bench",) and not {"--emit", "--cleanup", "--check-only"} & set(argv):
         argv = set_flag(set_flag(argv, "--duration", NFT_DURATION), "--repeats", "1")
     if key == ("xdp-bench",):
@@ -371,7 +373,7 @@ def test_relative_links_resolve() -> None:
 def test_rewrites_are_explicit(tmp_path: Path) -> None:
     cb = tmp_path / "cb"
     assert rewrite(["reproduce", "fig8", "--data", f"{SHARED_CLASSBENCH}"], cb) == \
-        ["reproduce", "fig8", "--data", str(cb), "--quick", "--no-measure", "--panel", "d2k"]
+        ["reproduce", "fig8", "--data", str(cb), "--quick", "--no-measure", "--repeats", "1", "--panel", "d2k"]
     assert rewrite(["classify", "--packets", "2000000", "--rules", f"{SHARED_CLASSBENCH}/acl1_5k"], cb) == \
         ["classify", "--rules", f"{cb}/acl1_5k", "--packets", "20000"]
     assert rewrite(["run", "--requests", "500"], cb) == ["run", "--requests", "500"]
@@ -381,7 +383,7 @@ def test_rewrites_are_explicit(tmp_path: Path) -> None:
     shrink_sweep(toml)
     assert toml.read_text() == "requests = 20000\nwarmup = 5000\nrepeats = 1\nk = [1, 2]\n[workload]\nm = 5000\n"
     assert rewrite(["reproduce", "fig8", "--panel", "a", "--panel", "d10k"], cb) == \
-        ["reproduce", "fig8", "--quick", "--no-measure", "--panel", "a"]
+        ["reproduce", "fig8", "--quick", "--no-measure", "--repeats", "1", "--panel", "a"]
 
 
 #: Exit codes of nft-bench and xdp that mean "this machine cannot" (69: tools or kernel support

@@ -13,9 +13,14 @@ class Accounting(TypedDict):
     wall_ns: int | None
     dispatcher_cpu_ns: int
     worker_cpu_ns: list[int]
+    worker_estimate_ns: list[int]
+    worker_runs: list[int]
     worker_work: list[int]
     worker_requests: list[int]
+    cost_per_work_ns: float | None
     projected_ns: int
+    projected_max_cpu_ns: int
+    workers_rerun: int
     work_span: int
     work_total: int
     hit_rate: float | None

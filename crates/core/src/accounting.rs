@@ -1,6 +1,7 @@
 //! Per-run accounting and the three kinds of speedup of the honesty contract (DESIGN.md):
 //! measured (wall clock, real threads, k ≤ cores), projected (serial dispatcher CPU time + the
-//! slowest worker's own CPU time) and work (exact operation counts).
+//! slowest worker's own CPU time, calibrated against the run's cost per unit of work:
+//! [`crate::calibrate`]) and work (exact operation counts).
 
 /// What one run of the pipeline cost.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -14,8 +15,15 @@ pub struct Accounting {
     pub wall_ns: Option<u64>,
     /// CPU time of the dispatcher over the counted requests.
     pub dispatcher_cpu_ns: u64,
-    /// Each worker's own thread CPU time over its counted requests.
+    /// Each worker's own thread CPU time over its counted requests (the least of its runs).
     pub worker_cpu_ns: Vec<u64>,
+    /// Each worker's projected time: its CPU time calibrated against the run's cost per unit of
+    /// work ([`crate::calibrate::estimates`]); equal to `worker_cpu_ns` for real-thread runs.
+    pub worker_estimate_ns: Vec<u64>,
+    /// Times each worker's stream was served and timed (projected runs: passes and re-runs).
+    pub worker_runs: Vec<u32>,
+    /// The calibrated cost per unit of work (median over workers), when there was one.
+    pub cost_per_work_ns: Option<f64>,
     /// Each worker's work units over its counted requests.
     pub worker_work: Vec<u64>,
     /// Requests each worker served (counted ones).
@@ -25,9 +33,22 @@ pub struct Accounting {
 }
 
 impl Accounting {
-    /// Projected completion time on k ideal cores: dispatcher + slowest worker (DESIGN.md).
+    /// Projected completion time on k ideal cores: dispatcher + slowest worker (DESIGN.md), each
+    /// worker's time calibrated ([`crate::calibrate`]).
     pub fn projected_ns(&self) -> u64 {
+        self.dispatcher_cpu_ns + self.worker_estimate_ns.iter().copied().max().unwrap_or(0)
+    }
+
+    /// The earlier estimator, kept for comparison: dispatcher + the largest measured worker CPU
+    /// time, uncalibrated (it follows the noise tail of the worst of k workers).
+    pub fn projected_max_cpu_ns(&self) -> u64 {
         self.dispatcher_cpu_ns + self.worker_cpu_ns.iter().copied().max().unwrap_or(0)
+    }
+
+    /// Workers served more than once beyond the first pass's count (calibration re-runs).
+    pub fn workers_rerun(&self) -> usize {
+        let passes = self.worker_runs.iter().copied().min().unwrap_or(0);
+        self.worker_runs.iter().filter(|&&r| r > passes).count()
     }
 
     /// Work of the slowest worker: the work-unit completion "time" on k workers.
@@ -67,9 +88,14 @@ pub struct AccountingRecord<'a> {
     pub wall_ns: Option<u64>,
     pub dispatcher_cpu_ns: u64,
     pub worker_cpu_ns: &'a [u64],
+    pub worker_estimate_ns: &'a [u64],
+    pub worker_runs: &'a [u32],
     pub worker_work: &'a [u64],
     pub worker_requests: &'a [u64],
+    pub cost_per_work_ns: Option<f64>,
     pub projected_ns: u64,
+    pub projected_max_cpu_ns: u64,
+    pub workers_rerun: usize,
     pub work_span: u64,
     pub work_total: u64,
     pub hit_rate: Option<f64>,
@@ -85,9 +111,14 @@ impl Accounting {
             wall_ns: self.wall_ns,
             dispatcher_cpu_ns: self.dispatcher_cpu_ns,
             worker_cpu_ns: &self.worker_cpu_ns,
+            worker_estimate_ns: &self.worker_estimate_ns,
+            worker_runs: &self.worker_runs,
             worker_work: &self.worker_work,
             worker_requests: &self.worker_requests,
+            cost_per_work_ns: self.cost_per_work_ns,
             projected_ns: self.projected_ns(),
+            projected_max_cpu_ns: self.projected_max_cpu_ns(),
+            workers_rerun: self.workers_rerun(),
             work_span: self.work_span(),
             work_total: self.work_total(),
             hit_rate: self.hit_rate(),
@@ -126,17 +157,27 @@ mod tests {
             requests: 10,
             dispatcher_cpu_ns: 5,
             worker_cpu_ns: vec![30, 50],
+            worker_estimate_ns: vec![30, 45],
+            worker_runs: vec![1, 2],
+            cost_per_work_ns: None,
             worker_work: vec![3, 4],
             worker_requests: vec![4, 6],
             worker_hits: vec![Some(1), Some(2)],
             wall_ns: None,
         };
-        assert_eq!(a.projected_ns(), 55);
+        assert_eq!(a.projected_ns(), 50);
+        assert_eq!(a.projected_max_cpu_ns(), 55);
+        assert_eq!(a.workers_rerun(), 1);
         assert_eq!(a.work_span(), 4);
         assert_eq!(a.hit_rate(), Some(0.3));
         assert!((a.load_imbalance() - 1.2).abs() < 1e-12);
-        let base =
-            Accounting { k: 1, dispatcher_cpu_ns: 10, worker_cpu_ns: vec![540], worker_work: vec![40], ..a.clone() };
+        let base = Accounting {
+            k: 1,
+            dispatcher_cpu_ns: 10,
+            worker_estimate_ns: vec![490],
+            worker_work: vec![40],
+            ..a.clone()
+        };
         assert!((projected_speedup(&base, &a) - 10.0).abs() < 1e-12);
         assert!((work_speedup(&base, &a) - 10.0).abs() < 1e-12);
         assert_eq!(measured_speedup(&base, &a), None);

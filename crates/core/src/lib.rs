@@ -16,6 +16,7 @@ pub use error::Error;
 pub use worker::{Worker, WorkerParams};
 pub mod accounting;
 pub mod bench;
+pub mod calibrate;
 pub mod cancel;
 pub mod config;
 pub mod cputime;

@@ -11,6 +11,7 @@
 //! Both are generic over the request type, so packet classifiers reuse them unchanged.
 
 use crate::accounting::Accounting;
+use crate::calibrate;
 use crate::cputime::{allowed_cpus, pin_current_thread, thread_cpu_ns};
 use crate::dispatch::Dispatcher;
 use crate::prefetch::prefetch_slice;
@@ -173,6 +174,9 @@ fn into_accounting(
         wall_ns,
         dispatcher_cpu_ns,
         worker_cpu_ns: outcomes.iter().map(|o| o.cpu_ns).collect(),
+        worker_estimate_ns: outcomes.iter().map(|o| o.cpu_ns).collect(),
+        worker_runs: vec![1; outcomes.len()],
+        cost_per_work_ns: None,
         worker_work: outcomes.iter().map(|o| o.work).collect(),
         worker_requests: outcomes.iter().map(|o| o.served).collect(),
         worker_hits: outcomes.iter().map(|o| o.hits).collect(),
@@ -182,12 +186,22 @@ fn into_accounting(
 /// Builds the dispatcher of a run; called once per repetition so each starts fresh.
 pub type DispatcherFactory<'a, R> = dyn Fn() -> Box<dyn Dispatcher<R>> + Sync + 'a;
 
+/// Least number of timed runs of the dispatch in a projected run.
+pub const DISPATCH_REPEATS: usize = 3;
+/// Requests per separately timed segment of the dispatch (16 chunks).
+pub const DISPATCH_SEGMENT: usize = 16 * CHUNK;
+
 /// Projected run: serial dispatch, then each worker on its own stream, at most `parallel` at once.
 ///
-/// With `repeats` > 1 the dispatch and every worker's stream are run that many times from a fresh
-/// state and the least CPU time of each is kept ("best of n"): on shared or virtual machines a
-/// run is only ever slowed down by interference, never sped up, so the minimum is the estimate
-/// closest to an undisturbed core. Work counts are deterministic and identical across repeats.
+/// Every worker's stream is served in `repeats` passes over all workers, from a fresh state each
+/// time, keeping each worker's least CPU time: on shared or virtual machines a run is only ever
+/// slowed down by interference, never sped up. Then each worker's time is calibrated against the
+/// cost per unit of work of all workers, re-running suspects ([`crate::calibrate`]); the result's
+/// `worker_estimate_ns` is what the projection uses, `worker_cpu_ns` what was measured. The
+/// dispatch is timed `max(repeats, DISPATCH_REPEATS)` times in segments of [`DISPATCH_SEGMENT`]
+/// requests, keeping each segment's least time. Work counts are
+/// deterministic and identical across runs. (Independent repeats of a whole run, and their
+/// median and range, are the experiment driver's.)
 pub fn run_projected<R: Copy + Default + Send + Sync>(
     streams: Streams<'_, R>,
     dispatcher: &DispatcherFactory<'_, R>,
@@ -214,9 +228,12 @@ pub fn run_projected<R: Copy + Default + Send + Sync>(
     };
     // The dispatcher's CPU time, taken as the threaded runner's dispatcher spends it (routing
     // and appending to reused batches; see [`route_into_batches`]), from a fresh dispatcher
-    // that has routed the warm-up untimed.
-    let mut dispatcher_cpu_ns = u64::MAX;
-    for _ in 0..repeats {
+    // that has routed the warm-up untimed. The dispatch is cheap next to the workers, so it is
+    // timed at least DISPATCH_REPEATS times, segment by segment, and each segment's least time
+    // is kept: a burst of noise costs only the segment it hit, in the run it hit.
+    let segments = streams.counted.chunks(DISPATCH_SEGMENT).count();
+    let mut segment_ns = vec![u64::MAX; segments];
+    for _ in 0..repeats.max(DISPATCH_REPEATS) {
         let mut d = dispatcher();
         let mut dispatched = vec![0u64; k];
         let mut batches = Batches::new(k);
@@ -226,11 +243,13 @@ pub fn run_projected<R: Copy + Default + Send + Sync>(
         route_into_batches(d.as_mut(), streams.warmup, &mut dispatched, &mut batches, recycle);
         let before = dispatched.clone();
         // On a thread of its own, so that its CPU clock measures the dispatch alone.
-        let ns = std::thread::scope(|s| {
+        std::thread::scope(|s| {
             s.spawn(|| {
-                let t0 = thread_cpu_ns();
-                route_into_batches(d.as_mut(), streams.counted, &mut dispatched, &mut batches, recycle);
-                thread_cpu_ns() - t0
+                for (segment, best) in streams.counted.chunks(DISPATCH_SEGMENT).zip(segment_ns.iter_mut()) {
+                    let t0 = thread_cpu_ns();
+                    route_into_batches(d.as_mut(), segment, &mut dispatched, &mut batches, recycle);
+                    *best = (*best).min(thread_cpu_ns() - t0);
+                }
             })
             .join()
             .expect("dispatcher thread panicked")
@@ -241,45 +260,86 @@ pub fn run_projected<R: Copy + Default + Send + Sync>(
             crate::cancel::requested()
                 || dispatched.iter().zip(&before).zip(&counted).all(|((a, b), q)| a - b == q.len() as u64)
         );
-        dispatcher_cpu_ns = dispatcher_cpu_ns.min(ns);
     }
+    let dispatcher_cpu_ns = segment_ns.iter().map(|&ns| if ns == u64::MAX { 0 } else { ns }).sum();
 
     let cpus = allowed_cpus();
     let threads = parallel.clamp(1, cpus.len().max(1)).min(k);
+    // Every worker's stream once per pass, the passes one after another, so that a worker's
+    // repeats are minutes of other work apart rather than back to back in one burst of noise.
+    let mut best: Vec<Option<Outcome>> = (0..k).map(|_| None).collect();
+    let mut runs = vec![0u32; k];
+    let all: Vec<usize> = (0..k).collect();
+    for _ in 0..repeats {
+        serve_pass(&all, &warm, &counted, factory, threads, &cpus, &mut best, &mut runs);
+    }
+    let mut outcomes: Vec<Outcome> = best.into_iter().map(|o| o.expect("every worker ran")).collect();
+    // Calibration (crate::calibrate): suspects are served again, interleaved, until none is left
+    // or each has had its re-runs; the cost per unit of work is taken again after each round.
+    let work: Vec<u64> = outcomes.iter().map(|o| o.work).collect();
+    let mut cost = calibrate::cost_per_work(&outcomes.iter().map(|o| o.cpu_ns).collect::<Vec<_>>(), &work);
+    for _ in 0..calibrate::MAX_RERUNS {
+        let Some(c) = cost else { break };
+        let cpu: Vec<u64> = outcomes.iter().map(|o| o.cpu_ns).collect();
+        let suspects = calibrate::suspects(&cpu, &work, c);
+        if suspects.is_empty() || crate::cancel::requested() {
+            break;
+        }
+        let mut again: Vec<Option<Outcome>> = outcomes.into_iter().map(Some).collect();
+        serve_pass(&suspects, &warm, &counted, factory, threads, &cpus, &mut again, &mut runs);
+        outcomes = again.into_iter().map(|o| o.expect("every worker ran")).collect();
+        cost = calibrate::cost_per_work(&outcomes.iter().map(|o| o.cpu_ns).collect::<Vec<_>>(), &work);
+    }
+    let cpu: Vec<u64> = outcomes.iter().map(|o| o.cpu_ns).collect();
+    let mut accounting = into_accounting(k, streams.counted.len(), dispatcher_cpu_ns, outcomes, None);
+    accounting.worker_estimate_ns = calibrate::estimates(&cpu, &work, cost);
+    accounting.worker_runs = runs;
+    accounting.cost_per_work_ns = cost;
+    accounting
+}
+
+/// Serves the streams of `which` workers once each, from a fresh worker after its warm-up, on a
+/// pool of `threads` pinned threads (no two workers share a core), keeping in `best` the run of
+/// least CPU time of each and counting its runs.
+#[allow(clippy::too_many_arguments)]
+fn serve_pass<R: Copy + Send + Sync>(
+    which: &[usize],
+    warm: &[Vec<R>],
+    counted: &[Vec<R>],
+    factory: &WorkerFactory<'_, R>,
+    threads: usize,
+    cpus: &[usize],
+    best: &mut [Option<Outcome>],
+    runs: &mut [u32],
+) {
     let next = AtomicUsize::new(0);
-    let outcomes: Mutex<Vec<Option<Outcome>>> = Mutex::new((0..k).map(|_| None).collect());
+    let results: Mutex<Vec<(usize, Outcome)>> = Mutex::new(Vec::with_capacity(which.len()));
     std::thread::scope(|s| {
-        for t in 0..threads {
-            let (next, outcomes, warm, counted, cpus) = (&next, &outcomes, &warm, &counted, &cpus);
+        for t in 0..threads.min(which.len()) {
+            let (next, results) = (&next, &results);
             s.spawn(move || {
                 pin_current_thread(cpus[t % cpus.len()]);
-                loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    if i >= k {
-                        break;
-                    }
-                    let mut best: Option<Outcome> = None;
-                    for _ in 0..repeats {
-                        let mut worker = factory(i);
-                        serve_in_slices(worker.as_mut(), &warm[i]);
-                        let hits0 = worker.hits();
-                        let t0 = thread_cpu_ns();
-                        let work = serve_in_slices(worker.as_mut(), &counted[i]);
-                        let cpu_ns = thread_cpu_ns() - t0;
-                        let hits = hits_delta(worker.hits(), hits0);
-                        drop(worker);
-                        if best.as_ref().is_none_or(|b| cpu_ns < b.cpu_ns) {
-                            best = Some(Outcome { cpu_ns, work, served: counted[i].len() as u64, hits, end: None });
-                        }
-                    }
-                    outcomes.lock().expect("no poisoned lock")[i] = best;
+                while let Some(&i) = which.get(next.fetch_add(1, Ordering::Relaxed)) {
+                    let mut worker = factory(i);
+                    serve_in_slices(worker.as_mut(), &warm[i]);
+                    let hits0 = worker.hits();
+                    let t0 = thread_cpu_ns();
+                    let work = serve_in_slices(worker.as_mut(), &counted[i]);
+                    let cpu_ns = thread_cpu_ns() - t0;
+                    let hits = hits_delta(worker.hits(), hits0);
+                    drop(worker);
+                    let outcome = Outcome { cpu_ns, work, served: counted[i].len() as u64, hits, end: None };
+                    results.lock().expect("no poisoned lock").push((i, outcome));
                 }
             });
         }
     });
-    let outcomes =
-        outcomes.into_inner().expect("no poisoned lock").into_iter().map(|o| o.expect("every worker ran")).collect();
-    into_accounting(k, streams.counted.len(), dispatcher_cpu_ns, outcomes, None)
+    for (i, outcome) in results.into_inner().expect("no poisoned lock") {
+        runs[i] += 1;
+        if best[i].as_ref().is_none_or(|b| outcome.cpu_ns < b.cpu_ns) {
+            best[i] = Some(outcome);
+        }
+    }
 }
 
 /// Serves `requests` in slices, stopping early when the run is cancelled (the caller discards
@@ -538,6 +598,42 @@ mod tests {
             streams[w].push(*r);
         }
         (streams, dispatched)
+    }
+
+    /// Spins a fixed number of iterations per request (work 1 each); worker `slow` also spins
+    /// `burst` iterations on its first build only, as a burst of stolen time would cost it once.
+    struct Spinner {
+        per_request: u64,
+        burst: u64,
+    }
+    impl Worker for Spinner {
+        fn serve(&mut self, _: &u64) -> u64 {
+            crate::busy::spin_iterations(self.per_request + std::mem::take(&mut self.burst));
+            1
+        }
+    }
+
+    #[test]
+    fn a_burst_in_one_worker_does_not_move_the_projection() {
+        let requests: Vec<u64> = (0..8_000u64).collect();
+        let streams = Streams { warmup: &[], counted: &requests };
+        let k = 8;
+        let first_build = std::sync::atomic::AtomicBool::new(true);
+        let factory = |i: usize| -> Box<dyn Worker> {
+            let burst = if i == 3 && first_build.swap(false, Ordering::Relaxed) { 40_000_000 } else { 0 };
+            Box::new(Spinner { per_request: 2_000, burst })
+        };
+        let rr = || -> Box<dyn Dispatcher> { Box::new(RoundRobinDispatcher::new(k)) };
+        let acc = run_projected(streams, &rr, k, &factory, 1, 1);
+        // The burst (about 20 times a worker's own time) made worker 3 a suspect, its re-run came
+        // back without it, and the slowest worker's projected time is near its work at the
+        // calibrated cost (within a wide margin for other noise on the machine), not the burst.
+        assert!(acc.worker_runs[3] >= 2, "runs {:?}", acc.worker_runs);
+        assert_eq!(acc.worker_work, vec![1_000; k]);
+        let cost = acc.cost_per_work_ns.expect("eight workers calibrate");
+        let slowest = *acc.worker_estimate_ns.iter().max().unwrap() as f64;
+        assert!(slowest <= cost * 1_000.0 * 1.5, "slowest {slowest}, cost {cost}");
+        assert!(acc.projected_max_cpu_ns() >= acc.projected_ns());
     }
 
     #[test]

@@ -114,7 +114,8 @@ def _print_run(doc: dict[str, Any], top: int) -> None:
     p = doc["projected"]
     console.print(f"  throughput: {doc['mpps_projected']:,.3f} Mpps projected (dispatcher "
                   f"{p['dispatcher_cpu_ns'] / max(p['requests'], 1):,.1f} ns/packet, slowest worker "
-                  f"{max(p['worker_cpu_ns']) / 1e6:,.1f} ms)"
+                  f"{max(p['worker_estimate_ns']) / 1e6:,.1f} ms calibrated, {max(p['worker_cpu_ns']) / 1e6:,.1f} ms "
+                  "largest measured)"
                   + (f", {doc['mpps_measured']:,.3f} Mpps measured" if doc["mpps_measured"] else
                      ", measured: skipped (--no-measure)" if doc["measured"] is None and doc["k"] <= doc["cores"] else
                      f", measured: — (k = {doc['k']} > {doc['cores']} cores)"))

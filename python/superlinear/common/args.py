@@ -174,3 +174,11 @@ def names(option: str, text: str, known: Sequence[str]) -> tuple[str, ...]:
 def name_list(text: str | None) -> list[str]:
     """Comma-separated names as given, blanks dropped; empty for no option."""
     return [n.strip() for n in text.split(",") if n.strip()] if text else []
+
+
+def add_repeats_option(parser: argparse.ArgumentParser) -> None:
+    """``--repeats N``: independent runs of every point, whose median and range every timed
+    figure reports."""
+    parser.add_argument("--repeats", type=positive_int, metavar="N",
+                        help="independent runs of every point, interleaved across series: every timed figure is "
+                             "their median, with their range (default 3, or the sweep file's 'repeats')")

@@ -25,8 +25,15 @@ class EngineRow(TypedDict, total=False):
     k: int
     requests: int
     warmup: str
+    #: Timed figures are the median of ``repeats`` independent runs; ``*_lo`` / ``*_hi`` give
+    #: their range (superlinear.experiments.repeats.RANGED lists the ranged ones).
+    repeats: int
     speedup_measured: float | None
     speedup_projected: float | None
+    speedup_projected_lo: float | None
+    speedup_projected_hi: float | None
+    #: The uncalibrated projection (largest measured worker CPU time), for comparison.
+    speedup_projected_max_cpu: float | None
     speedup_work: float | None
     throughput_rps_projected: float | None
     throughput_vs_static_k1: float | None

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from superlinear import _native
-from superlinear.common.args import non_negative_int, positive_int
+from superlinear.common.args import add_repeats_option, non_negative_int, positive_int
 from superlinear.common.defaults import config_defaults
 from superlinear.common.errors import SuperlinearError
 from superlinear.common.listing import Listing, add_listing_options, known, name_table
@@ -64,7 +64,8 @@ def cmd_run(args: argparse.Namespace) -> int:
                   f"{p['requests']:,} requests ({'warm-up excluded' if args.exclude_warmup else 'warm-up included'})")
     console.print(f"  projected time {p['projected_ns'] / 1e6:,.2f} ms "
                   f"(dispatcher {p['dispatcher_cpu_ns'] / 1e6:,.2f} ms + "
-                  f"slowest worker {max(p['worker_cpu_ns']) / 1e6:,.2f} ms), "
+                  f"slowest worker {max(p['worker_estimate_ns']) / 1e6:,.2f} ms calibrated; "
+                  f"{max(p['worker_cpu_ns']) / 1e6:,.2f} ms largest measured), "
                   f"{p['requests'] * 1e3 / max(p['projected_ns'], 1):,.3f} Mreq/s projected")
     console.print(f"  work: span {p['work_span']:,}, total {p['work_total']:,} "
                   f"({p['work_total'] / p['requests']:,.1f} per request)"
@@ -95,6 +96,7 @@ def register(sub: Any) -> None:
     s.add_argument("config", help="sweep file (TOML)")
     s.add_argument("--out", metavar="DIR", help="output folder (default results/NAME)")
     s.add_argument("--no-measure", action="store_true", help="skip the real-thread runs")
+    add_repeats_option(s)
     s.add_argument("--json", action="store_true", help="print result.json instead of the table")
     s.set_defaults(func=cmd_sweep)
 

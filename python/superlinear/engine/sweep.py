@@ -9,7 +9,8 @@ Example::
     k = [1, 2, 4, 8, 16]
     requests = 200000
     # optional: seed, warmup, exclude_warmup, compare_cycles, miss_cycles, sharded,
-    # repeats (projected timing: best of n runs of every stream)
+    # repeats (independent runs of every point: each figure is their median, with their range;
+    # default 3, --repeats overrides)
 
     [workload]                     # or several [[workload]] tables, one panel each
     kind = "zipf"                  # uniform | zipf | trace
@@ -181,7 +182,7 @@ def load_sweep(path: Path) -> tuple[Experiment, bool]:
             sharded=sharded,
             static_baseline=static,
             seed=_want(path, doc, "seed", int, RUN_DEFAULTS["seed"]),
-            repeats=_want(path, doc, "repeats", int, RUN_DEFAULTS["repeats"]),
+            repeats=_want(path, doc, "repeats", int, Panel.repeats),
         ))
     if exclude_warmup and not any(p.warmup for p in panels):
         raise ConfigError(f"{path}: exclude_warmup = true needs warmup = N (requests served before timing)")

@@ -17,6 +17,7 @@ from typing import Any
 
 from rich.console import Console
 
+from superlinear.common.args import add_repeats_option
 from superlinear.common.errors import SuperlinearError
 from superlinear.common.listing import known
 from superlinear.common.study import Outcome, Progress, Study, console, run_study
@@ -33,6 +34,8 @@ class ExperimentRun:
     quick: bool
     measure: bool
     out: Path
+    #: Independent repeats of every point (None: each panel's own, 3 unless declared).
+    repeats: int | None = None
 
 
 class EngineExperiment(Study[ExperimentRun]):
@@ -54,13 +57,16 @@ class EngineExperiment(Study[ExperimentRun]):
 
     def run(self, config: ExperimentRun, progress: Progress | None) -> Outcome:
         from superlinear.experiments.driver import Driver, experiment_config
+        from superlinear.experiments.repeats import stability
         from superlinear.output.results import write_results
 
-        driver = Driver(measure=config.measure, show_progress=progress is not None)
+        driver = Driver(measure=config.measure, show_progress=progress is not None, repeats=config.repeats)
         recorded = experiment_config(config.experiment, config.panels, config.quick)
+        if config.repeats is not None:
+            recorded["repeats"] = config.repeats
         rows = driver.run(config.experiment, config.panels,
                           on_panel=lambda done: write_results(config.out, config.experiment.name, recorded, done))
-        return Outcome(rows, recorded)
+        return Outcome(rows, recorded, summary={"stability": stability(rows)})
 
     def plot(self, out: Path, config: ExperimentRun, outcome: Outcome) -> list[Path]:
         from superlinear.output.plots import plot_experiment
@@ -69,7 +75,12 @@ class EngineExperiment(Study[ExperimentRun]):
         return []
 
     def table(self, config: ExperimentRun, outcome: Outcome) -> None:
+        from superlinear.experiments.repeats import stability_lines
+
         console.print(summary_table(outcome.rows, config.experiment.description))
+        assert outcome.summary is not None
+        for line in stability_lines(outcome.summary["stability"]):
+            console.print(line)
 
     def footer(self, out: Path, path: Path, plots: list[Path], outcome: Outcome) -> list[str]:
         return [f"results: {path} and {out / 'result.csv'}", f"plots:   {out}/{self.experiment}*.png (and .svg)"]
@@ -129,8 +140,10 @@ class CacheTierFigure(Study[argparse.Namespace]):
 
 def run_experiment(experiment: Experiment, args: argparse.Namespace, panels: list[str] | None, quick: bool,
                    measure: bool) -> int:
-    """Runs a declared experiment for a command whose ``args`` carry ``out`` and ``json``."""
-    return run_study(EngineExperiment(ExperimentRun(experiment, panels, quick, measure, Path(args.out))), args)
+    """Runs a declared experiment for a command whose ``args`` carry ``out``, ``json`` and
+    ``repeats``."""
+    run = ExperimentRun(experiment, panels, quick, measure, Path(args.out), args.repeats)
+    return run_study(EngineExperiment(run), args)
 
 
 def figures() -> list[str]:
@@ -201,6 +214,7 @@ def register(sub: Any) -> None:
     r.add_argument("--no-measure", action="store_true", help="skip the real-thread runs (projected and work only)")
     r.add_argument("--exclude-warmup", action="store_true",
                    help="steady state: serve each panel's warm-up first and leave it out of every figure")
+    add_repeats_option(r)
     r.add_argument("--json", action="store_true", help="print result.json instead of the table")
     r.add_argument("--data", metavar="DIR",
                    help="fig8/fig9: folder with the ClassBench rule sets and traces (acl1_5k, acl1_5k_trace, ...)")

@@ -1,5 +1,6 @@
 """The one driver that runs every experiment: grid, k = 1 baselines, the three kinds of speedup,
-progress, result files, plots and the summary table.
+independent repeats (median and range, :mod:`superlinear.experiments.repeats`), progress, result
+files, plots and the summary table.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from superlinear.classify.workload import PacketWorkloadSpec
 from superlinear.common.rows import Row
 from superlinear.engine.runs import RunSpec, Workload, run
+from superlinear.experiments.repeats import aggregate
 from superlinear.experiments.spec import Experiment, Panel, Series
 from superlinear.output.results import write_results
 
@@ -37,7 +39,7 @@ def _spec(panel: Panel, series: Series, k: int, modes: tuple[str, ...]) -> RunSp
         miss_cycles=panel.miss_cycles,
         capacity=panel.capacity,
         modes=modes,
-        repeats=panel.repeats,
+        repeats=1,  # one pass per run: repeats are the driver's, each an independent run
     )
 
 
@@ -52,7 +54,7 @@ def _run(panel: Panel, series: Series, k: int, modes: tuple[str, ...]) -> RunRec
     if isinstance(panel.workload, PacketWorkloadSpec):
         from superlinear.classify.workload import run_point
 
-        return run_point(_packets(panel, series), series.algo, series.dispatch, k, modes, panel.repeats, panel.seed)
+        return run_point(_packets(panel, series), series.algo, series.dispatch, k, modes, 1, panel.seed)
     return run(_spec(panel, series, k, modes))
 
 
@@ -118,14 +120,20 @@ def speedup_row(panel: Panel, series: Series, k: int, result: RunRecord, base: R
         # With k = cores the dispatcher thread has no core of its own in the measured run.
         dispatcher_shares_core=(k >= result["cores"]) if m else None,
         speedup_projected=_ratio(bp["projected_ns"], p["projected_ns"]),
+        # The uncalibrated estimator (largest measured worker CPU time), kept for comparison.
+        speedup_projected_max_cpu=_ratio(bp["projected_max_cpu_ns"], p["projected_max_cpu_ns"]),
         speedup_work=_ratio(bp["work_span"], p["work_span"]),
         throughput_rps_projected=_throughput(p, p["projected_ns"]),
         throughput_rps_measured=_throughput(m, m["wall_ns"]) if m else None,
         projected_ns=p["projected_ns"],
+        projected_max_cpu_ns=p["projected_max_cpu_ns"],
         wall_ns=m["wall_ns"] if m else None,
         dispatcher_cpu_ns=p["dispatcher_cpu_ns"],
         dispatcher_ns_per_request=p["dispatcher_cpu_ns"] / max(p["requests"], 1),
         max_worker_cpu_ns=max(p["worker_cpu_ns"]),
+        max_worker_estimate_ns=max(p["worker_estimate_ns"]),
+        cost_per_work_ns=p["cost_per_work_ns"],
+        workers_rerun=p["workers_rerun"],
         work_span=p["work_span"],
         work_total=p["work_total"],
         work_per_request=p["work_total"] / max(p["requests"], 1),
@@ -158,71 +166,96 @@ def goodput_row(panel: Panel, series: Series, k: int, result: RunRecord, base: R
 
 
 class Driver:
-    """Runs experiments; ``measure`` adds real-thread runs for every k ≤ cores."""
+    """Runs experiments; ``measure`` adds real-thread runs for every k ≤ cores; ``repeats``
+    independent rounds of every panel give each timed figure as a median with its range."""
 
-    def __init__(self, measure: bool = True, show_progress: bool = True) -> None:
+    def __init__(self, measure: bool = True, show_progress: bool = True, repeats: int | None = None) -> None:
         self.measure = measure
         self.show_progress = show_progress
+        self.repeats = repeats
+
+    def repeats_of(self, panel: Panel) -> int:
+        """Independent rounds of a panel: the driver's (``--repeats``) or the panel's own."""
+        return max(1, self.repeats if self.repeats is not None else panel.repeats)
 
     def run_panel(self, panel: Panel, progress: Progress | None = None, task: Any = None,
                   into: list[Row] | None = None, on_row: Callable[[], object] | None = None) -> list[Row]:
-        """The panel's rows, appended to ``into`` (when given) as each point finishes, with
-        ``on_row`` called after each, so an interrupted run keeps them."""
-        def step(desc: str) -> None:
-            if progress is not None:
-                progress.update(task, description=f"[{panel.name}] {desc}")  # plain text: see run()
+        """The panel's rows, appended to ``into`` (when given) as each point of the first round
+        finishes and updated in place by later rounds, with ``on_row`` called after each, so an
+        interrupted run keeps them.
 
-        def advance() -> None:
-            if progress is not None:
-                progress.advance(task)
-
+        Each round runs every k = 1 baseline, then every point once; a round's speedups are
+        against that round's baselines, so all figures of a round share its conditions."""
         rows: list[Row] = [] if into is None else into
-        first = len(rows)  # this panel's rows start here (``into`` holds earlier panels' rows)
-        if panel.metric == "goodput":
-            for series in panel.series:
-                base: RunRecord | None = None
-                for k in panel.ks:
-                    step(f"{series.label()} k={k} (single core)")
-                    result = _run(panel, series, k, ("single_core",))
-                    base = base or result
-                    rows.append(goodput_row(panel, series, k, result, base))
-                    if on_row is not None:
-                        on_row()
-                    advance()
-            return rows
+        rounds: dict[tuple[Series, int], list[Row]] = {}
+        where: dict[tuple[Series, int], int] = {}
 
+        def record(series: Series, k: int, row: Row) -> None:
+            key = (series, k)
+            rounds.setdefault(key, []).append(row)
+            if key not in where:
+                where[key] = len(rows)
+                rows.append({})
+            rows[where[key]] = aggregate(rounds[key])
+            if on_row is not None:
+                on_row()
+
+        repeats = self.repeats_of(panel)
+        for r in range(repeats):
+            def step(desc: str, r: int = r) -> None:
+                if progress is not None:
+                    tail = f" (repeat {r + 1}/{repeats})" if repeats > 1 else ""
+                    progress.update(task, description=f"[{panel.name}] {desc}{tail}")  # plain text: see run()
+
+            def advance() -> None:
+                if progress is not None:
+                    progress.advance(task)
+
+            if panel.metric == "goodput":
+                for series in panel.series:
+                    base: RunRecord | None = None
+                    for k in panel.ks:
+                        step(f"{series.label()} k={k} (single core)")
+                        result = _run(panel, series, k, ("single_core",))
+                        base = base or result
+                        record(series, k, goodput_row(panel, series, k, result, base))
+                        advance()
+                continue
+            self._speedup_round(panel, step, advance, record)
+        return rows
+
+    def _speedup_round(self, panel: Panel, step: Callable[[str], None], advance: Callable[[], None],
+                       record: Callable[[Series, int, Row], None]) -> None:
+        """One round of a speedup panel: its baselines, then every point."""
         baselines: dict[tuple[str, bool], RunRecord] = {}
-
-        def baseline(algo: str, exclude_warmup: bool) -> RunRecord:
-            key = (algo, exclude_warmup)
-            if key not in baselines:
-                step(f"{algo} k=1 baseline")
-                modes = ("projected", "measured") if self.measure else ("projected",)
-                baselines[key] = _run(panel, Series(algo, baseline_dispatch(panel), exclude_warmup), 1, modes)
-                advance()
-            return baselines[key]
-
+        wanted = list(dict.fromkeys((s.algo, s.exclude_warmup) for s in panel.series))
+        if panel.static_baseline and (panel.static_baseline, False) not in wanted:
+            wanted.append((panel.static_baseline, False))
+        for algo, exclude_warmup in wanted:
+            step(f"{algo} k=1 baseline")
+            modes = ("projected", "measured") if self.measure else ("projected",)
+            baselines[(algo, exclude_warmup)] = _run(panel, Series(algo, baseline_dispatch(panel), exclude_warmup),
+                                                     1, modes)
+            advance()
+        static_rps = None
+        if panel.static_baseline:
+            static = baselines[(panel.static_baseline, False)]["projected"]
+            assert static is not None
+            static_rps = _throughput(static, static["projected_ns"])
         for series in panel.series:
-            base = baseline(series.algo, series.exclude_warmup)
+            base = baselines[(series.algo, series.exclude_warmup)]
             for k in panel.ks:
                 if k == 1:
                     result = base
                 else:
                     step(f"{series.label()} k={k}")
-                    cores = base["cores"]
-                    modes = ("projected", "measured") if self.measure and k <= cores else ("projected",)
+                    modes = ("projected", "measured") if self.measure and k <= base["cores"] else ("projected",)
                     result = _run(panel, series, k, modes)
                     advance()
-                rows.append(speedup_row(panel, series, k, result, base) | _packet_extras(panel, series, k))
-                if on_row is not None:
-                    on_row()
-        if panel.static_baseline:
-            static = baseline(panel.static_baseline, False)
-            assert static["projected"] is not None
-            static_rps = _throughput(static["projected"], static["projected"]["projected_ns"])
-            for row in rows[first:]:
-                row["throughput_vs_static_k1"] = _ratio(row["throughput_rps_projected"], static_rps)
-        return rows
+                row = speedup_row(panel, series, k, result, base) | _packet_extras(panel, series, k)
+                if static_rps is not None:
+                    row["throughput_vs_static_k1"] = _ratio(row["throughput_rps_projected"], static_rps)
+                record(series, k, row)
 
     def run(self, experiment: Experiment, panels: Iterable[str] | None = None,
             on_panel: Callable[[list[Row]], object] | None = None) -> list[Row]:
@@ -230,7 +263,7 @@ class Driver:
         long reproduction keeps every point it finished if it is interrupted."""
         wanted = set(panels) if panels else None
         chosen = [p for p in experiment.panels if wanted is None or p.name in wanted]
-        total = sum(p.runs() for p in chosen)
+        total = sum(p.runs() * self.repeats_of(p) for p in chosen)
         rows: list[Row] = []
         with Progress(
             # Not rich markup: "[c] ..." (panel c) would be taken for a style and hide the line.

@@ -36,7 +36,6 @@ def experiment(quick: bool = False) -> Experiment:
     ks_tree = KS_TREE_QUICK if quick else KS_TREE_FULL
     m_list = 20_000 if quick else 100_000
     lists = ("static", "mtf")
-    repeats = 1 if quick else 3
     panel_a = Panel(
         name="a",
         title=f"Static vs MTF list, uniform input (m = {m_list:,})",
@@ -46,7 +45,6 @@ def experiment(quick: bool = False) -> Experiment:
         requests=200_000 if quick else 1_000_000,
         warmup=steady_state_warmup(m_list, max(ks)),
         static_baseline="static",
-        repeats=repeats,
     )
     panel_b = Panel(
         name="b",
@@ -57,7 +55,6 @@ def experiment(quick: bool = False) -> Experiment:
         requests=200_000 if quick else 1_000_000,
         warmup=steady_state_warmup(m_list, max(ks)),
         static_baseline="static",
-        repeats=repeats,
     )
     m_single = 10_000
     panel_c = Panel(
@@ -83,7 +80,6 @@ def experiment(quick: bool = False) -> Experiment:
         miss_cycles=10_000 if quick else 100_000,
         capacity=int(m_cache * delta),
         static_baseline="nocache",
-        repeats=repeats,
     )
     panel_e = Panel(
         name="e",
@@ -95,7 +91,6 @@ def experiment(quick: bool = False) -> Experiment:
         warmup=steady_state_warmup(500, max(ks_tree)),
         compare_cycles=5_000 if quick else 100_000,
         static_baseline="tree",
-        repeats=repeats,
     )
     return Experiment(
         name="fig5",

@@ -27,17 +27,16 @@ RULE_SIZES = (1999, 4999, 9973)
 
 def experiment(quick: bool = False, data: Path | None = None) -> Experiment:
     ks = KS_QUICK if quick else KS_FULL
-    repeats = 1 if quick else 2
     panels = []
     root = find_data(data)
     if root is not None:
         algos = [("static", RSS5), ("mrf", RSS5), ("mrf", "rule")] + ([] if quick else [("mrf-swap", RSS5)])
         for name, letter in (("acl1", "a"), ("ipc1", "b"), ("fw1", "c")):
             panels.append(packet_panel(letter, f"ClassBench {name} 5k, RSS", classbench(root, name, "5k", quick),
-                                       series(*algos), ks, repeats=repeats))
+                                       series(*algos), ks))
     for label, n in zip(("d2k", "d5k", "d10k"), RULE_SIZES, strict=True):
         panels.append(packet_panel(label, f"synthetic, {n:,} independent rules, 1 flow/rule", synthetic(n, quick),
-                                   series(("static", RSS5), ("mrf", RSS5)), ks, repeats=repeats))
+                                   series(("static", RSS5), ("mrf", RSS5)), ks))
     return Experiment(
         name="fig8",
         description="Paper Fig. 8: MRF vs static first-match list, RSS dispatch (speedup above, Mpps below)"

@@ -28,7 +28,6 @@ DISPATCHERS = ("rss:sip", RSS5, "rss:sip,dip", "rss:dip", "rss:dport", "rule")
 def experiment(quick: bool = False, data: Path | None = None) -> Experiment:
     ks = KS_QUICK if quick else KS_FULL
     base = 997 if quick else 4999
-    repeats = 1
     panels: list[Panel] = []
     root = find_data(data)
     if root is not None:
@@ -38,18 +37,18 @@ def experiment(quick: bool = False, data: Path | None = None) -> Experiment:
     for d in (1, 2, 4, 8):
         panels.append(packet_panel(f"b{d}", f"dependency depth d = {d} ({base:,} chains of {d + 1})",
                                    synthetic(base, quick, depth=d, packets=100_000 if quick else 500_000),
-                                   series(("mrf", RSS5)), ks, repeats=repeats))
+                                   series(("mrf", RSS5)), ks))
     for f in (1, 5, 50, 500):
         panels.append(packet_panel(f"c{f}", f"{f} flows per rule ({base:,} independent rules), 5-tuple RSS",
-                                   synthetic(base, quick, flows=f), series(("mrf", RSS5)), ks, repeats=repeats))
+                                   synthetic(base, quick, flows=f), series(("mrf", RSS5)), ks))
     hashes = series(*(("mrf", h) for h in ("rss:sip", RSS5, "rss:dport", "rule")))
     panels.append(packet_panel("d", f"hash functions, 500 flows per rule ({base:,} independent rules)",
-                               synthetic(base, quick, flows=500), hashes, ks, repeats=repeats))
+                               synthetic(base, quick, flows=500), hashes, ks))
     if root is not None:
         for name, letter in (("acl1", "e"), ("ipc1", "f"), ("fw1", "g")):
             trace = classbench(root, name, "5k", quick)
             panels.append(packet_panel(letter, f"dispatchers, ClassBench {name} 5k", trace,
-                                       series(*(("mrf", h) for h in DISPATCHERS)), KS_QUICK, repeats=repeats))
+                                       series(*(("mrf", h) for h in DISPATCHERS)), KS_QUICK))
     return Experiment(
         name="fig9",
         description="Paper Fig. 9: latency, dependency depth, flow diversity and dispatch hash (MRF)"

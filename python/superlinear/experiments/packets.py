@@ -55,7 +55,7 @@ def series(*pairs: tuple[str, str]) -> tuple[Series, ...]:
 
 
 def packet_panel(name: str, title: str, workload: PacketWorkloadSpec, series: tuple[Series, ...],
-                 ks: tuple[int, ...], metric: str = "packets", repeats: int = 1) -> Panel:
+                 ks: tuple[int, ...], metric: str = "packets") -> Panel:
     """A packet panel against the static list, with its steady-state warm-up declared."""
     return Panel(name=name, title=title, workload=workload, series=series, ks=ks, requests=0, metric=metric,
-                 static_baseline="static", repeats=repeats, warmup=workload.packets // WARMUP_FRACTION)
+                 static_baseline="static", warmup=workload.packets // WARMUP_FRACTION)

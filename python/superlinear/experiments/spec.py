@@ -49,7 +49,8 @@ class Panel:
     static_baseline: str | None = None
     sharded: bool = False
     seed: int = 1
-    repeats: int = 1
+    #: Independent repeats of the panel (rounds of the driver; ``--repeats`` overrides).
+    repeats: int = 3
     notes: tuple[str, ...] = field(default_factory=tuple)
 
     def runs(self) -> int:

@@ -1,12 +1,14 @@
 """Plots in the paper's style: speedup against k on log axes with the linear bound dashed,
 projected curves solid, work curves dotted, measured points as open markers; goodput panels on
-linear axes. Every figure is written as PNG and SVG.
+linear axes. Timed figures are medians with their range over the independent repeats drawn as
+error bars. Every figure is written as PNG and SVG.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
@@ -45,6 +47,15 @@ def _series(rows: list[Row]) -> dict[tuple[str, str, str], list[Row]]:
     return groups
 
 
+def _range_bars(ax: Axes, rows: list[Row], field: str, color: Any, scale: float = 1.0) -> None:
+    """Error bars from each row's range of ``field`` over its repeats (none for a single run)."""
+    pts = [(r["k"], r[field] * scale, (r[field] - r[f"{field}_lo"]) * scale, (r[f"{field}_hi"] - r[field]) * scale)
+           for r in rows if r.get("repeats", 1) > 1 and r.get(field) is not None and r.get(f"{field}_lo") is not None]
+    if pts:
+        x, y, below, above = zip(*pts, strict=True)
+        ax.errorbar(x, y, yerr=[below, above], fmt="none", ecolor=color, elinewidth=0.9, capsize=2.5, alpha=0.8)
+
+
 def _log2_k(ax: Axes, ks: list[int]) -> None:
     ax.set_xscale("log", base=2)
     ax.set_xticks(ks)
@@ -69,11 +80,13 @@ def draw_speedup(ax: Axes, panel: Panel, rows: list[Row]) -> None:
         line = ax.plot(x, [r["speedup_projected"] for r in rs], style, marker=marker, ms=4, color=color,
                        alpha=0.55 if key[1] not in ("hash", "rss", "rule") and not packets else 1.0,
                        label=f"{_label(key)} projected")[0]
+        _range_bars(ax, rs, "speedup_projected", line.get_color())
         ax.plot(x, [r["speedup_work"] for r in rs], style, lw=0.8, color=line.get_color(), alpha=0.35)
         measured = [(r["k"], r["speedup_measured"]) for r in rs if r.get("speedup_measured") is not None]
         if len(measured) > 1:
             ax.plot(*zip(*measured, strict=True), linestyle="none", marker=marker, ms=9, mfc="none",
                     color=line.get_color(), label=f"{_label(key)} measured")
+            _range_bars(ax, rs, "speedup_measured", line.get_color())
     _log2_k(ax, ks)
     ax.set_yscale("log")
     ax.set_ylabel("speedup T(1)/T(k)")
@@ -81,8 +94,10 @@ def draw_speedup(ax: Axes, panel: Panel, rows: list[Row]) -> None:
 
 def draw_goodput(ax: Axes, panel: Panel, rows: list[Row]) -> None:
     for key, rs in _series(rows).items():
-        ax.plot([r["k"] for r in rs], [r["goodput_mrps"] for r in rs], "-", marker=MARKERS.get(key[1], "o"),
-                color=COLORS.get(key[0]), alpha=1.0 if key[1] == "hash" else 0.55, label=f"{_label(key)} measured")
+        line = ax.plot([r["k"] for r in rs], [r["goodput_mrps"] for r in rs], "-", marker=MARKERS.get(key[1], "o"),
+                       color=COLORS.get(key[0]), alpha=1.0 if key[1] == "hash" else 0.55,
+                       label=f"{_label(key)} measured")[0]
+        _range_bars(ax, rs, "goodput_mrps", line.get_color())
     ax.set_xlabel("threads k on one core")
     ax.set_ylabel("goodput (M requests/s)")
     ax.grid(True, alpha=0.2)
@@ -99,6 +114,7 @@ def draw_packet_rate(ax: Axes, panel: Panel, rows: list[Row]) -> None:
                        "-" if key[0] != "static" else "--", marker=marker, ms=4,
                        color=COLORS.get(key[0]) if by_algo else f"C{i}",
                        label=f"{_label(key)} projected")[0]
+        _range_bars(ax, rs, "throughput_rps_projected", line.get_color(), scale=1e-6)
         measured = [(r["k"], r["throughput_rps_measured"] / 1e6) for r in rs if r.get("throughput_rps_measured")]
         if measured:
             ax.plot(*zip(*measured, strict=True), linestyle="none", marker=marker, ms=9, mfc="none",
@@ -136,7 +152,8 @@ def plot_packet_experiment(out_dir: Path, experiment: Experiment, rows: list[Row
         prow = [r for r in rows if r["panel"] == panel.name]
         fig, (top, bottom) = plt.subplots(2, 1, figsize=(5.2, 7.0))
         _draw_packet_pair(top, bottom, panel, prow)
-        fig.text(0.99, 0.005, "projected: serial dispatcher + slowest worker CPU time; thin: work (rules compared)",
+        fig.text(0.99, 0.005, "projected: serial dispatcher + slowest worker CPU time (calibrated), median and range "
+                 "of the repeats; thin: work (rules compared)",
                  ha="right", fontsize=5, alpha=0.7)
         fig.tight_layout()
         paths.append(save_figure(fig, out_dir / f"{experiment.name}{panel.name}"))
@@ -167,7 +184,8 @@ def plot_experiment(out_dir: Path, experiment: Experiment, rows: list[Row]) -> l
         prow = [r for r in rows if r["panel"] == panel.name]
         fig, ax = plt.subplots(figsize=(5.5, 4.2))
         _draw(ax, panel, prow)
-        fig.text(0.99, 0.01, "projected: serial dispatcher + slowest worker CPU time; dotted thin: work units",
+        fig.text(0.99, 0.01, "projected: serial dispatcher + slowest worker CPU time (calibrated), median and range "
+                 "of the repeats; dotted thin: work units",
                  ha="right", fontsize=5, alpha=0.7)
         fig.tight_layout()
         paths.append(save_figure(fig, out_dir / f"{experiment.name}{panel.name}"))

@@ -11,7 +11,8 @@ from superlinear.common.rows import Row
 
 HONESTY = (
     "measured = wall clock with real threads (only k ≤ cores); projected = serial dispatcher CPU time + slowest "
-    "worker's own CPU time (ideal cores, no contention); work = exact operation counts."
+    "worker's own CPU time, calibrated against the run's cost per unit of work (ideal cores, no contention); "
+    "work = exact operation counts."
 )
 
 
@@ -23,6 +24,14 @@ def fmt(v: Any, digits: int = 1) -> str:
             return f"{v:.3g}"
         return f"{v:,.{digits}f}"
     return str(v)
+
+
+def fmt_range(row: Row, field: str, digits: int = 1) -> str:
+    """A timed figure as its median and, over several repeats, its range: ``2,106 [2,050–2,180]``."""
+    med, lo, hi = row.get(field), row.get(f"{field}_lo"), row.get(f"{field}_hi")
+    if med is None or lo is None or hi is None or row.get("repeats", 1) < 2:
+        return fmt(med, digits)
+    return f"{fmt(med, digits)} [{fmt(lo, digits)}–{fmt(hi, digits)}]"
 
 
 #: A series with more k than this shows k = 1, 2 and the largest in the table, and says which k
@@ -51,6 +60,10 @@ def summary_table(rows: list[Row], title: str) -> Table:
         hidden |= set(ks) - shown_ks(ks)
     caption = (HONESTY + f" {unit}: projected throughput (measured goodput for single-core rows). vs static k=1: "
                "projected throughput over the panel's non-adapting structure (static list, tree or no cache) at k = 1.")
+    repeats = max((r.get("repeats", 1) for r in rows), default=1)
+    if repeats > 1:
+        caption += (f" Timed figures: median \\[range] of {repeats} independent runs, interleaved across series; "
+                    "work is exact.")
     if hidden:
         left_out = ", ".join(map(str, sorted(hidden)))
         caption += f" Left out here: k = {left_out} (every k is in result.csv and the plots)."
@@ -70,8 +83,8 @@ def summary_table(rows: list[Row], title: str) -> Table:
                 f"{algo} + {dispatch}" + (" steady" if warmup == "excluded" else "")
                 + (" (1 core: measured goodput)" if goodput is not None else ""),
                 str(r["k"]),
-                fmt(r.get("speedup_measured") if goodput is None else r.get("goodput_ratio"), 2),
-                fmt(r.get("speedup_projected")),
+                fmt_range(r, "speedup_measured" if goodput is None else "goodput_ratio", 2),
+                fmt_range(r, "speedup_projected"),
                 fmt(r.get("speedup_work")),
                 fmt(mreqs, 3),
                 fmt(r.get("throughput_vs_static_k1"), 2),

@@ -1,0 +1,90 @@
+"""Independent repeats of a grid point: the median and range of every timed figure, and the
+stability summary of a whole run.
+
+The driver runs a panel ``n`` times over, each round every baseline and every point once
+(interleaved across series, not back to back), and each round's speedups are taken against the
+baselines of the same round. A row then carries the median of the rounds as the figure and its
+range as ``FIELD_lo`` / ``FIELD_hi``; work counts are exact and the same in every round.
+"""
+
+from __future__ import annotations
+
+import statistics
+from typing import Any
+
+from superlinear.common.rows import Row
+
+#: Timed figures whose median and range a row carries (``FIELD``, ``FIELD_lo``, ``FIELD_hi``).
+RANGED = ("speedup_projected", "speedup_projected_max_cpu", "speedup_measured", "throughput_rps_projected",
+          "throughput_rps_measured", "throughput_vs_static_k1", "goodput_mrps", "goodput_ratio")
+#: Other timed figures: the median of the rounds.
+TIMED = ("projected_ns", "projected_max_cpu_ns", "wall_ns", "dispatcher_cpu_ns", "dispatcher_ns_per_request",
+         "max_worker_cpu_ns", "max_worker_estimate_ns", "mean_service_ns_projected", "workers_rerun")
+#: Figures the stability summary looks at.
+STABILITY_FIELDS = ("speedup_projected", "speedup_measured")
+
+
+def _median(values: list[float]) -> float:
+    return float(statistics.median(values))
+
+
+def aggregate(rounds: list[Row]) -> Row:
+    """One row from the rows of the rounds run so far (the first round's row for everything that
+    is not timed)."""
+    row = dict(rounds[0])
+    row["repeats"] = len(rounds)
+    for field in RANGED + TIMED:
+        values = [r[field] for r in rounds if r.get(field) is not None]
+        if not values:
+            continue
+        row[field] = _median(values)
+        if field in RANGED:
+            row[f"{field}_lo"] = min(values)
+            row[f"{field}_hi"] = max(values)
+            if field == "speedup_projected":
+                row["speedup_projected_runs"] = values
+    return row
+
+
+def relative_range(row: Row, field: str) -> float | None:
+    """(hi - lo) / median of a ranged figure, or None where the row has no range of it."""
+    med, lo, hi = row.get(field), row.get(f"{field}_lo"), row.get(f"{field}_hi")
+    if med is None or lo is None or hi is None or not med or row.get("repeats", 1) < 2:
+        return None
+    return float((hi - lo) / med)
+
+
+def describe_row(row: Row) -> str:
+    """The row's series and k, as the summary tables name them."""
+    steady = " steady" if row.get("warmup") == "excluded" else ""
+    return f"panel {row['panel']}, {row['algo']} + {row['dispatch']}{steady}, k = {row['k']}"
+
+
+def stability(rows: list[Row]) -> dict[str, Any]:
+    """The widest relative range of each figure over the rows, and which row it is; a row with k
+    = 1 is left out (its speedup is 1 by definition)."""
+    out: dict[str, Any] = {"repeats": max((r.get("repeats", 1) for r in rows), default=1)}
+    for field in STABILITY_FIELDS:
+        spans = [(s, r) for r in rows if r["k"] != 1 and (s := relative_range(r, field)) is not None]
+        if not spans:
+            out[field] = None
+            continue
+        span, row = max(spans, key=lambda p: p[0])
+        out[field] = {"widest_relative_range": span, "row": describe_row(row), "median": row[field],
+                      "lo": row[f"{field}_lo"], "hi": row[f"{field}_hi"]}
+    return out
+
+
+def stability_lines(summary: dict[str, Any]) -> list[str]:
+    """The stability summary in words, one line per figure."""
+    if summary["repeats"] < 2:
+        return ["stability: one run per point (--repeats 1): no range to report"]
+    lines = []
+    for field, what in (("speedup_projected", "projected"), ("speedup_measured", "measured")):
+        s = summary.get(field)
+        if s is None:
+            continue
+        lines.append(f"stability ({summary['repeats']} independent repeats): the widest range of a {what} speedup "
+                     f"is {s['widest_relative_range']:.1%} of its median ({s['lo']:,.4g}–{s['hi']:,.4g}× around "
+                     f"{s['median']:,.4g}×), at {s['row']}")
+    return lines

@@ -1,0 +1,89 @@
+"""Independent repeats and the calibrated projection (issue: projected speedups a user can
+reproduce): every timed figure is the median of n interleaved runs with its range, work is
+exact and the same in every run, the uncalibrated estimator stays beside the calibrated one, and
+a run ends with its stability summary."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from test_cli import Cli
+
+from superlinear.experiments.repeats import aggregate, relative_range, stability, stability_lines
+
+
+def _row(k: int, projected: float, work: float = 8.0) -> dict[str, object]:
+    return {"panel": "a", "algo": "mtf", "dispatch": "hash", "warmup": "included", "k": k,
+            "speedup_projected": projected, "speedup_work": work, "speedup_measured": None,
+            "projected_ns": 1_000_000 / projected}
+
+
+def test_a_row_is_the_median_of_its_rounds_with_their_range() -> None:
+    row = aggregate([_row(8, 10.0), _row(8, 30.0), _row(8, 12.0)])
+    assert row["repeats"] == 3
+    assert (row["speedup_projected"], row["speedup_projected_lo"], row["speedup_projected_hi"]) == (12.0, 10.0, 30.0)
+    assert row["speedup_projected_runs"] == [10.0, 30.0, 12.0]
+    assert row["speedup_work"] == 8.0 and row["speedup_measured"] is None
+    assert "speedup_measured_lo" not in row
+    assert relative_range(row, "speedup_projected") == (30.0 - 10.0) / 12.0
+    # One round: no range to speak of.
+    assert relative_range(aggregate([_row(8, 10.0)]), "speedup_projected") is None
+
+
+def test_stability_names_the_widest_row_and_ignores_k1() -> None:
+    rows = [aggregate([_row(1, 1.0), _row(1, 1.0)]),
+            aggregate([_row(8, 10.0), _row(8, 11.0)]),
+            aggregate([_row(48, 200.0), _row(48, 100.0)])]
+    s = stability(rows)
+    assert s["repeats"] == 2
+    assert s["speedup_projected"]["row"] == "panel a, mtf + hash, k = 48"
+    assert s["speedup_projected"]["widest_relative_range"] == 100.0 / 150.0
+    assert s["speedup_measured"] is None
+    lines = stability_lines(s)
+    assert len(lines) == 1 and "66.7% of its median" in lines[0] and "k = 48" in lines[0]
+    assert "no range" in stability_lines(stability([aggregate([_row(8, 10.0)])]))[0]
+
+
+def test_reproduce_repeats_give_medians_ranges_and_a_stability_summary(cli: Cli, tmp_path: Path) -> None:
+    out = tmp_path / "e"
+    r = cli("reproduce", "fig5", "--quick", "--panel", "e", "--no-measure", "--repeats", "2", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    assert "stability (2 independent repeats)" in r.stdout
+    assert "median [range] of 2 independent runs" in " ".join(r.stdout.split())
+    doc = json.loads((out / "result.json").read_text())
+    assert doc["config"]["repeats"] == 2
+    assert doc["summary"]["stability"]["speedup_projected"]["row"].startswith("panel e, ")
+    for row in doc["rows"]:
+        assert row["repeats"] == 2 and len(row["speedup_projected_runs"]) == 2
+        assert row["speedup_projected_lo"] <= row["speedup_projected"] <= row["speedup_projected_hi"]
+        # The uncalibrated estimator is kept beside the calibrated one; calibration never makes a
+        # worker slower than measured.
+        assert row["speedup_projected_max_cpu"] > 0
+        assert row["max_worker_estimate_ns"] <= row["max_worker_cpu_ns"]
+        if row["k"] >= 4:
+            assert row["cost_per_work_ns"] > 0
+        if row["k"] == 1:
+            assert row["speedup_projected"] == row["speedup_projected_lo"] == 1.0
+    # Work is exact: the same in every round, so its figure carries no range.
+    assert all("speedup_work_lo" not in row for row in doc["rows"])
+
+
+def test_sweep_file_sets_repeats_and_the_flag_overrides(cli: Cli, tmp_path: Path) -> None:
+    cfg = tmp_path / "grid.toml"
+    cfg.write_text('algos = ["mtf"]\ndispatch = ["hash"]\nk = [1, 4]\nrequests = 4000\nrepeats = 2\n'
+                   'measure = false\n[workload]\nkind = "uniform"\nm = 500\n')
+    r = cli("sweep", str(cfg), "--out", str(tmp_path / "a"), "--json")
+    assert r.returncode == 0, r.stderr
+    assert {row["repeats"] for row in json.loads(r.stdout)["rows"]} == {2}
+    r = cli("sweep", str(cfg), "--out", str(tmp_path / "b"), "--json", "--repeats", "1")
+    assert r.returncode == 0, r.stderr
+    assert {row["repeats"] for row in json.loads(r.stdout)["rows"]} == {1}
+
+
+def test_repeats_must_be_a_positive_whole_number(cli: Cli) -> None:
+    for command in (["reproduce", "fig5", "--quick"], ["sweep", "x.toml"]):
+        for bad in ("0", "-1", "abc", ""):
+            r = cli(*command, "--repeats", bad)
+            assert r.returncode == 2 and "Traceback" not in r.stderr
+            assert "argument --repeats: expected a positive integer" in r.stderr.strip().splitlines()[-1]
