@@ -16,6 +16,7 @@ from superlinear.common.listing import Listing, add_listing_options, known, name
 from superlinear.common.study import add_study_options, console
 from superlinear.engine.bench import Bench
 from superlinear.engine.runs import RunSpec, Workload, check_run_size, run
+from superlinear.experiments.repeats import median_run, spread
 
 
 def worker_names() -> list[str]:
@@ -52,8 +53,11 @@ def cmd_run(args: argparse.Namespace) -> int:
                    compare_cycles=args.w, miss_cycles=args.rho, modes=tuple(modes))
     check_run_size(args.requests, args.warmup, f"--requests {args.requests:,}"
                    + (f" with --warmup {args.warmup:,}" if args.warmup else ""))
-    result = run(spec)
-    doc = {"spec": spec.to_native(), "items": result["items"], "cores": result["cores"],
+    records = [run(spec) for _ in range(args.repeats)]
+    result, times = median_run(records)
+    walls = [r["measured"]["wall_ns"] for r in records if r["measured"] and r["measured"]["wall_ns"]]
+    doc = {"spec": spec.to_native(), "items": result["items"], "cores": result["cores"], "repeats": args.repeats,
+           "projected_ns_runs": times, "wall_ns_runs": walls,
            "projected": result["projected"], "measured": result["measured"], "single_core": result["single_core"]}
     if args.json:
         print(json.dumps(doc, indent=1))
@@ -62,18 +66,22 @@ def cmd_run(args: argparse.Namespace) -> int:
     assert p is not None
     console.print(f"{args.algo} + {args.dispatch}, k = {args.k}, {workload.label()} over {result['items']:,} items, "
                   f"{p['requests']:,} requests ({'warm-up excluded' if args.exclude_warmup else 'warm-up included'})")
-    console.print(f"  projected time {p['projected_ns'] / 1e6:,.2f} ms "
-                  f"(dispatcher {p['dispatcher_cpu_ns'] / 1e6:,.2f} ms + "
-                  f"slowest worker {max(p['worker_estimate_ns']) / 1e6:,.2f} ms calibrated; "
-                  f"{max(p['worker_cpu_ns']) / 1e6:,.2f} ms largest measured), "
-                  f"{p['requests'] * 1e3 / max(p['projected_ns'], 1):,.3f} Mreq/s projected")
+    runs = f"median \\[range] of {args.repeats} runs" if args.repeats > 1 else "one run"
+    console.print(f"  projected time {spread([t / 1e6 for t in times])} ms, "
+                  f"{spread([p['requests'] * 1e3 / max(t, 1) for t in times], ',.3f')} Mreq/s projected ({runs}; "
+                  f"median run: dispatcher {p['dispatcher_cpu_ns'] / 1e6:,.2f} ms + "
+                  f"slowest worker {max(p['worker_estimate_ns']) / 1e6:,.2f} ms calibrated, "
+                  f"{max(p['worker_cpu_ns']) / 1e6:,.2f} ms largest measured)")
     console.print(f"  work: span {p['work_span']:,}, total {p['work_total']:,} "
                   f"({p['work_total'] / p['requests']:,.1f} per request)"
                   + (f", hit rate {p['hit_rate']:.3f}" if p["hit_rate"] is not None else ""))
-    for name, acc in (("measured", result["measured"]), ("single core", result["single_core"])):
-        if acc is not None and acc["wall_ns"]:
-            console.print(f"  {name}: wall {acc['wall_ns'] / 1e6:,.2f} ms, "
-                          f"{acc['requests'] * 1e3 / acc['wall_ns']:,.3f} Mreq/s")
+    if walls:
+        console.print(f"  measured: wall {spread([w / 1e6 for w in walls])} ms, "
+                      f"{spread([p['requests'] * 1e3 / w for w in walls], ',.3f')} Mreq/s")
+    singles = [r["single_core"]["wall_ns"] for r in records if r["single_core"] and r["single_core"]["wall_ns"]]
+    if singles:
+        console.print(f"  single core: wall {spread([w / 1e6 for w in singles])} ms, "
+                      f"{spread([p['requests'] * 1e3 / w for w in singles], ',.3f')} Mreq/s")
     if args.measure and result["measured"] is None:
         console.print(f"  measured: skipped, k = {args.k} > {result['cores']} cores (projected only)")
     return 0
@@ -126,6 +134,8 @@ def register(sub: Any) -> None:
     u.add_argument("--sharded", action="store_true", help="sharded state (each worker holds its partition only)")
     u.add_argument("--measure", action="store_true", help="also run with real threads (k ≤ cores)")
     u.add_argument("--single-core", action="store_true", help="also run all k threads on one core")
+    u.add_argument("--repeats", type=positive_int, default=3, metavar="N",
+                   help="independent runs: times are their median [range] (default 3)")
     u.add_argument("--json", action="store_true")
     u.set_defaults(func=cmd_run)
 

@@ -10,9 +10,12 @@ range as ``FIELD_lo`` / ``FIELD_hi``; work counts are exact and the same in ever
 from __future__ import annotations
 
 import statistics
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from superlinear.common.rows import Row
+
+if TYPE_CHECKING:
+    from superlinear._native import RunRecord
 
 #: Timed figures whose median and range a row carries (``FIELD``, ``FIELD_lo``, ``FIELD_hi``).
 RANGED = ("speedup_projected", "speedup_projected_max_cpu", "speedup_measured", "throughput_rps_projected",
@@ -88,3 +91,18 @@ def stability_lines(summary: dict[str, Any]) -> list[str]:
                      f"is {s['widest_relative_range']:.1%} of its median ({s['lo']:,.4g}–{s['hi']:,.4g}× around "
                      f"{s['median']:,.4g}×), at {s['row']}")
     return lines
+
+
+def median_run(records: list[RunRecord]) -> tuple[RunRecord, list[int]]:
+    """Of a single command's independent runs (``run``, ``classify``): the run whose projected
+    time is the median (the lower one of an even count) and every run's projected time."""
+    times = [r["projected"]["projected_ns"] if r["projected"] else 0 for r in records]
+    order = sorted(range(len(records)), key=times.__getitem__)
+    return records[order[(len(order) - 1) // 2]], times
+
+
+def spread(values: list[float], fmt: str = ",.2f") -> str:
+    """``median [lo–hi]`` of several runs' values, or the one value."""
+    if len(values) < 2:
+        return format(values[0], fmt) if values else "—"
+    return f"{format(_median(values), fmt)} [{format(min(values), fmt)}–{format(max(values), fmt)}]"
