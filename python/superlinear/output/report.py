@@ -82,17 +82,23 @@ def _section(result: ExperimentResult, root: Path) -> str:
     name = str(doc.get("experiment", result.folder.name))
     where = result.folder.relative_to(root) if result.folder != root else Path(".")
     machine = doc.get("machine") or {}
-    machine_line = ", ".join(f"{k} {v}" for k, v in machine.items()) if isinstance(machine, dict) else ""
+    machine_line = html.escape(", ".join(f"{k} {v}" for k, v in machine.items()) if isinstance(machine, dict) else "")
     plots = "\n".join(
         f"<figure><img alt='{html.escape(p.name)}' src='data:image/png;base64,"
         f"{base64.b64encode(p.read_bytes()).decode('ascii')}'><figcaption>{html.escape(p.name)}</figcaption></figure>"
         for p in result.plots
     )
     config = html.escape(json.dumps(doc.get("config", {}), indent=1, default=str))
+    summary = doc.get("summary")
+    stable = summary.get("stability") if isinstance(summary, dict) else None
+    if isinstance(stable, dict):
+        from superlinear.experiments.repeats import stability_lines
+
+        machine_line += "".join(f"<br>{html.escape(line)}" for line in stability_lines(stable))
     return (
         f"<section id='{html.escape(str(where))}'><h2>{html.escape(name)} "
         f"<span class='where'>{html.escape(str(where))}</span></h2>"
-        f"<p class='note'>{html.escape(machine_line)}</p>{plots}"
+        f"<p class='note'>{machine_line}</p>{plots}"
         f"<details><summary>configuration</summary><pre>{config}</pre></details>"
         f"{_table(doc['rows'])}</section>"
     )
@@ -112,8 +118,10 @@ th { position: sticky; top: 0; background: #f4f4f4; }
 
 HONESTY = (
     "Every speedup carries its kind in its column name: measured = wall clock with real threads (only k ≤ cores); "
-    "projected = serial dispatcher CPU time + the slowest worker's own CPU time (ideal cores, no contention); "
-    "work = exact operation counts. Raw throughput is reported next to speedup."
+    "projected = serial dispatcher CPU time + the slowest worker's own CPU time, calibrated against the run's cost "
+    "per unit of work (ideal cores, no contention); work = exact operation counts. Raw throughput is reported next "
+    "to speedup. Timed figures are the median of the row's `repeats` independent runs; FIELD_lo and FIELD_hi give "
+    "their range."
 )
 
 
