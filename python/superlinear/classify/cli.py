@@ -23,7 +23,7 @@ from superlinear.common.errors import SuperlinearError
 from superlinear.common.interrupt import interruptible
 from superlinear.common.listing import Listing, known, name_table, show_listing
 from superlinear.common.rows import Row
-from superlinear.common.scope import OptionScope, hidden_alias
+from superlinear.common.scope import OptionScope, hidden_alias, spelled
 from superlinear.common.study import Outcome, Study, console, run_study
 from superlinear.common.study import Progress as ProgressLine
 from superlinear.output.paths import output_file
@@ -195,7 +195,7 @@ def _bench_rows(args: argparse.Namespace, show: bool) -> list[Row]:
                                           packets=args.packets or (200_000 if args.quick else 1_000_000),
                                           actions=args.actions)
                 targets.append((f"{name}_{size.strip()}", load(spec)))
-    algos = [a.strip() for a in args.algos.split(",") if a.strip()]
+    algos = args.algos
     with Progress(TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(),
                   console=Console(stderr=True), transient=True,
@@ -287,7 +287,7 @@ def used_options(action: str, rules: bool) -> frozenset[str]:
     if action == "bench":
         source = (FILE_OPTIONS | {"warmup", "seed", "calibration"}) if rules else frozenset({"data", "sizes",
                                                                                               "actions"})
-        return source | {"packets", "algos", "quick", "out", "json"}
+        return source | {"packets", "algo", "quick", "out", "json"}
     if action == "gen-rules":
         return SYNTHETIC_OPTIONS | {"seed", "format", "out"}
     if action == "gen-trace":
@@ -316,6 +316,25 @@ def _where_used(scope: OptionScope) -> dict[str, str]:
     return where
 
 
+def _classifiers(args: argparse.Namespace, action: str) -> None:
+    """``--algo``: one classifier for run (``args.algo``), a list for bench (``args.algos``);
+    the old bench spelling ``--algos`` is an alias."""
+    flag = spelled(args, "algo", "--algo")
+    known_names = _classifier_names()
+    if args.algo is None:
+        names = known_names if action == "bench" else [config_defaults("classify_run")["algo"]]
+    else:
+        names = [a.strip() for a in args.algo.split(",") if a.strip()]
+        if not names:
+            raise SuperlinearError(f"{flag}: no classifier named in {args.algo!r} (known: {', '.join(known_names)})")
+    for name in names:
+        if name not in known_names:
+            raise SuperlinearError(f"{flag}: unknown classifier {name!r} (known: {', '.join(known_names)})")
+    if action == "run" and len(names) > 1:
+        raise SuperlinearError(f"{flag} {args.algo}: classify run takes one classifier (a list is for classify bench)")
+    args.algo, args.algos = names[0], names
+
+
 def cmd_classify(args: argparse.Namespace, scope: OptionScope) -> int:
     action = args.action or "run"
     if action == "run" and not args.rules:
@@ -329,6 +348,8 @@ def cmd_classify(args: argparse.Namespace, scope: OptionScope) -> int:
                                       if used_options(action, True) != used_options(action, False) else "")
     scope.check(args, used_options(action, rules), mode, _where_used(scope))
     scope.fill(args)
+    if action in ("run", "bench"):
+        _classifiers(args, action)
     if action == "bench" and not args.out:
         args.out = "results/classify-bench"
     if action in ("gen-rules", "gen-trace", "convert") and args.format is None:
@@ -388,8 +409,9 @@ def register(sub: Any) -> None:
     p.add_argument("--default", default=load_defaults["default_action"],
                    choices=["accept", "drop", "reject", "queue"],
                    help=f"default policy when the file sets none (default {load_defaults['default_action']})")
-    p.add_argument("--algo", default=run_defaults["algo"], choices=classifiers,
-                   help=f"classifier (default {run_defaults['algo']})")
+    p.add_argument("--algo", metavar="ALGO", help=f"classifier: {', '.join(classifiers)} (default "
+                   f"{run_defaults['algo']}); bench: a comma-separated list (default all)")
+    hidden_alias(p, "--algos", dest="algo")
     p.add_argument("--k", "-k", dest="workers", type=positive_int, default=run_defaults["k"],
                    help=f"workers k (default {run_defaults['k']})")
     hidden_alias(p, "--workers", dest="workers", type=positive_int)
@@ -426,8 +448,6 @@ def register(sub: Any) -> None:
     p.add_argument("--classbench-size", dest="sizes", default="5k",
                    help="bench: ClassBench sizes, comma-separated (default 5k)")
     hidden_alias(p, "--sizes", dest="sizes")
-    p.add_argument("--algos", default=",".join(classifiers),
-                   help=f"bench: classifiers (default {','.join(classifiers)})")
     p.add_argument("--quick", action="store_true", help="bench: fewer packets, one run")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     scope = OptionScope(p)
