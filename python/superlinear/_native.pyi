@@ -195,6 +195,7 @@ class CacheBenchRecord(TypedDict):
     errors: int
     first_error: str | None
     wrong_values: int
+    stale_values: int
     missing: int
     latency_p50_ns: int
     latency_p99_ns: int
