@@ -346,3 +346,55 @@ def test_system_packages_script_names_the_command(tmp_path: Path) -> None:
     makefile = (ROOT / "Makefile").read_text()
     assert re.search(r"(?m)^test: system-packages$", makefile)
     assert "scripts/install-system-packages.sh" in (ROOT / ".ci" / "run").read_text()
+
+
+# --- classify --updates: rule changes while packets flow, checked against the set in force. ----
+
+
+def test_classify_updates_under_traffic(cli: Cli, tmp_path: Path) -> None:
+    rules, other, trace = tmp_path / "r.txt", tmp_path / "r2.txt", tmp_path / "t.bin"
+    for path, seed in ((rules, "1"), (other, "2")):
+        r = cli("classify", "gen-rules", "--rules-count", "120", "--depth", "3", "--seed", seed, "--out", str(path))
+        assert r.returncode == 0, r.stderr
+    r = cli("classify", "gen-trace", "--rules", str(rules), "--packets", "20000", "--out", str(trace))
+    assert r.returncode == 0, r.stderr
+    lines = ["# packet change"]
+    for i in range(1, 40):
+        at = i * 250
+        if i == 20:
+            lines.append(f"{at} replace {other.name}")
+        elif i % 3 == 0:
+            lines.append(f"{at} delete {1 + (i * 7) % 50}")
+        else:
+            lines.append(f"{at} insert {1 + (i * 11) % 60} drop src 10.{i}.0.0/16 dport {1000 + i} proto tcp")
+    updates = tmp_path / "u.txt"
+    updates.write_text("\n".join(lines) + "\n")
+    for algo in ("mrf", "mrf-swap", "static"):
+        r = cli("classify", "--rules", str(rules), "--trace", str(trace), "--updates", str(updates), "--algo", algo,
+                "--k", "4", "--check", "--json")
+        assert r.returncode == 0, r.stderr
+        doc = json.loads(r.stdout)
+        assert doc["updates_applied"] == 39 and doc["mismatches"] == 0 and doc["packets"] == 20000
+        gens = doc["generations"]
+        assert [g["generation"] for g in gens] == list(range(40))
+        assert sum(g["packets"] for g in gens) == 20000
+        assert gens[20]["change"] == f"line 21: replace {other.name}"
+    r = cli("classify", "--rules", str(rules), "--trace", str(trace), "--updates", str(updates), "--check")
+    assert r.returncode == 0 and "39 updates" in r.stdout and "0 mismatches [OK]" in r.stdout, r.stderr
+
+    # Mistakes: FILE:LINE, one line, exit 2; options a run with updates does not use are refused.
+    for text, message in (
+        ("100 insert 1 drop src 10.0.0.0/99\n", f"{updates}:1: insert:"),
+        ("100 delete 1\n50 delete 1\n", f"{updates}:2: packet 50 comes before packet 100"),
+        ("100 delete 900\n", f"{updates}:1: delete: position 900 is outside 1..480"),
+        ("# c\n100 replace missing.txt\n", f"{updates}:2: replace missing.txt:"),
+        ("100 rotate 3\n", f"{updates}:1: unknown change 'rotate'"),
+        ("30000 delete 1\n", f"{updates}:1: an update at packet 30000, but the run has 20000 packets"),
+    ):
+        updates.write_text(text)
+        one_line_error(cli("classify", "--rules", str(rules), "--trace", str(trace), "--updates", str(updates)),
+                       message)
+    one_line_error(cli("classify", "--rules", str(rules), "--trace", str(trace), "--updates", str(updates), "--top",
+                       "3"), "--top has no effect with --updates")
+    one_line_error(cli("classify", "gen-rules", "--rules-count", "20", "--out", str(tmp_path / "x.txt"),
+                       "--updates", str(updates)), "--updates has no effect in classify gen-rules")

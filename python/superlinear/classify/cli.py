@@ -70,6 +70,8 @@ def check_workers(workers: int, rules: int, packets: int) -> None:
 def cmd_run(args: argparse.Namespace) -> int:
     w = _workload(args)
     info = w.info()
+    if args.updates:
+        return cmd_updates(args, w, info)
     check_workers(args.workers, info["rules"], info["packets"])
     modes = ["projected"] + (["measured"] if not args.no_measure else [])
     config = {"algo": args.algo, "dispatch": args.dispatch, "k": args.workers, "modes": modes, "stats": True,
@@ -97,6 +99,44 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.check and doc["check"]["mismatches"]:
         return 1
     return 0
+
+
+#: Options of a plain run that a run with --updates does not use (it classifies once, in trace
+#: order, with no timing, per-worker statistics or warm-up).
+NOT_WITH_UPDATES = frozenset({"no_measure", "window", "top", "warmup"})
+
+
+def cmd_updates(args: argparse.Namespace, w: Any, info: dict[str, Any]) -> int:
+    """``classify --updates FILE``: the rule changes of FILE published while the packets flow,
+    each worker switching at its next packet; with --check, every verdict against brute-force
+    first match over the rule set in force at that packet."""
+    check_workers(args.workers, info["rules"], info["packets"])
+    cfg = {"rule_format": "auto", "actions": args.actions, "default_action": args.default, "generate": 1,
+           "seed": args.seed}
+    report = interruptible(lambda: w.run_updates(args.updates, cfg, args.algo, args.dispatch, args.workers,
+                                                 args.seed, args.check))
+    doc = {"rules_file": args.rules, "trace_file": args.trace, "updates_file": args.updates, "algo": args.algo,
+           "dispatch": args.dispatch, "k": args.workers, **report}
+    if args.json:
+        print(json.dumps(doc, indent=1))
+    else:
+        console.print(f"{args.algo} behind {args.dispatch}, k = {args.workers}: {report['packets']:,} packets, "
+                      f"{report['updates_applied']:,} updates from {args.updates} applied while they flowed",
+                      highlight=False, markup=False)
+        t = Table(title="rule set generations (work: rules compared, exact)")
+        for c in ("generation", "from packet", "change", "rules", "packets", "rules compared / packet"):
+            t.add_column(c, justify="left" if c == "change" else "right")
+        for g in report["generations"]:
+            t.add_row(str(g["generation"]), f"{g['from_packet']:,}", g["change"] or "initial rules",
+                      f"{g['rules']:,}", f"{g['packets']:,}", f"{g['work'] / max(g['packets'], 1):,.1f}")
+        console.print(t)
+        if args.check:
+            verdict = "OK" if not report["mismatches"] else "MISMATCH"
+            console.print(f"  check: {report['packets']:,} packets against brute-force first match over the rule "
+                          f"set in force: {report['mismatches']:,} mismatches [{verdict}]"
+                          + (f"; first: {report['first_mismatch']}" if report["first_mismatch"] else ""),
+                          highlight=False, markup=False)
+    return 1 if args.check and report["mismatches"] else 0
 
 
 def _print_run(doc: dict[str, Any], top: int) -> None:
@@ -283,7 +323,7 @@ def used_options(action: str, rules: bool) -> frozenset[str]:
     if action == "run":
         source = FILE_OPTIONS if rules else SYNTHETIC_OPTIONS | {"synthetic"}
         return source | {"algo", "workers", "dispatch", "check", "packets", "warmup", "calibration", "window", "top",
-                         "no_measure", "seed", "json"}
+                         "no_measure", "seed", "json", "updates"}
     if action == "bench":
         source = (FILE_OPTIONS | {"warmup", "seed", "calibration"}) if rules else frozenset({"data", "sizes",
                                                                                               "actions"})
@@ -347,6 +387,9 @@ def cmd_classify(args: argparse.Namespace, scope: OptionScope) -> int:
     mode = f"in classify {action}" + ((" with --rules" if rules else " without --rules")
                                       if used_options(action, True) != used_options(action, False) else "")
     scope.check(args, used_options(action, rules), mode, _where_used(scope))
+    if args.updates:
+        scope.check(args, used_options(action, rules) - NOT_WITH_UPDATES, "with --updates",
+                    dict.fromkeys(NOT_WITH_UPDATES, "a run with updates classifies once, in trace order, untimed"))
     scope.fill(args)
     if action in ("run", "bench"):
         _classifiers(args, action)
@@ -419,6 +462,10 @@ def register(sub: Any) -> None:
                    help=_dispatch_help())
     p.add_argument("--check", action="store_true", help="verify every verdict against brute-force first match "
                    "(exit 1 on any mismatch)")
+    p.add_argument("--updates", metavar="FILE", help="rule changes while the packets flow, one per line: "
+                   "'AT insert POS RULE', 'AT delete INDEX' or 'AT replace RULES_FILE' (AT: packet index; positions "
+                   "1-based); with --check every verdict is checked against the rule set in force "
+                   "(docs/classification.md)")
     p.add_argument("--packets", type=positive_int, help="replay the trace to N packets, or generate N packets")
     p.add_argument("--warmup", type=non_negative_int, default=run_defaults["warmup"], metavar="N",
                    help="serve N packets first and leave them out of throughput and work (steady state); "
