@@ -323,3 +323,56 @@ def test_cli_up_bounds_lock_and_restart(tier: dict[str, Any], cli: Any, tmp_path
     assert r.returncode == 2 and "REPLICA 7" in r.stderr, r.stderr
     r = cli("cache", "status", "--dir", tier["dir"])
     assert tier["dsn"].split("://")[1][:10] in r.stdout.replace("\n", "")
+
+
+
+def _sabotage(addresses: list[str], items: dict[str, str], stop: threading.Event) -> None:
+    """Keeps putting old values back into every replica behind the client's back (plain `set`,
+    version 1), as a replica that missed an invalidation would serve them."""
+    import socket
+
+    conns = []
+    for address in addresses:
+        host, port = address.rsplit(":", 1)
+        conns.append(socket.create_connection((host, int(port)), timeout=2))
+    try:
+        while not stop.is_set():
+            for s in conns:
+                s.sendall(b"".join(f"set {k} 1 0 {len(v)} noreply\r\n{v}\r\n".encode() for k, v in items.items()))
+            time.sleep(0.001)
+    finally:
+        for s in conns:
+            s.close()
+
+
+def test_cli_bench_counts_stale_values(tier: dict[str, Any], cli: Any) -> None:
+    """Issue 15: with writes, a read that returns a value older than the bench's last finished
+    write of that key is counted as stale and fails the bench (exit 1), like a wrong value; a
+    clean run with writes reports 0 stale values."""
+    d = tier["dir"]
+    r = cli("cache", "bench", "--dir", d, "--requests", "3000", "--rows", "50", "--write-fraction", "0.3",
+            "--threads", "4", "--json")
+    assert r.returncode == 0, r.stderr
+    row = json.loads(r.stdout)["row"]
+    assert row["stale_values"] == 0 and row["wrong_values"] == 0 and row["errors"] == 0
+    r = cli("cache", "bench", "--dir", d, "--requests", "300", "--rows", "50", "--write-fraction", "0.3",
+            "--threads", "2")
+    assert r.returncode == 0 and "stale values" in r.stdout, r.stderr
+    # Old values put back behind the bench's back are stale once the bench has written the key.
+    rows = 10
+    old = dict(_native.cache_sql(tier["dsn"], f"SELECT k, v FROM superlinear_kv WHERE k < '{_key(rows)}'"))
+    assert len(old) == rows
+    stop = threading.Event()
+    saboteur = threading.Thread(target=_sabotage, args=(tier["services"].state().addresses(), old, stop))
+    saboteur.start()
+    try:
+        r = cli("cache", "bench", "--dir", d, "--requests", "20000", "--rows", str(rows), "--write-fraction", "0.5",
+                "--threads", "2", "--json")
+    finally:
+        stop.set()
+        saboteur.join()
+        _client(tier).flush_all()
+    assert r.returncode == 1, (r.stdout, r.stderr)
+    row = json.loads(r.stdout)["row"]
+    assert row["stale_values"] > 0 and row["wrong_values"] == 0
+    assert "stale values" in r.stderr and "Traceback" not in r.stderr

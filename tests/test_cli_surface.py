@@ -79,6 +79,50 @@ def test_usl_and_nft_bench_refuse_options_of_another_mode(cli: Cli, rules: Path,
     one_line_error(cli("nft-bench", "--cleanup", "--rules", str(rules)), "--rules has no effect with --cleanup")
 
 
+def test_generator_options_are_refused_with_a_trace(cli: Cli, rules: Path, trace: Path, tmp_path: Path) -> None:
+    """A flag that shapes a generated workload does nothing when a trace (or rule file) is given:
+    it is refused, naming it, rather than silently dropped."""
+    keys = tmp_path / "keys.txt"
+    keys.write_text("".join(f"{i % 37}\n" for i in range(2000)))
+    jobs = tmp_path / "jobs.txt"
+    jobs.write_text("".join(f"{64 + i % 1400} {1 + i % 5}\n" for i in range(500)))
+    out = str(tmp_path / "out")
+    cases = [
+        (["run", "--trace", str(keys), "--m", "500"], "--m has no effect with --trace"),
+        (["run", "--trace", str(keys), "--workload", "zipf"], "--workload has no effect with --trace"),
+        (["run", "--trace", str(keys), "--alpha", "1.2"], "--alpha has no effect with --trace"),
+        (["predict", "--trace", str(keys), "--m", "500", "--out", out], "--m has no effect with --trace"),
+        (["advise", "--trace", str(keys), "--alpha", "2", "--out", out], "--alpha has no effect with --trace"),
+        (["latency-sim", "run", "--trace", str(keys), "--objects", "5", "--out", out],
+         "--objects has no effect with --trace"),
+        (["latency-sim", "run", "--trace", str(keys), "--alpha", "2", "--out", out],
+         "--alpha has no effect with --trace"),
+        (["latency-sim", "belatedly", "--trace", str(keys), "--burst-length", "3", "--out", out],
+         "--burst-length has no effect with --trace"),
+        (["latency-sim", "bench", "--trace", str(keys), "--requests", "100", "--out", out],
+         "--requests has no effect with --trace"),
+        (["latency-sim", "gen", "--trace", str(keys), "--out", str(tmp_path / "g.txt")],
+         "--trace has no effect in latency-sim gen"),
+        (["attack", "worker", "--trace", str(keys), "--m", "50", "--out", out], "--m has no effect with --trace"),
+        (["attack", "classifier", "--rules", str(rules), "--chains", "5", "--out", out],
+         "--chains has no effect with --rules"),
+        (["attack", "sim", "--trace", str(jobs), "--job-size", "exp:2", "--out", out],
+         "--job-size has no effect with --trace"),
+    ]
+    for args, message in cases:
+        one_line_error(cli(*args), message)
+    assert not (tmp_path / "out").exists() and not (tmp_path / "g.txt").exists()
+    # Without the generator flag the same runs work; the generator flags work without a trace.
+    r = cli("run", "--trace", str(keys), "--k", "2", "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["items"] == 37
+    r = cli("run", "--m", "500", "--requests", "2000", "--k", "2", "--json")
+    assert r.returncode == 0 and json.loads(r.stdout)["items"] == 500, r.stderr
+    r = cli("latency-sim", "run", "--trace", str(keys), "--policies", "lru", "--z", "10", "--cache-size", "5",
+            "--out", out, "--json")
+    assert r.returncode == 0, r.stderr
+
+
 def test_empty_values_are_refused_not_taken_for_the_default(cli: Cli, rules: Path, trace: Path,
                                                              tmp_path: Path) -> None:
     empty = tmp_path / "empty.txt"
@@ -151,14 +195,34 @@ def test_old_spellings_are_hidden_aliases(cli: Cli, rules: Path, trace: Path) ->
         assert r.returncode == 0, r.stderr
         capacities.append({row["capacity"] for row in json.loads(r.stdout)["rows"]})
     assert capacities == [{5}, {5}]
+    # classify bench takes its classifiers as --algo (a list there), as every other command does.
+    algos = []
+    for flag in ("--algo", "--algos"):
+        r = cli("classify", "bench", "--rules", str(rules), "--trace", str(trace), flag, "static,mrf", "--quick",
+                "--out", str(rules.parent / ("bench" + flag)), "--json")
+        assert r.returncode == 0, r.stderr
+        algos.append([row["algo"] for row in json.loads(r.stdout)])
+    assert algos == [["static", "mrf"], ["static", "mrf"]]
+    # attack classifier says --default for the default policy, as classify, nft-bench and xdp do.
+    actions = []
+    for flag in ("--default", "--default-action"):
+        r = cli("attack", "classifier", "--rules", str(rules), "--quick", "--packets", "2000", "--policies", "fcfs",
+                "--attack-rates", "0.1", "--adversary", "catch-all", flag, "drop",
+                "--out", str(rules.parent / ("ac" + flag)), "--json")
+        assert r.returncode == 0, r.stderr
+        actions.append(json.loads(r.stdout)["config"]["default_action"])
+    assert actions == ["drop", "drop"]
     helps = {
         ("classify",): ("--k", "--workers"), ("nft-bench",): ("--k", "--ks"),
         ("latency-sim", "run"): ("--cache-size", "--sizes"), ("attack", "bench-queue"): ("--queue-size", "--sizes"),
+        ("attack", "classifier"): ("--default", "--default-action"),
     }
     for command, (new, old) in helps.items():
         text = cli(*command, "--help").stdout
         assert re.search(rf"(^|[\s\[,]){re.escape(new)}[\s=,\]]", text), (command, new)
         assert not re.search(rf"(^|[\s\[,]){re.escape(old)}[\s=,\]]", text), (command, old)
+    text = cli("classify", "--help").stdout
+    assert "--algos" not in text and "bench: a comma-separated list" in text
 
 
 # --- Errors name what the user typed, and the thing that is wrong. -------------------------------
@@ -197,6 +261,41 @@ def test_sweep_table_shows_every_k_and_the_static_baseline(cli: Cli, tmp_path: P
     rows = [line for line in r.stdout.splitlines() if line.startswith("│")]
     assert sorted(int(line.split("│")[3]) for line in rows) == [1, 1, 2, 2, 4, 4, 8, 8]
     assert all(line.split("│")[8].strip() != "—" for line in rows)  # vs static k=1
+
+
+def test_progress_line_shows_the_panel_prefix(tmp_path: Path) -> None:
+    """The progress line of a reproduction starts with "[c] ..." for panel c: plain text, not rich
+    markup (which once took "[c]" for a style and hid the line). Rich draws progress only on a
+    terminal, so the run gets a pseudo-terminal."""
+    import pty
+    import select
+
+    leader, follower = pty.openpty()
+    env = {**os.environ, "COLUMNS": "200", "TERM": "xterm"}
+    p = subprocess.Popen([sys.executable, "-m", "superlinear", "reproduce", "fig5", "--quick", "--panel", "c",
+                          "--no-measure", "--out", str(tmp_path / "f5")], stdin=follower, stdout=follower,
+                         stderr=follower, env=env, close_fds=True)
+    os.close(follower)
+    seen = b""
+    try:
+        while True:
+            ready, _, _ = select.select([leader], [], [], 0.5)
+            if ready:
+                try:
+                    chunk = os.read(leader, 65536)
+                except OSError:  # the terminal closed: the run ended
+                    break
+                if not chunk:
+                    break
+                seen += chunk
+            elif p.poll() is not None:
+                break
+    finally:
+        p.wait(timeout=300)
+        os.close(leader)
+    assert p.returncode == 0, seen.decode(errors="replace")[-2000:]
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", seen.decode(errors="replace"))
+    assert re.search(r"\[c\] \w+ \+ \w+ k=\d+", text), text[-2000:]
 
 
 def test_long_series_say_which_k_they_leave_out() -> None:
@@ -247,3 +346,55 @@ def test_system_packages_script_names_the_command(tmp_path: Path) -> None:
     makefile = (ROOT / "Makefile").read_text()
     assert re.search(r"(?m)^test: system-packages$", makefile)
     assert "scripts/install-system-packages.sh" in (ROOT / ".ci" / "run").read_text()
+
+
+# --- classify --updates: rule changes while packets flow, checked against the set in force. ----
+
+
+def test_classify_updates_under_traffic(cli: Cli, tmp_path: Path) -> None:
+    rules, other, trace = tmp_path / "r.txt", tmp_path / "r2.txt", tmp_path / "t.bin"
+    for path, seed in ((rules, "1"), (other, "2")):
+        r = cli("classify", "gen-rules", "--rules-count", "120", "--depth", "3", "--seed", seed, "--out", str(path))
+        assert r.returncode == 0, r.stderr
+    r = cli("classify", "gen-trace", "--rules", str(rules), "--packets", "20000", "--out", str(trace))
+    assert r.returncode == 0, r.stderr
+    lines = ["# packet change"]
+    for i in range(1, 40):
+        at = i * 250
+        if i == 20:
+            lines.append(f"{at} replace {other.name}")
+        elif i % 3 == 0:
+            lines.append(f"{at} delete {1 + (i * 7) % 50}")
+        else:
+            lines.append(f"{at} insert {1 + (i * 11) % 60} drop src 10.{i}.0.0/16 dport {1000 + i} proto tcp")
+    updates = tmp_path / "u.txt"
+    updates.write_text("\n".join(lines) + "\n")
+    for algo in ("mrf", "mrf-swap", "static"):
+        r = cli("classify", "--rules", str(rules), "--trace", str(trace), "--updates", str(updates), "--algo", algo,
+                "--k", "4", "--check", "--json")
+        assert r.returncode == 0, r.stderr
+        doc = json.loads(r.stdout)
+        assert doc["updates_applied"] == 39 and doc["mismatches"] == 0 and doc["packets"] == 20000
+        gens = doc["generations"]
+        assert [g["generation"] for g in gens] == list(range(40))
+        assert sum(g["packets"] for g in gens) == 20000
+        assert gens[20]["change"] == f"line 21: replace {other.name}"
+    r = cli("classify", "--rules", str(rules), "--trace", str(trace), "--updates", str(updates), "--check")
+    assert r.returncode == 0 and "39 updates" in r.stdout and "0 mismatches [OK]" in r.stdout, r.stderr
+
+    # Mistakes: FILE:LINE, one line, exit 2; options a run with updates does not use are refused.
+    for text, message in (
+        ("100 insert 1 drop src 10.0.0.0/99\n", f"{updates}:1: insert:"),
+        ("100 delete 1\n50 delete 1\n", f"{updates}:2: packet 50 comes before packet 100"),
+        ("100 delete 900\n", f"{updates}:1: delete: position 900 is outside 1..480"),
+        ("# c\n100 replace missing.txt\n", f"{updates}:2: replace missing.txt:"),
+        ("100 rotate 3\n", f"{updates}:1: unknown change 'rotate'"),
+        ("30000 delete 1\n", f"{updates}:1: an update at packet 30000, but the run has 20000 packets"),
+    ):
+        updates.write_text(text)
+        one_line_error(cli("classify", "--rules", str(rules), "--trace", str(trace), "--updates", str(updates)),
+                       message)
+    one_line_error(cli("classify", "--rules", str(rules), "--trace", str(trace), "--updates", str(updates), "--top",
+                       "3"), "--top has no effect with --updates")
+    one_line_error(cli("classify", "gen-rules", "--rules-count", "20", "--out", str(tmp_path / "x.txt"),
+                       "--updates", str(updates)), "--updates has no effect in classify gen-rules")

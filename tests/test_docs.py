@@ -145,7 +145,8 @@ REWRITES = (
     ("attack", "`attack sim|worker|classifier|bench-queue` get `--quick`; `attack sim` also `--no-growth` unless it "
                f"asks for a J_max sweep; `attack bench-queue` runs `--queue-size {QUEUE_SIZES}`; "
                f"`attack worker|classifier` without `--attack-rates` get `--attack-rates {ATTACK_RATES}`"),
-    ("sizes", "size flags are capped (`CAPS`, `COMMAND_CAPS`); generated predict/advise workloads get `--requests`"),
+    ("sizes", "size flags are capped (`CAPS`, `COMMAND_CAPS`; added only to generated latency-sim traces); "
+              "generated predict/advise workloads get `--requests`"),
     ("sweep", "`sweep` runs on a copy of its file with requests, warm-up and repeats capped, and `--no-measure "
               "--repeats 1`"),
     ("nft-bench", f"measuring `nft-bench` and `xdp-bench` runs get `--duration {NFT_DURATION} --repeats 1`"),
@@ -225,8 +226,10 @@ def rewrite(argv: list[str], classbench: Path) -> list[str]:
         if key in {("attack", "worker"), ("attack", "classifier")} and flag_value(argv, "--attack-rates") is None:
             argv = set_flag(argv, "--attack-rates", ATTACK_RATES)
     own_caps = COMMAND_CAPS.get(key, {})
+    # A latency-sim trace file takes no generator sizes (they are refused with --trace).
+    generated = not (key[0] == "latency-sim" and "--trace" in argv)
     for flag, (limit, add) in own_caps.items():
-        argv = cap(argv, flag, limit, add)
+        argv = cap(argv, flag, limit, add and generated)
     for flag, limit in CAPS.items():
         if flag not in own_caps:
             argv = cap(argv, flag, limit, add=False)

@@ -67,10 +67,25 @@ def test_ctrl_c_in_a_sweep_keeps_the_points_it_finished(tmp_path: Path) -> None:
     (["run", "--k", "99999999999999999999"], "argument --k: expected a positive integer of at most"),
     (["classify", "--synthetic", "--seed", "-1"], "argument --seed: expected a non-negative integer, got -1"),
     (["classify", "--synthetic", "--workers", "100000"], "--workers 100,000: at most 65,535"),
+    # latency-sim: generated traces are sized before they are generated; bursts end within the trace.
+    (["latency-sim", "run", "--requests", "1000000000000"], "--requests 1,000,000,000,000 needs about 48.0 TB"),
+    (["latency-sim", "gen", "--objects", "4000000000", "--out", "never.txt"], "--objects 4,000,000,000 needs about"),
+    (["latency-sim", "bench", "--requests", "5000000000000"], "--requests 5,000,000,000,000 needs about"),
+    (["latency-sim", "run", "--burst-length", "1e300"], "--burst-length 1e+300: at most 200,000"),
+    (["latency-sim", "belatedly", "--burst-gap", "1e12"], "--burst-gap 1e+12: at most 20,000"),
+    # attack: memory for what is held, a documented maximum for what only costs time.
+    (["attack", "sim", "--packets", "1000000000000000"], "--packets 1,000,000,000,000,000: at most 1,000,000,000"),
+    (["attack", "sim", "--probe", "1000000000"], "--probe 1,000,000,000: at most 1,000"),
+    (["attack", "worker", "--requests", "100000000000"], "--requests 100,000,000,000 needs about 6.4 TB"),
+    (["attack", "worker", "--m", "100000000000"], "--m 100,000,000,000 needs about"),
+    (["attack", "classifier", "--packets", "1000000000000"], "--packets 1,000,000,000,000 needs about"),
+    (["attack", "bench-queue", "--pairs", "1000000000000000"], "--pairs 1,000,000,000,000,000 needs about"),
+    (["attack", "bench-queue", "--queue-size", "100,1000000000000"], "--queue-size 1,000,000,000,000 needs about"),
+    (["attack", "bench-queue", "--sizes", "1000000000000"], "--sizes 1,000,000,000,000 needs about"),
 ])
-def test_sizes_and_ranges_are_refused_before_anything_starts(args: list[str], message: str) -> None:
+def test_sizes_and_ranges_are_refused_before_anything_starts(args: list[str], message: str, tmp_path: Path) -> None:
     out = subprocess.run([sys.executable, "-m", "superlinear", *args], capture_output=True, text=True, timeout=60,
-                         check=False)
+                         check=False, cwd=tmp_path)
     assert out.returncode == 2, out.stderr
     assert "Traceback" not in out.stderr
     assert message in out.stderr.strip().splitlines()[-1]

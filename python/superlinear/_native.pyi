@@ -200,6 +200,7 @@ class CacheBenchRecord(TypedDict):
     errors: int
     first_error: str | None
     wrong_values: int
+    stale_values: int
     missing: int
     latency_p50_ns: int
     latency_p99_ns: int
@@ -403,6 +404,22 @@ def latency_simulate(
 def latency_bench(trace: LatencyTrace, policy: str, z: int | None, capacity: int) -> LatencySpeedRecord: ...
 def latency_optimal(trace: LatencyTrace, z: int | None, capacity: int, any_time: bool = False) -> int: ...
 # packet classifier (crates/classify, bindings crates/py/src/classify.rs)
+class GenerationRecord(TypedDict):
+    generation: int
+    from_packet: int
+    rules: int
+    change: str | None
+    packets: int
+    work: int
+
+class UpdateRecord(TypedDict):
+    packets: int
+    updates_applied: int
+    mismatches: int
+    checked: bool
+    first_mismatch: str | None
+    generations: list[GenerationRecord]
+
 class PacketWorkload:
     @staticmethod
     def load(rules_path: str, trace_path: str | None, config: dict[str, Any]) -> PacketWorkload: ...
@@ -417,6 +434,8 @@ class PacketWorkload:
     def info(self) -> dict[str, Any]: ...
     def run(self, config: dict[str, Any]) -> ClassifyRunRecord: ...
     def check(self, algo: str, dispatch: str, k: int, seed: int = 1) -> CheckRecord: ...
+    def run_updates(self, schedule: str, config: dict[str, Any], algo: str, dispatch: str, k: int, seed: int = 1,
+                    check: bool = True) -> UpdateRecord: ...
     def items(self) -> list[int]: ...
     def assign(self, dispatch: str, k: int, seed: int = 1) -> list[int]: ...
     def describe_dispatch(self, dispatch: str, k: int) -> str: ...

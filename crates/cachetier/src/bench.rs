@@ -9,7 +9,9 @@
 //! * exact counts: hits, misses, delayed hits, database reads, requests per replica.
 //!
 //! Every value read is checked against its key (values describe themselves, `store.rs`), so a
-//! run also counts wrong values.
+//! run also counts wrong values; with writes, every read is also checked against the last write
+//! the bench finished for that key before the read began ([`Freshness`]), so it counts stale
+//! values too.
 
 use crate::client::{CacheAsideClient, Outcome, StatsSnapshot};
 use crate::error::{Error, Result};
@@ -17,8 +19,9 @@ use crate::keys::{KeyDist, KeyStream};
 use crate::procstat;
 use crate::router::key_hash;
 use crate::store;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 use superlinear_core::cputime::thread_cpu_ns;
 
@@ -66,6 +69,9 @@ pub struct BenchReport {
     pub first_error: Option<String>,
     /// Values that were not the requested key's (must be 0).
     pub wrong_values: u64,
+    /// Values older than the last write the bench finished for that key before the read began
+    /// (must be 0; only runs with writes can see one).
+    pub stale_values: u64,
     /// Keys the database did not have.
     pub missing: u64,
     /// Latency percentiles of requests, measured (ns).
@@ -128,6 +134,84 @@ fn backend_cpu(client: &CacheAsideClient) -> Vec<(i32, u64)> {
     client.db().backend_pids().into_iter().filter_map(|p| procstat::process_cpu_ns(p).map(|c| (p, c))).collect()
 }
 
+/// Lock stripes of [`Freshness`].
+const STRIPES: usize = 64;
+
+/// The stale-value check of a run with writes. Every write of the bench gets a fresh tag from one
+/// counter (its value carries it, `store.rs`); writes of one key are serialised (a lock per
+/// stripe of keys), so the key's tags grow in the order its writes reach the database. A read
+/// notes the key's last finished write (`floor`) before it starts; the value it gets is fresh if
+/// it is that write's, or a later write's of this run (tag above `floor`, below the counter).
+/// Anything else (an older tag of this run, or a value from before the run once the key was
+/// written) is stale. Tags start at a random base so a value left by an earlier run is not taken
+/// for one of this run.
+pub struct Freshness {
+    next: AtomicU64,
+    stripes: Vec<Mutex<HashMap<u64, u64>>>,
+}
+
+/// A write in progress: its tag, holding its key's stripe until [`WriteGuard::done`].
+pub struct WriteGuard<'a> {
+    tag: u64,
+    id: u64,
+    stripe: MutexGuard<'a, HashMap<u64, u64>>,
+}
+
+impl WriteGuard<'_> {
+    /// The tag to write.
+    pub fn tag(&self) -> u64 {
+        self.tag
+    }
+
+    /// Records the write as finished (call only when the database took it).
+    pub fn done(mut self) {
+        self.stripe.insert(self.id, self.tag);
+    }
+}
+
+/// Tags are printed with 10 digits (`store::value`); a run's tags stay below this.
+const TAG_LIMIT: u64 = 10_000_000_000;
+
+impl Freshness {
+    /// A tracker whose tags start at a base drawn from `seed` (and the clock), in [2, 5e9].
+    pub fn new(seed: u64) -> Self {
+        let clock = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0);
+        let base = 2 + superlinear_core::hash::fmix64(seed ^ clock) % (TAG_LIMIT / 2);
+        Self::starting_at(base)
+    }
+
+    /// A tracker whose first tag is `base` (at least 2: the loader writes tag 1).
+    pub fn starting_at(base: u64) -> Self {
+        Self { next: AtomicU64::new(base.max(2)), stripes: (0..STRIPES).map(|_| Mutex::new(HashMap::new())).collect() }
+    }
+
+    fn stripe(&self, id: u64) -> MutexGuard<'_, HashMap<u64, u64>> {
+        self.stripes[(superlinear_core::hash::fmix64(id) % STRIPES as u64) as usize]
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Starts a write of row `id`: its tag, and the key's stripe held until it is done.
+    pub fn write(&self, id: u64) -> WriteGuard<'_> {
+        let stripe = self.stripe(id);
+        let tag = self.next.fetch_add(1, Ordering::Relaxed) % TAG_LIMIT;
+        WriteGuard { tag, id, stripe }
+    }
+
+    /// The tag of the last finished write of row `id` (0: none yet), noted before a read.
+    pub fn floor(&self, id: u64) -> u64 {
+        self.stripe(id).get(&id).copied().unwrap_or(0)
+    }
+
+    /// Whether a read that began after the write `floor` finished and returned `tag` is stale.
+    pub fn is_stale(&self, floor: u64, tag: u64) -> bool {
+        floor != 0 && tag != floor && !(floor < tag && tag < self.next.load(Ordering::Relaxed))
+    }
+}
+
 /// Runs one phase with `client`. Counters are reset first.
 pub fn run(client: &CacheAsideClient, cfg: &BenchConfig) -> Result<BenchReport> {
     if cfg.threads == 0 {
@@ -146,6 +230,8 @@ pub fn run(client: &CacheAsideClient, cfg: &BenchConfig) -> Result<BenchReport> 
     let issued = AtomicU64::new(0);
     let errors = AtomicU64::new(0);
     let wrong = AtomicU64::new(0);
+    let stale = AtomicU64::new(0);
+    let fresh = (cfg.write_fraction > 0.0).then(|| Freshness::new(cfg.seed));
     let missing = AtomicU64::new(0);
     let first_error: Mutex<Option<String>> = Mutex::new(None);
     let per_thread = cfg.requests / cfg.threads as u64;
@@ -155,8 +241,9 @@ pub fn run(client: &CacheAsideClient, cfg: &BenchConfig) -> Result<BenchReport> 
     let results: Vec<(u64, Vec<u32>)> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..cfg.threads)
             .map(|t| {
-                let (stop, issued, errors, wrong, missing, first_error) =
-                    (&stop, &issued, &errors, &wrong, &missing, &first_error);
+                let (stop, issued, errors, wrong, stale, missing, first_error) =
+                    (&stop, &issued, &errors, &wrong, &stale, &missing, &first_error);
+                let fresh = fresh.as_ref();
                 s.spawn(move || -> Result<(u64, Vec<u32>)> {
                     let n = per_thread + u64::from((t as u64) < extra);
                     let mut keys = KeyStream::new(cfg.dist, cfg.rows, cfg.seed, cfg.seed.wrapping_add(1 + t as u64))?;
@@ -176,13 +263,30 @@ pub fn run(client: &CacheAsideClient, cfg: &BenchConfig) -> Result<BenchReport> 
                         let write =
                             cfg.write_fraction > 0.0 && (rng >> 11) as f64 / (1u64 << 53) as f64 <= cfg.write_fraction;
                         let r = if write {
-                            client.put(&key, &store::value(id, rng >> 40)).map(|_| ())
-                        } else {
-                            client.get(&key, &mut rng).map(|(v, outcome)| match v {
-                                Some(v) if store::check_value(id, &v.value).is_some() => {}
-                                Some(_) => {
-                                    wrong.fetch_add(1, Ordering::Relaxed);
+                            match fresh {
+                                Some(f) => {
+                                    let w = f.write(id);
+                                    let r = client.put(&key, &store::value(id, w.tag())).map(|_| ());
+                                    if r.is_ok() {
+                                        w.done();
+                                    }
+                                    r
                                 }
+                                None => client.put(&key, &store::value(id, rng >> 40)).map(|_| ()),
+                            }
+                        } else {
+                            let floor = fresh.map_or(0, |f| f.floor(id));
+                            client.get(&key, &mut rng).map(|(v, outcome)| match v {
+                                Some(v) => match store::check_value(id, &v.value) {
+                                    Some(tag) => {
+                                        if fresh.is_some_and(|f| f.is_stale(floor, tag)) {
+                                            stale.fetch_add(1, Ordering::Relaxed);
+                                        }
+                                    }
+                                    None => {
+                                        wrong.fetch_add(1, Ordering::Relaxed);
+                                    }
+                                },
                                 None => {
                                     let _ = outcome == Outcome::Hit;
                                     missing.fetch_add(1, Ordering::Relaxed);
@@ -231,6 +335,7 @@ pub fn run(client: &CacheAsideClient, cfg: &BenchConfig) -> Result<BenchReport> 
         errors: errors.load(Ordering::Relaxed),
         first_error: first_error.into_inner().unwrap_or_else(|p| p.into_inner()),
         wrong_values: wrong.load(Ordering::Relaxed),
+        stale_values: stale.load(Ordering::Relaxed),
         missing: missing.load(Ordering::Relaxed),
         latency_p50_ns: pct(0.5),
         latency_p99_ns: pct(0.99),
@@ -303,5 +408,34 @@ fn raise_fd_limit() {
             lim.rlim_cur = lim.rlim_max.min(65_536);
             libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Freshness;
+
+    #[test]
+    fn freshness_tells_stale_from_fresh_and_concurrent_values() {
+        let f = Freshness::starting_at(100);
+        // Nothing written yet: any value is fine (the loader's, or an earlier run's).
+        assert_eq!(f.floor(7), 0);
+        assert!(!f.is_stale(0, 1));
+        let w = f.write(7);
+        assert_eq!(w.tag(), 100);
+        w.done();
+        let floor = f.floor(7);
+        assert_eq!(floor, 100);
+        // The last finished write, and a later one of this run, are fresh.
+        let later = f.write(7);
+        let t = later.tag();
+        later.done();
+        assert!(!f.is_stale(floor, 100) && !f.is_stale(floor, t));
+        // The loader's value, an older write and a tag this run never gave out are stale.
+        assert!(f.is_stale(floor, 1) && f.is_stale(floor, 99) && f.is_stale(floor, 5_000));
+        // A write that failed does not move the floor.
+        let failed = f.write(7);
+        drop(failed);
+        assert_eq!(f.floor(7), t);
     }
 }

@@ -3,11 +3,12 @@
 //! working-set law needs, and the single-core benchmark.
 
 use crate::classifier::{
-    self, ClassifierOptions, Lookup, MrfClassifier, MrfVariant, StaticClassifier, StatsSink, WorkerStats,
+    self, ClassifierOptions, Lookup, MrfClassifier, MrfVariant, RuleUpdates, StaticClassifier, StatsSink, WorkerStats,
 };
 use crate::dispatch::descriptor::{Descriptor, DescriptorWorker};
 use crate::dispatch::{self, RuleAwarePlanner};
 use crate::packet::Packet;
+use crate::rules::RuleSet;
 use crate::snapshot::Snapshot;
 use std::sync::Arc;
 use superlinear_core::accounting::Accounting;
@@ -212,6 +213,137 @@ pub fn check(
                     got.rule,
                     got.action
                 ));
+            }
+        }
+    }
+    Ok(report)
+}
+
+/// What a run with rule updates did: per generation the packets classified, and the check of
+/// every verdict against brute-force first match over the rule set in force at that packet.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct UpdateReport {
+    /// Packets classified (and checked, with `check`).
+    pub packets: u64,
+    /// Updates published.
+    pub updates_applied: u64,
+    /// Packets whose rule or verdict differed from brute force on the rule set in force, or
+    /// that a worker classified against an older generation (with `check`).
+    pub mismatches: u64,
+    /// Whether verdicts were checked.
+    pub checked: bool,
+    /// The first mismatch, described.
+    pub first_mismatch: Option<String>,
+    /// Per generation (0: the initial rule set): from which packet, its rules, packets
+    /// classified and rules compared.
+    pub generations: Vec<GenerationReport>,
+}
+
+/// One generation of a run with updates.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct GenerationReport {
+    pub generation: u64,
+    pub from_packet: u64,
+    pub rules: u64,
+    pub change: Option<String>,
+    pub packets: u64,
+    pub work: u64,
+}
+
+/// A worker of a run with updates: MRF follows the published generations itself (the crate's
+/// [`RuleUpdates`](crate::classifier::RuleUpdates): one atomic load per packet, a fresh order
+/// on a new generation); the static list has no order to keep and is rebuilt on the new
+/// snapshot.
+enum Follower {
+    Mrf(Box<MrfClassifier>),
+    Static(Box<StaticClassifier>, u64),
+}
+
+/// Classifies the packets with k workers behind the dispatcher (in trace order, each worker its
+/// own stream) while `updates` (rule set, packet index) are published before their packet, and
+/// with `check` compares every verdict with brute-force first match over the rule set in
+/// force. The dispatcher keeps the calibration of the initial rule set.
+#[allow(clippy::too_many_arguments)]
+pub fn run_with_updates(
+    planner: &RuleAwarePlanner,
+    packets: &[Packet],
+    algo: &str,
+    dispatch_spec: &str,
+    k: usize,
+    seed: u64,
+    updates: &[(usize, RuleSet, String)],
+    check: bool,
+) -> Result<UpdateReport, Error> {
+    if let Some((at, _, _)) = updates.iter().find(|(at, _, _)| *at > packets.len()) {
+        return Err(Error::config(format!(
+            "an update at packet {at}, but the run has {} packets (give --packets, or an earlier packet)",
+            packets.len()
+        )));
+    }
+    let name = classifier::lookup(algo)?.name;
+    let snap = planner.snapshot().clone();
+    let published = RuleUpdates::new(snap.rules.clone());
+    let mut sets: Vec<Arc<Snapshot>> = vec![snap.clone()];
+    let mut workers: Vec<Follower> = (0..k.max(1))
+        .map(|_| match name {
+            "static" => Follower::Static(Box::new(StaticClassifier::new(snap.clone())), 0),
+            "mrf-swap" => Follower::Mrf(Box::new(MrfClassifier::following(published.clone(), MrfVariant::Swap))),
+            _ => Follower::Mrf(Box::new(MrfClassifier::following(published.clone(), MrfVariant::Precomputed))),
+        })
+        .collect();
+    let assignment = assign(planner, packets, dispatch_spec, k, seed)?;
+    let mut report = UpdateReport { checked: check, ..Default::default() };
+    report.generations.push(GenerationReport { rules: snap.len() as u64, ..Default::default() });
+    let mut next = 0;
+    for (i, (p, &w)) in packets.iter().zip(&assignment).enumerate() {
+        if superlinear_core::cancel::requested() {
+            return Err(Error::config("interrupted"));
+        }
+        while next < updates.len() && updates[next].0 == i {
+            let (_, rules, change) = &updates[next];
+            let generation = published.publish(rules.clone());
+            sets.push(published.current());
+            report.updates_applied += 1;
+            report.generations.push(GenerationReport {
+                generation,
+                from_packet: i as u64,
+                rules: rules.len() as u64,
+                change: Some(change.clone()),
+                ..Default::default()
+            });
+            next += 1;
+        }
+        let (got, used) = match &mut workers[w as usize] {
+            Follower::Mrf(c) => {
+                let got = c.classify(p);
+                (got, c.snapshot().generation)
+            }
+            Follower::Static(c, generation) => {
+                if *generation != published.version() {
+                    *generation = published.version();
+                    **c = StaticClassifier::new(sets[*generation as usize].clone());
+                }
+                (c.classify(p), *generation)
+            }
+        };
+        let g = report.generations.last_mut().expect("generation 0");
+        g.packets += 1;
+        g.work += got.work;
+        report.packets += 1;
+        if check {
+            let in_force = &sets[sets.len() - 1].rules;
+            let want = in_force.first_match(p).map(|r| r as u32);
+            let verdict = in_force.verdict(p);
+            let latest = (sets.len() - 1) as u64;
+            if used != latest || got.rule != want || got.action != verdict {
+                report.mismatches += 1;
+                if report.first_mismatch.is_none() {
+                    report.first_mismatch = Some(format!(
+                        "packet {i} ({p}) on worker {w}: got rule {:?} {} (generation {used}), brute force over \
+                         generation {latest}: rule {want:?} {verdict}",
+                        got.rule, got.action
+                    ));
+                }
             }
         }
     }

@@ -212,6 +212,50 @@ impl PacketWorkload {
         record(py, &r)
     }
 
+    /// Classifies the packets while the rule changes of a schedule file are published before
+    /// their packets (`rules::schedule`); with `check`, every verdict against brute force over
+    /// the rule set in force. `config` reads the files of `replace` lines (rule_format is
+    /// detected there). Returns the `UpdateReport` as a dict.
+    #[pyo3(signature = (schedule, config, algo, dispatch, k, seed = 1, check = true))]
+    #[allow(clippy::too_many_arguments)]
+    fn run_updates<'py>(
+        &self,
+        py: Python<'py>,
+        schedule: &str,
+        config: &Bound<'py, PyDict>,
+        algo: &str,
+        dispatch: &str,
+        k: usize,
+        seed: u64,
+        check: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let cfg: LoadSettings = settings(config)?;
+        let opts = ReadOptions { format: RuleFormat::Auto, ..cfg.read_options().map_err(to_py)? };
+        let (planner, packets, snap) = (&self.planner, &self.packets, &self.snap);
+        let r = py
+            .allow_threads(|| {
+                let read = rules::schedule::read_schedule(schedule, &snap.rules, &opts)?;
+                if let Some(u) = read.iter().find(|u| u.packet > packets.len()) {
+                    return Err(superlinear_classify::Error::input(
+                        schedule,
+                        Some(u.line),
+                        format!(
+                            "an update at packet {}, but the run has {} packets (--packets N replays the trace to N)",
+                            u.packet,
+                            packets.len()
+                        ),
+                    ));
+                }
+                let updates: Vec<(usize, RuleSet, String)> = read
+                    .into_iter()
+                    .map(|u| (u.packet, u.rules, format!("line {}: {}", u.line, u.change.describe())))
+                    .collect();
+                run::run_with_updates(planner, packets, algo, dispatch, k, seed, &updates, check)
+            })
+            .map_err(to_py)?;
+        record(py, &r)
+    }
+
     /// The first-match rule of every packet (rules.len() for the default policy).
     fn items(&self, py: Python<'_>) -> Vec<u32> {
         py.allow_threads(|| run::first_match_ids(&self.snap, &self.packets))

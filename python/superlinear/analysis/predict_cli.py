@@ -17,6 +17,7 @@ from superlinear.analysis.advisor import Advice, advise, plot_advice
 from superlinear.analysis.predict import Prediction, parse_ks, plot_prediction, predict
 from superlinear.common.args import non_negative_int, positive_int
 from superlinear.common.listing import known
+from superlinear.common.scope import generator_scope
 from superlinear.common.study import Outcome, Study, add_study_options, console
 from superlinear.common.study import Progress as ProgressLine
 from superlinear.engine.runs import SuperlinearError, Workload
@@ -218,6 +219,10 @@ def _advise(args: argparse.Namespace, show: bool) -> Outcome:
     return Outcome(advice.rows(), config, extra=advice)
 
 
+#: Options of a generated key workload: refused with --trace, which they would not change.
+GENERATOR_OPTIONS = ("workload", "m", "alpha")
+
+
 def _add_workload_args(p: argparse.ArgumentParser, requests_help: str) -> None:
     src = p.add_mutually_exclusive_group()
     src.add_argument("--trace", metavar="FILE", help="key trace (text: one key per line, or binary SLKT)")
@@ -252,6 +257,7 @@ def register(sub: Any) -> None:
     p.add_argument("--compare", action="store_true",
                    help="also run the engine at every k (and k = 1) and compare its work speedup")
     add_study_options(p, Predict(), "results/predict")
+    generator_scope(p, GENERATOR_OPTIONS)
 
     a = sub.add_parser("advise", help="locality advisor: which dispatcher boosts locality most",
                        description="Score every dispatch candidate with the working-set law (q(k)·ℓ(k) per k) "
@@ -264,3 +270,4 @@ def register(sub: Any) -> None:
                    "first-match rules and candidates are packet dispatchers (paper Fig. 9d)")
     a.add_argument("--actions", default="random:0.5:1", help="with --rules: actions of ClassBench filters")
     add_study_options(a, Advise(), "results/advise")
+    generator_scope(a, GENERATOR_OPTIONS)

@@ -41,11 +41,12 @@ from superlinear.common.args import (
     positive_number,
     positive_whole,
 )
+from superlinear.common.bounds import check_at_most, check_memory
 from superlinear.common.defaults import config_defaults, field_default, with_default
 from superlinear.common.errors import SuperlinearError
 from superlinear.common.listing import Listing, add_listing_options, known
 from superlinear.common.rows import Row
-from superlinear.common.scope import hidden_alias, spelled
+from superlinear.common.scope import generator_scope, hidden_alias, spelled
 from superlinear.common.study import Outcome, Progress, Study, add_study_options, console
 
 #: HFFS bitmap widths the queue takes (a bit per bucket of a level).
@@ -61,10 +62,31 @@ def hffs_width(width: int) -> int:
 if TYPE_CHECKING:
     from superlinear._native import ConfigName
 
+#: Sizes checked before a study starts (docs/attacks.md, "Limits"). Simulated packets cost time
+#: only (the simulator streams them): beyond the maximum a run takes days. Probes multiply the
+#: runs and hold their jobs. The rest are bytes per unit held in memory, measured on this
+#: machine and rounded up generously.
+MAX_SIM_PACKETS = 1_000_000_000
+MAX_PROBE = 1_000
+BYTES_PER_KEY_REQUEST = 64
+BYTES_PER_ITEM = 96
+BYTES_PER_CLASSIFIER_PACKET = 128
+BYTES_PER_QUEUED = 64
+BYTES_PER_PAIR = 16
+
+
+def _check_sim_size(args: argparse.Namespace, packets: int) -> None:
+    if args.packets:
+        check_at_most("--packets", packets, MAX_SIM_PACKETS, "the simulator runs every policy at every attack rate "
+                      "over them; beyond this a study takes days")
+    check_at_most("--probe", args.probe, MAX_PROBE, "each probe is one more run per attack rate")
+
 
 def _sim_config(args: argparse.Namespace) -> SimStudy:
     if args.trace and not Path(args.trace).is_file():
         raise SuperlinearError(f"{args.trace}: no such file")
+    packets = args.packets or (20_000 if args.quick else field_default("attack_sweep", "packets"))
+    _check_sim_size(args, packets)
     traffic = Traffic(packet=args.packet_size, job=args.job_size, bytes_min=args.pmin, bytes_max=args.pmax,
                       job_max=args.jmax, trace=args.trace, flows=args.flows)
     return SimStudy(
@@ -74,7 +96,7 @@ def _sim_config(args: argparse.Namespace) -> SimStudy:
         attack_rates_gbps=floats("--attack-rates", args.attack_rates),
         jmax_sweep=() if args.no_growth else (floats("--jmax-sweep", args.jmax_sweep) or ()),
         buffer=args.buffer,
-        packets=args.packets or (20_000 if args.quick else field_default("attack_sweep", "packets")),
+        packets=packets,
         probe_jobs=args.probe,
         width=hffs_width(args.width),
         levels=args.levels,
@@ -134,6 +156,11 @@ def _worker_config(args: argparse.Namespace) -> WorkerStudy:
     if args.trace and not Path(args.trace).is_file():
         raise SuperlinearError(f"{args.trace}: no such file")
     adversaries = names("--adversary", args.adversary, [a[0] for a in _native.sched_catalogue()["adversaries"]])
+    requests = args.requests or (20_000 if args.quick else field_default("attack_key", "requests"))
+    if args.requests:
+        check_memory(f"--requests {requests:,}", BYTES_PER_KEY_REQUEST * requests)
+    if not args.trace:
+        check_memory(f"--m {args.m:,}", BYTES_PER_ITEM * args.m)
     study = WorkerStudy(
         algo=args.algo,
         adversaries=adversaries,
@@ -141,7 +168,7 @@ def _worker_config(args: argparse.Namespace) -> WorkerStudy:
         m=args.m,
         alpha=args.alpha,
         trace=args.trace,
-        requests=args.requests or (20_000 if args.quick else field_default("attack_key", "requests")),
+        requests=requests,
         learn=args.learn,
         **_work_clocked(args),
     )
@@ -191,6 +218,8 @@ def _classifier_config(args: argparse.Namespace) -> ClassifierStudy:
             raise SuperlinearError(f"{option}: {path}: no such file")
     if args.trace and not args.rules:
         raise SuperlinearError("--trace needs --rules (the rules the trace is classified against)")
+    if args.packets:
+        check_memory(f"--packets {args.packets:,}", BYTES_PER_CLASSIFIER_PACKET * args.packets)
     study = ClassifierStudy(
         rules=args.rules,
         trace=args.trace,
@@ -255,9 +284,14 @@ class BenchQueue(Study[QueueBench]):
 
 def _queue_bench_config(args: argparse.Namespace) -> QueueBench:
     cat = _native.sched_catalogue()
+    flag = spelled(args, "sizes", "--queue-size")
+    sizes = int_list(flag, args.sizes)
+    pairs = args.pairs or (300_000 if args.quick else 1_000_000)
+    check_memory(f"{flag} {max(sizes):,}", BYTES_PER_QUEUED * max(sizes))
+    check_memory(f"--pairs {pairs:,}", BYTES_PER_PAIR * pairs)
     return QueueBench(
-        sizes=int_list(spelled(args, "sizes", "--queue-size"), args.sizes),
-        pairs=args.pairs or (300_000 if args.quick else 1_000_000),
+        sizes=sizes,
+        pairs=pairs,
         queues=names("--queues", args.queues, cat["queues"]),
         patterns=names("--patterns", args.patterns, [p[0] for p in cat["patterns"]]),
         width=hffs_width(args.width),
@@ -415,6 +449,7 @@ def register(sub: Any) -> None:
     s.add_argument("--seed", type=non_negative_int, default=sweep["seed"])
     s.add_argument("--quick", action="store_true", help="fewer packets")
     add_study_options(s, SIM, "results/attack-sim")
+    generator_scope(s, ("packet_size", "job_size", "pmax"), why="it shapes generated innocent traffic")
 
     w = asub.add_parser("worker", help="attack a real worker (`list engine`) with and without SurgeProtector",
                         description="One worker from the core registry serves innocent keys at a given load; an "
@@ -438,6 +473,7 @@ def register(sub: Any) -> None:
                    help=with_default("how a learned job size follows observations", "attack_key", "learn"))
     _work_clocked_options(w, "attack_key", policies, "work unit", ["--attack-rates"])
     add_study_options(w, WORKER, "results/attack-worker")
+    generator_scope(w, ("workload", "m", "alpha"))
 
     c = asub.add_parser("classifier", help="attack our MRF packet classifier with and without SurgeProtector",
                         description="One MRF classifier worker classifies innocent packets for real; an adversary "
@@ -459,7 +495,9 @@ def register(sub: Any) -> None:
     c.add_argument("--actions", default=cd["actions"],
                    help=with_default("actions of ClassBench rules: accept or random[:DROP_FRACTION[:SEED]]",
                                      "attack_classifier", "actions"))
-    c.add_argument("--default-action", default=cd["default_action"], help="default policy where the file sets none")
+    c.add_argument("--default", dest="default_action", default=cd["default_action"],
+                   help=f"default policy where the file sets none (default {cd['default_action']})")
+    hidden_alias(c, "--default-action", dest="default_action")
     c.add_argument("--trace-format", default=cd["trace_format"], help="auto, classbench, pcap, pcapng, binary")
     c.add_argument("--chains", type=positive_whole, default=cd["chains"],
                    help=with_default("synthetic: dependency chains", "attack_classifier", "chains"))
@@ -487,6 +525,8 @@ def register(sub: Any) -> None:
                    help=with_default("attack packet bytes", "attack_classifier", "attack_bytes"))
     _work_clocked_options(c, "attack_classifier", policies, "rule compared", ["--attack-rates", "--attack-rate"])
     add_study_options(c, CLASSIFIER, "results/attack-classifier")
+    generator_scope(c, ("chains", "depth", "flows", "alpha", "catch_all"), source="rules",
+                    why="it shapes the synthetic rule set")
 
     b = asub.add_parser("bench-queue", help="HFFS queue vs binary heap, B-tree and min-max heap (pairs/s)",
                         description="Enqueue+dequeue pairs per second on one core with n elements queued, per "

@@ -217,6 +217,8 @@ def bench_failures(row: dict[str, Any], max_seconds: float) -> list[str]:
         out.append(f"stopped by --max-seconds {max_seconds:g} after {row['requests']:,} requests")
     if row["wrong_values"]:
         out.append(f"{row['wrong_values']:,} wrong values")
+    if row["stale_values"]:
+        out.append(f"{row['stale_values']:,} stale values (older than the bench's last finished write of the key)")
     if row["errors"]:
         out.append(f"{row['errors']:,} failed requests (first: {row['first_error']})")
     if row["missing"]:
@@ -244,6 +246,7 @@ def _show_bench(row: dict[str, Any], k: int, args: argparse.Namespace, threads: 
     t.add_row("max/mean replica load", _fixed(row["max_over_mean_load"]), "count")
     t.add_row("machine utilisation", _fixed(row["machine_utilisation"]), "measured")
     t.add_row("wrong values", str(row["wrong_values"]), "count")
+    t.add_row("stale values", f"{row['stale_values']:,}" if args.write_fraction else "— (no writes)", "count")
     t.add_row("missing keys", f"{row['missing']:,}", "count")
     t.add_row("replica errors / bypassed reads", f"{row['replica_errors']:,} / {row['bypass']:,}", "count")
     t.add_row("errors", str(row["errors"]) + (f" ({row['first_error']})" if row["first_error"] else ""), "count")

@@ -57,6 +57,7 @@ def bench_row(report: CacheBenchRecord, k: int, cores: int) -> dict[str, Any]:
         "errors": report["errors"],
         "first_error": report["first_error"],
         "wrong_values": report["wrong_values"],
+        "stale_values": report["stale_values"],
         "missing": report["missing"],
         "latency_p50_us_measured": report["latency_p50_ns"] / 1e3,
         "latency_p99_us_measured": report["latency_p99_ns"] / 1e3,

@@ -23,7 +23,7 @@ from superlinear.common.errors import SuperlinearError
 from superlinear.common.interrupt import interruptible
 from superlinear.common.listing import Listing, known, name_table, show_listing
 from superlinear.common.rows import Row
-from superlinear.common.scope import OptionScope, hidden_alias
+from superlinear.common.scope import OptionScope, hidden_alias, spelled
 from superlinear.common.study import Outcome, Study, console, run_study
 from superlinear.common.study import Progress as ProgressLine
 from superlinear.output.paths import output_file
@@ -70,6 +70,8 @@ def check_workers(workers: int, rules: int, packets: int) -> None:
 def cmd_run(args: argparse.Namespace) -> int:
     w = _workload(args)
     info = w.info()
+    if args.updates:
+        return cmd_updates(args, w, info)
     check_workers(args.workers, info["rules"], info["packets"])
     modes = ["projected"] + (["measured"] if not args.no_measure else [])
     config = {"algo": args.algo, "dispatch": args.dispatch, "k": args.workers, "modes": modes, "stats": True,
@@ -97,6 +99,44 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.check and doc["check"]["mismatches"]:
         return 1
     return 0
+
+
+#: Options of a plain run that a run with --updates does not use (it classifies once, in trace
+#: order, with no timing, per-worker statistics or warm-up).
+NOT_WITH_UPDATES = frozenset({"no_measure", "window", "top", "warmup"})
+
+
+def cmd_updates(args: argparse.Namespace, w: Any, info: dict[str, Any]) -> int:
+    """``classify --updates FILE``: the rule changes of FILE published while the packets flow,
+    each worker switching at its next packet; with --check, every verdict against brute-force
+    first match over the rule set in force at that packet."""
+    check_workers(args.workers, info["rules"], info["packets"])
+    cfg = {"rule_format": "auto", "actions": args.actions, "default_action": args.default, "generate": 1,
+           "seed": args.seed}
+    report = interruptible(lambda: w.run_updates(args.updates, cfg, args.algo, args.dispatch, args.workers,
+                                                 args.seed, args.check))
+    doc = {"rules_file": args.rules, "trace_file": args.trace, "updates_file": args.updates, "algo": args.algo,
+           "dispatch": args.dispatch, "k": args.workers, **report}
+    if args.json:
+        print(json.dumps(doc, indent=1))
+    else:
+        console.print(f"{args.algo} behind {args.dispatch}, k = {args.workers}: {report['packets']:,} packets, "
+                      f"{report['updates_applied']:,} updates from {args.updates} applied while they flowed",
+                      highlight=False, markup=False)
+        t = Table(title="rule set generations (work: rules compared, exact)")
+        for c in ("generation", "from packet", "change", "rules", "packets", "rules compared / packet"):
+            t.add_column(c, justify="left" if c == "change" else "right")
+        for g in report["generations"]:
+            t.add_row(str(g["generation"]), f"{g['from_packet']:,}", g["change"] or "initial rules",
+                      f"{g['rules']:,}", f"{g['packets']:,}", f"{g['work'] / max(g['packets'], 1):,.1f}")
+        console.print(t)
+        if args.check:
+            verdict = "OK" if not report["mismatches"] else "MISMATCH"
+            console.print(f"  check: {report['packets']:,} packets against brute-force first match over the rule "
+                          f"set in force: {report['mismatches']:,} mismatches [{verdict}]"
+                          + (f"; first: {report['first_mismatch']}" if report["first_mismatch"] else ""),
+                          highlight=False, markup=False)
+    return 1 if args.check and report["mismatches"] else 0
 
 
 def _print_run(doc: dict[str, Any], top: int) -> None:
@@ -196,7 +236,7 @@ def _bench_rows(args: argparse.Namespace, show: bool) -> list[Row]:
                                           packets=args.packets or (200_000 if args.quick else 1_000_000),
                                           actions=args.actions)
                 targets.append((f"{name}_{size.strip()}", load(spec)))
-    algos = [a.strip() for a in args.algos.split(",") if a.strip()]
+    algos = args.algos
     with Progress(TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(),
                   console=Console(stderr=True), transient=True,
@@ -284,11 +324,11 @@ def used_options(action: str, rules: bool) -> frozenset[str]:
     if action == "run":
         source = FILE_OPTIONS if rules else SYNTHETIC_OPTIONS | {"synthetic"}
         return source | {"algo", "workers", "dispatch", "check", "packets", "warmup", "calibration", "window", "top",
-                         "no_measure", "seed", "json"}
+                         "no_measure", "seed", "json", "updates"}
     if action == "bench":
         source = (FILE_OPTIONS | {"warmup", "seed", "calibration"}) if rules else frozenset({"data", "sizes",
                                                                                               "actions"})
-        return source | {"packets", "algos", "quick", "out", "json"}
+        return source | {"packets", "algo", "quick", "out", "json"}
     if action == "gen-rules":
         return SYNTHETIC_OPTIONS | {"seed", "format", "out"}
     if action == "gen-trace":
@@ -317,6 +357,25 @@ def _where_used(scope: OptionScope) -> dict[str, str]:
     return where
 
 
+def _classifiers(args: argparse.Namespace, action: str) -> None:
+    """``--algo``: one classifier for run (``args.algo``), a list for bench (``args.algos``);
+    the old bench spelling ``--algos`` is an alias."""
+    flag = spelled(args, "algo", "--algo")
+    known_names = _classifier_names()
+    if args.algo is None:
+        names = known_names if action == "bench" else [config_defaults("classify_run")["algo"]]
+    else:
+        names = [a.strip() for a in args.algo.split(",") if a.strip()]
+        if not names:
+            raise SuperlinearError(f"{flag}: no classifier named in {args.algo!r} (known: {', '.join(known_names)})")
+    for name in names:
+        if name not in known_names:
+            raise SuperlinearError(f"{flag}: unknown classifier {name!r} (known: {', '.join(known_names)})")
+    if action == "run" and len(names) > 1:
+        raise SuperlinearError(f"{flag} {args.algo}: classify run takes one classifier (a list is for classify bench)")
+    args.algo, args.algos = names[0], names
+
+
 def cmd_classify(args: argparse.Namespace, scope: OptionScope) -> int:
     action = args.action or "run"
     if action == "run" and not args.rules:
@@ -329,7 +388,12 @@ def cmd_classify(args: argparse.Namespace, scope: OptionScope) -> int:
     mode = f"in classify {action}" + ((" with --rules" if rules else " without --rules")
                                       if used_options(action, True) != used_options(action, False) else "")
     scope.check(args, used_options(action, rules), mode, _where_used(scope))
+    if args.updates:
+        scope.check(args, used_options(action, rules) - NOT_WITH_UPDATES, "with --updates",
+                    dict.fromkeys(NOT_WITH_UPDATES, "a run with updates classifies once, in trace order, untimed"))
     scope.fill(args)
+    if action in ("run", "bench"):
+        _classifiers(args, action)
     if action == "bench" and not args.out:
         args.out = "results/classify-bench"
     if action in ("gen-rules", "gen-trace", "convert") and args.format is None:
@@ -389,8 +453,9 @@ def register(sub: Any) -> None:
     p.add_argument("--default", default=load_defaults["default_action"],
                    choices=["accept", "drop", "reject", "queue"],
                    help=f"default policy when the file sets none (default {load_defaults['default_action']})")
-    p.add_argument("--algo", default=run_defaults["algo"], choices=classifiers,
-                   help=f"classifier (default {run_defaults['algo']})")
+    p.add_argument("--algo", metavar="ALGO", help=f"classifier: {', '.join(classifiers)} (default "
+                   f"{run_defaults['algo']}); bench: a comma-separated list (default all)")
+    hidden_alias(p, "--algos", dest="algo")
     p.add_argument("--k", "-k", dest="workers", type=positive_int, default=run_defaults["k"],
                    help=f"workers k (default {run_defaults['k']})")
     hidden_alias(p, "--workers", dest="workers", type=positive_int)
@@ -398,6 +463,10 @@ def register(sub: Any) -> None:
                    help=_dispatch_help())
     p.add_argument("--check", action="store_true", help="verify every verdict against brute-force first match "
                    "(exit 1 on any mismatch)")
+    p.add_argument("--updates", metavar="FILE", help="rule changes while the packets flow, one per line: "
+                   "'AT insert POS RULE', 'AT delete INDEX' or 'AT replace RULES_FILE' (AT: packet index; positions "
+                   "1-based); with --check every verdict is checked against the rule set in force "
+                   "(docs/classification.md)")
     p.add_argument("--packets", type=positive_int, help="replay the trace to N packets, or generate N packets")
     p.add_argument("--warmup", type=non_negative_int, default=run_defaults["warmup"], metavar="N",
                    help="serve N packets first and leave them out of throughput and work (steady state); "
@@ -427,8 +496,6 @@ def register(sub: Any) -> None:
     p.add_argument("--classbench-size", dest="sizes", default="5k",
                    help="bench: ClassBench sizes, comma-separated (default 5k)")
     hidden_alias(p, "--sizes", dest="sizes")
-    p.add_argument("--algos", default=",".join(classifiers),
-                   help=f"bench: classifiers (default {','.join(classifiers)})")
     p.add_argument("--quick", action="store_true", help="bench: fewer packets, one run")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     scope = OptionScope(p)

@@ -39,3 +39,11 @@ def check_memory(what: str, needed: float, override: str | None = None) -> None:
     hint = f"; pass {override} if you mean it" if override else ""
     raise SuperlinearError(f"{what} needs about {_size(needed)} of memory, but only {_size(avail)} "
                            f"are available{hint}")
+
+
+def check_at_most(flag: str, value: float, maximum: float, why: str) -> None:
+    """Refuses ``flag value`` beyond a documented maximum, for counts that cost time rather than
+    memory (a run that would go on for days looks like a hang)."""
+    if value > maximum:
+        shown = f"{value:,}" if isinstance(value, int) else f"{value:g}"
+        raise SuperlinearError(f"{flag} {shown}: at most {maximum:,} ({why})")

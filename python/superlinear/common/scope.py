@@ -10,7 +10,7 @@ with the options that mode uses and :meth:`OptionScope.fill` to put the defaults
 from __future__ import annotations
 
 import argparse
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from superlinear.common.errors import SuperlinearError
@@ -40,11 +40,14 @@ def spelled(args: argparse.Namespace, dest: str, flag: str) -> str:
 class OptionScope:
     """The options of one parser, their defaults, and which of them the user gave."""
 
-    def __init__(self, parser: argparse.ArgumentParser, exempt: Collection[str] = ()) -> None:
+    def __init__(self, parser: argparse.ArgumentParser, exempt: Collection[str] = (),
+                 only: Collection[str] | None = None) -> None:
         self.flags: dict[str, str] = {}
         self.defaults: dict[str, Any] = {}
         for action in parser._actions:
             if not action.option_strings or action.dest in exempt or action.default is argparse.SUPPRESS:
+                continue
+            if only is not None and action.dest not in only:
                 continue
             if isinstance(action, (argparse._HelpAction, argparse._VersionAction)):
                 continue
@@ -81,3 +84,21 @@ class OptionScope:
             if getattr(args, dest, None) is None:
                 setattr(args, dest, default)
         return args
+
+
+def generator_scope(parser: argparse.ArgumentParser, generator: Collection[str], source: str = "trace",
+                    why: str = "it shapes a generated workload") -> None:
+    """Refuses the options of a generated workload (``generator``, by dest) when a file workload
+    is given (the option ``source``, ``--trace``): ``run --trace T --m 500`` once ran the trace and
+    dropped ``--m`` without a word. Call after the parser's ``func`` is set; it wraps it."""
+    scope = OptionScope(parser, only=generator)
+    inner: Callable[[argparse.Namespace], int] = parser.get_default("func")
+    flag = "--" + source.replace("_", "-")
+
+    def func(args: argparse.Namespace) -> int:
+        if getattr(args, source, None):
+            scope.check(args, (), f"with {flag}", dict.fromkeys(scope.flags, why))
+        scope.fill(args)
+        return inner(args)
+
+    parser.set_defaults(func=func)

@@ -13,6 +13,7 @@ from superlinear.common.args import add_repeats_option, non_negative_int, positi
 from superlinear.common.defaults import config_defaults
 from superlinear.common.errors import SuperlinearError
 from superlinear.common.listing import Listing, add_listing_options, known, name_table
+from superlinear.common.scope import generator_scope
 from superlinear.common.study import add_study_options, console
 from superlinear.engine.bench import Bench
 from superlinear.engine.runs import RunSpec, Workload, check_run_size, run
@@ -37,12 +38,15 @@ def _show_engine(doc: dict[str, Any]) -> None:
 LISTING = Listing("engine", "workers and dispatchers of run, sweep and reproduce", _engine_doc, _show_engine)
 
 
+#: Options of a generated key workload: refused with --trace, which they would not change.
+GENERATOR_OPTIONS = ("workload", "m", "alpha")
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     if args.exclude_warmup and not args.warmup:
         raise SuperlinearError("--exclude-warmup needs --warmup N (the requests served before counting starts)")
-    workload = Workload(args.workload, args.m, args.alpha, args.trace)
-    if args.trace:
-        workload = Workload("trace", 0, args.alpha, args.trace)
+    workload = Workload("trace", 0, args.alpha, args.trace) if args.trace else \
+        Workload(args.workload, args.m, args.alpha)
     modes = ["projected"]
     if args.measure:
         modes.append("measured")
@@ -138,6 +142,7 @@ def register(sub: Any) -> None:
                    help="independent runs: times are their median [range] (default 3)")
     u.add_argument("--json", action="store_true")
     u.set_defaults(func=cmd_run)
+    generator_scope(u, GENERATOR_OPTIONS)
 
     b = sub.add_parser("bench", help="single-thread lookups/s per structure and dispatcher ns/request",
                        description="Micro-benchmarks (release build, thread CPU time).")

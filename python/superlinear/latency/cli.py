@@ -28,11 +28,12 @@ from superlinear.common.args import (
     positive_number,
     positive_whole,
 )
+from superlinear.common.bounds import check_at_most, check_memory
 from superlinear.common.defaults import field_default, with_default
 from superlinear.common.errors import SuperlinearError
 from superlinear.common.listing import Listing, add_listing_options, known, name_table
 from superlinear.common.rows import Row
-from superlinear.common.scope import hidden_alias, spelled
+from superlinear.common.scope import generator_scope, hidden_alias, spelled
 from superlinear.common.study import Outcome, Study, add_study_options, console
 from superlinear.common.study import Progress as ProgressLine
 from superlinear.latency import sim as latency
@@ -47,10 +48,34 @@ KIND_NOTE = ("latency: simulated, mean per request in request-times (Z = a full 
              "miss rate of a classical simulation of the same policy")
 
 
+#: Memory per generated request and per object, through generation and simulation (measured on
+#: this machine, about 33 and 68 bytes, rounded up): checked before a trace is generated.
+BYTES_PER_REQUEST = 48
+BYTES_PER_OBJECT = 128
+
+
+def check_trace_size(args: argparse.Namespace) -> None:
+    """Refuses a generated trace this machine cannot hold, and bursts that outlast the trace (a
+    mean burst or gap beyond the trace's length is one train that never ends; such traces made
+    Belatedly's LP run for minutes)."""
+    per_request, per_object = BYTES_PER_REQUEST * args.requests, BYTES_PER_OBJECT * args.objects
+    # The error names the flag that asks for most of it.
+    what = f"--requests {args.requests:,}" if per_request >= per_object else f"--objects {args.objects:,}"
+    check_memory(what, per_request + per_object)
+    for flag, value in (("--burst-length", args.burst_length), ("--burst-gap", args.burst_gap)):
+        check_at_most(flag, value, args.requests, f"--requests {args.requests:,}: a burst longer than the trace "
+                      "never ends")
+
+
+def _generate(args: argparse.Namespace) -> Trace:
+    check_trace_size(args)
+    return Trace.generate(_spec(args))
+
+
 def _trace(args: argparse.Namespace) -> Trace:
     if args.trace:
         return Trace.read(args.trace)
-    return Trace.generate(_spec(args))
+    return _generate(args)
 
 
 def _spec(args: argparse.Namespace) -> TraceSpec:
@@ -208,8 +233,11 @@ def _zkey(z: int | None) -> Any:
 
 
 def cmd_gen(args: argparse.Namespace) -> int:
+    if args.trace:
+        raise SuperlinearError("--trace has no effect in latency-sim gen (it generates a trace; the trace options "
+                               "of run, belatedly and bench read one)")
     out = output_file(args.out)
-    trace = Trace.generate(_spec(args))
+    trace = _generate(args)
     latencies = None
     if args.latencies:
         if args.binary:
@@ -351,6 +379,11 @@ def _show_policies(ps: list[dict[str, Any]]) -> None:
 LISTING = Listing("latency", "eviction policies of latency-sim", latency.policies, _show_policies)
 
 
+#: Options of the trace generator (``--seed`` also seeds Belatedly's rounding, so it stays):
+#: refused with --trace, which they would not change.
+GENERATOR_OPTIONS = ("requests", "objects", "bursty", "burst_length", "burst_gap", "alpha", "jitter")
+
+
 def _trace_options(p: argparse.ArgumentParser, requests: int = 200_000, objects: int = 2_000) -> None:
     g = p.add_argument_group("trace", "a file (--trace), or a generated mix of bursty and paced objects")
     g.add_argument("--trace", metavar="FILE", help="text (OBJECT [TIMESTAMP [LATENCY]] per line) or binary SLKT trace")
@@ -401,6 +434,7 @@ def register(sub: Any) -> None:
     r.add_argument("--rounds", type=non_negative_whole, default=4,
                    help="random roundings besides the threshold ones (default 4)")
     add_study_options(r, Run(), "results/latency-run")
+    generator_scope(r, GENERATOR_OPTIONS, why="it shapes a generated trace")
 
     g = asub.add_parser("gen", help="write a trace of bursty and paced objects",
                         description="Generate a trace: bursty objects arrive in trains, paced ones at a steady period.")
@@ -425,6 +459,7 @@ def register(sub: Any) -> None:
     b.add_argument("--time-limit", type=positive_number, help="solver time limit in seconds")
     b.add_argument("--max-requests", type=positive_whole, default=200_000, help="refuse larger traces (default 200000)")
     add_study_options(b, Belatedly(), "results/latency-belatedly")
+    generator_scope(b, GENERATOR_OPTIONS, why="it shapes a generated trace")
 
     s = asub.add_parser("bench", help="simulator speed (requests/s) on a large trace",
                         description="Requests per second of the simulator per policy, thread CPU time (measured).")
@@ -435,6 +470,7 @@ def register(sub: Any) -> None:
                    help=f"cache size: objects or %% of objects (default {BENCH_SIZE.replace('%', '%%')})")
     hidden_alias(s, "--size", dest="size")
     add_study_options(s, Bench(), "results/latency-bench")
+    generator_scope(s, GENERATOR_OPTIONS, why="it shapes a generated trace")
 
     p = asub.add_parser("policies", help="list the eviction policies")
     add_listing_options(p, LISTING)

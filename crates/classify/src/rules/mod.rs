@@ -13,6 +13,7 @@ pub mod classbench;
 pub mod native;
 pub mod nft;
 pub mod nft_writer;
+pub mod schedule;
 
 use crate::packet::{fmt_addr, Packet};
 use std::fmt;

@@ -30,7 +30,7 @@ fn parse_proto_match(v: &str) -> Result<ProtoMatch, String> {
         .ok_or_else(|| format!("bad protocol '{v}' (tcp, udp, icmp, 0-255, VALUE/MASK, any)"))
 }
 
-fn parse_line(t: &str) -> Result<Rule, String> {
+pub(crate) fn parse_line(t: &str) -> Result<Rule, String> {
     let mut words = t.split_whitespace();
     let first = words.next().unwrap_or("");
     let action =
