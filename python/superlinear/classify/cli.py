@@ -26,6 +26,7 @@ from superlinear.common.rows import Row
 from superlinear.common.scope import OptionScope, hidden_alias, spelled
 from superlinear.common.study import Outcome, Study, console, run_study
 from superlinear.common.study import Progress as ProgressLine
+from superlinear.experiments.repeats import median_run, spread
 from superlinear.output.paths import output_file
 
 ACTIONS = ("run", "bench", "gen-rules", "gen-trace", "convert", "algorithms")
@@ -76,16 +77,22 @@ def cmd_run(args: argparse.Namespace) -> int:
     modes = ["projected"] + (["measured"] if not args.no_measure else [])
     config = {"algo": args.algo, "dispatch": args.dispatch, "k": args.workers, "modes": modes, "stats": True,
               "window": args.window, "seed": args.seed, "warmup": args.warmup}
-    raw = interruptible(lambda: w.run(config))
-    p, m = raw["projected"], raw["measured"]
+    runs = [interruptible(lambda: w.run(config)) for _ in range(args.repeats)]
+    raw = runs[0]
+    median, times = median_run(runs)
+    p, m = median["projected"], median["measured"]
+    assert p is not None
+    walls = [r["measured"]["wall_ns"] for r in runs if r["measured"] and r["measured"]["wall_ns"]]
     mpps = p["requests"] * 1e3 / max(p["projected_ns"], 1)
     matches = [sum(s["matches"][i] for s in raw["stats"]) for i in range(info["rules"])] if raw["stats"] else []
     default_hits = sum(s["default_hits"] for s in raw["stats"])
     doc: dict[str, Any] = {"rules_file": args.rules, "trace_file": args.trace, "algo": args.algo,
                            "dispatch": raw["dispatch"], "k": args.workers, "info": info, "cores": raw["cores"],
                            "warmup": args.warmup,
-                           "mpps_projected": mpps,
+                           "repeats": args.repeats, "mpps_projected": mpps,
+                           "mpps_projected_runs": [p["requests"] * 1e3 / max(t, 1) for t in times],
                            "mpps_measured": m["requests"] * 1e3 / m["wall_ns"] if m and m["wall_ns"] else None,
+                           "mpps_measured_runs": [p["requests"] * 1e3 / w for w in walls],
                            "projected": p, "measured": m, "work_per_packet": p["work_total"] / max(p["requests"], 1),
                            "workers": [{k: v for k, v in s.items() if k != "matches"} for s in raw["stats"]],
                            "rule_matches": matches, "default_hits": default_hits, "kinds": KINDS}
@@ -103,7 +110,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 #: Options of a plain run that a run with --updates does not use (it classifies once, in trace
 #: order, with no timing, per-worker statistics or warm-up).
-NOT_WITH_UPDATES = frozenset({"no_measure", "window", "top", "warmup"})
+NOT_WITH_UPDATES = frozenset({"no_measure", "window", "top", "warmup", "repeats"})
 
 
 def cmd_updates(args: argparse.Namespace, w: Any, info: dict[str, Any]) -> int:
@@ -152,11 +159,13 @@ def _print_run(doc: dict[str, Any], top: int) -> None:
                       f"{info.get('skipped_not_tcp_udp', 0):,} not TCP/UDP, {info.get('skipped_truncated', 0):,} "
                       "truncated")
     p = doc["projected"]
-    console.print(f"  throughput: {doc['mpps_projected']:,.3f} Mpps projected (dispatcher "
+    many = doc["repeats"] > 1
+    console.print(f"  throughput: {spread(doc['mpps_projected_runs'], ',.3f')} Mpps projected"
+                  + (f" (median \\[range] of {doc['repeats']} runs; median run:" if many else " (") + " dispatcher "
                   f"{p['dispatcher_cpu_ns'] / max(p['requests'], 1):,.1f} ns/packet, slowest worker "
                   f"{max(p['worker_estimate_ns']) / 1e6:,.1f} ms calibrated, {max(p['worker_cpu_ns']) / 1e6:,.1f} ms "
                   "largest measured)"
-                  + (f", {doc['mpps_measured']:,.3f} Mpps measured" if doc["mpps_measured"] else
+                  + (f", {spread(doc['mpps_measured_runs'], ',.3f')} Mpps measured" if doc["mpps_measured"] else
                      ", measured: skipped (--no-measure)" if doc["measured"] is None and doc["k"] <= doc["cores"] else
                      f", measured: — (k = {doc['k']} > {doc['cores']} cores)"))
     console.print(f"  work: {doc['work_per_packet']:,.1f} rules compared per packet, busiest worker "
@@ -324,7 +333,7 @@ def used_options(action: str, rules: bool) -> frozenset[str]:
     if action == "run":
         source = FILE_OPTIONS if rules else SYNTHETIC_OPTIONS | {"synthetic"}
         return source | {"algo", "workers", "dispatch", "check", "packets", "warmup", "calibration", "window", "top",
-                         "no_measure", "seed", "json", "updates"}
+                         "no_measure", "seed", "json", "updates", "repeats"}
     if action == "bench":
         source = (FILE_OPTIONS | {"warmup", "seed", "calibration"}) if rules else frozenset({"data", "sizes",
                                                                                               "actions"})
@@ -478,6 +487,8 @@ def register(sub: Any) -> None:
     p.add_argument("--window", type=positive_int, default=10_000, help="active-rule window in packets (default 10000)")
     p.add_argument("--top", type=positive_int, default=10, help="rules shown in the match table (default 10)")
     p.add_argument("--no-measure", action="store_true", help="skip the real-thread run")
+    p.add_argument("--repeats", type=positive_int, default=3, metavar="N",
+                   help="independent runs: throughputs are their median [range] (default 3)")
     p.add_argument("--seed", type=non_negative_int, default=run_defaults["seed"],
                    help=f"seed of generators and seeded dispatchers (default {run_defaults['seed']})")
     p.add_argument("--synthetic", action="store_true", help="run on a generated workload (--rules-count, ...)")
