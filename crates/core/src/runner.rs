@@ -359,27 +359,29 @@ fn serve_in_slices<R>(worker: &mut (dyn Worker<R> + '_), requests: &[R]) -> u64 
 /// adds latency on a dedicated core nor steals a shared one.
 struct Backoff {
     step: u32,
-    may_sleep: bool,
+    shared: bool,
 }
 
 impl Backoff {
     fn new() -> Self {
-        Self { step: 0, may_sleep: true }
+        Self { step: 0, shared: true }
     }
-    /// A backoff that never sleeps (only spins and yields): for a thread on a core of its own,
-    /// where sleeping would only add wake-up latency to the measured wall clock.
+    /// A backoff that only spins: for a worker pinned to a core of its own, where sleeping would
+    /// add wake-up latency to the measured wall clock, and a yield would hand the core to any
+    /// other runnable task (a background job included) for a whole time slice. A dispatcher that
+    /// shares the core still gets it: it wakes from its own sleep with wake-up preemption.
     fn dedicated() -> Self {
-        Self { step: 0, may_sleep: false }
+        Self { step: 0, shared: false }
     }
     fn reset(&mut self) {
         self.step = 0;
     }
     fn snooze(&mut self) {
-        if self.step < 6 {
-            for _ in 0..(1u32 << self.step) {
+        if self.step < 6 || !self.shared {
+            for _ in 0..(1u32 << self.step.min(6)) {
                 std::hint::spin_loop();
             }
-        } else if self.step < 12 || !self.may_sleep {
+        } else if self.step < 12 {
             std::thread::yield_now();
         } else {
             std::thread::sleep(Duration::from_micros(20 << (self.step - 12).min(5)));
