@@ -1,0 +1,195 @@
+//! Predicting a run's work from a sample of its traffic, by exact simulation: the classifier the
+//! run will use (MRF with its dependency bounds, MRF-swap or the static list; paper §4.1,
+//! Alg. 1), behind the dispatcher the run will use (the same routing, seed and rule-aware field
+//! choice as [`crate::run::execute`]), serves the sample on k workers and one worker, and the work
+//! speedup is one worker's work over the busiest worker's (q(k)·ℓ(k) of the paper's App. A,
+//! Definitions A.1–A.2, computed on the real worker instead of the move-to-front law).
+//!
+//! The working-set law scores move-to-front workers on the first-match rule stream; MRF moves a
+//! hit rule only up to its nearest dependency and then moves that dependency, so with
+//! dependencies the law over-predicts (about 2× on ClassBench fw1) and can misrank field sets.
+//! This module is the same exact simulation the rule-aware dispatcher uses for its shortlist
+//! ([`crate::dispatch::score_with_mrf`]), extended from the steady state to a whole run:
+//!
+//! * the sample (a slice of the trace) is routed, and each worker (fresh, in the initial rule
+//!   order) serves its part twice: the first pass costs `cold` (pulling its rules forward from
+//!   the depth of the whole list, plus the sample), the second `steady`;
+//! * a run of `target` packets whose traffic looks like the sample costs each worker
+//!   `cold + (target / sample − 1) · steady`: exact when the sample is the whole run, and exact for
+//!   a trace replayed whole (the second pass *is* the replay);
+//! * the same for one worker gives the baseline; the dispatcher's routing of the sample and the
+//!   baseline's serving are timed (thread CPU time) for the projected time.
+
+use crate::classifier::{self, ClassifierOptions};
+use crate::dispatch::{self, RuleAwarePlanner};
+use crate::packet::Packet;
+use crate::run;
+use serde::Serialize;
+use superlinear_core::cputime::thread_cpu_ns;
+use superlinear_core::Error;
+
+/// What to predict: the run's classifier, dispatcher, workers, seed and length.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WorkSpec {
+    /// Classifier name (`static`, `mrf`, `mrf-swap`).
+    pub algo: String,
+    /// Dispatcher spec, as a run takes it.
+    pub dispatch: String,
+    /// Workers.
+    pub k: usize,
+    /// Seed of seeded dispatchers (as the run's).
+    pub seed: u64,
+    /// Packets the run serves (the sample's work is extrapolated to this many).
+    pub target: usize,
+}
+
+/// A run's work predicted from a sample (all work in the classifier's units: rules compared).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct WorkPrediction {
+    /// Classifier.
+    pub algo: String,
+    /// The dispatcher's canonical name at k (the rule-aware one names its fields).
+    pub dispatch: String,
+    /// Workers.
+    pub k: usize,
+    /// Packets simulated.
+    pub sample: usize,
+    /// Packets the prediction is for.
+    pub target: usize,
+    /// One worker's predicted work over `target` packets (the baseline T(1)).
+    pub baseline_work: f64,
+    /// Each worker's predicted work over `target` packets.
+    pub worker_work: Vec<f64>,
+    /// Sample packets each worker received.
+    pub worker_packets: Vec<u64>,
+    /// One worker's predicted work over the busiest worker's: the predicted work speedup.
+    pub work_speedup: f64,
+    /// The busiest worker's share of all work (1/k is perfect balance).
+    pub busiest_share: f64,
+    /// The busiest worker's packets over the mean (the run's `load_imbalance`).
+    pub load_imbalance: f64,
+    /// Thread CPU time of routing one packet (the dispatcher's serial cost), on this machine.
+    pub dispatch_ns_per_packet: f64,
+    /// Thread CPU time per work unit of the single worker, on this machine.
+    pub ns_per_work: f64,
+}
+
+/// Serves `packets` on a fresh worker twice: (first pass work, second pass work).
+fn two_passes(entry: &classifier::ClassifierEntry, planner: &RuleAwarePlanner, packets: &[Packet]) -> (u64, u64) {
+    let mut w = (entry.build)(planner.snapshot().clone(), ClassifierOptions::default());
+    let cold = w.serve_batch(packets);
+    (cold, w.serve_batch(packets))
+}
+
+/// `cold + (target / sample − 1) · steady`, see the module documentation.
+fn extrapolate(cold: u64, steady: u64, sample: usize, target: usize) -> f64 {
+    cold as f64 + (target as f64 / sample.max(1) as f64 - 1.0) * steady as f64
+}
+
+/// Predicts the run `spec` from `sample` (a slice of its traffic; only its first `target`
+/// packets when it is longer than the run).
+pub fn predict_work(planner: &RuleAwarePlanner, sample: &[Packet], spec: &WorkSpec) -> Result<WorkPrediction, Error> {
+    let entry = classifier::lookup(&spec.algo)?;
+    if spec.k == 0 {
+        return Err(Error::config("k must be at least 1"));
+    }
+    if sample.is_empty() || spec.target == 0 {
+        return Err(Error::config("nothing to predict from: the sample holds no packets"));
+    }
+    let sample = &sample[..sample.len().min(spec.target)];
+    let name = dispatch::describe(&spec.dispatch, spec.k, planner)?;
+    // Routed once untimed (the rule-aware dispatcher chooses its fields on first use), then timed.
+    run::assign(planner, sample, &spec.dispatch, spec.k, spec.seed)?;
+    let t0 = thread_cpu_ns();
+    let route = run::assign(planner, sample, &spec.dispatch, spec.k, spec.seed)?;
+    let dispatch_ns = thread_cpu_ns() - t0;
+    let mut queues: Vec<Vec<Packet>> = vec![Vec::new(); spec.k];
+    for (p, &w) in sample.iter().zip(&route) {
+        queues[w as usize].push(*p);
+    }
+    let t0 = thread_cpu_ns();
+    let (cold, steady) = two_passes(entry, planner, sample);
+    let baseline_ns = thread_cpu_ns() - t0;
+    let baseline_work = extrapolate(cold, steady, sample.len(), spec.target);
+    let worker_work: Vec<f64> = queues
+        .iter()
+        .map(|q| {
+            let (c, s) = two_passes(entry, planner, q);
+            extrapolate(c, s, sample.len(), spec.target)
+        })
+        .collect();
+    let span = worker_work.iter().copied().fold(0.0, f64::max);
+    let total: f64 = worker_work.iter().sum();
+    let worker_packets: Vec<u64> = queues.iter().map(|q| q.len() as u64).collect();
+    let busiest = worker_packets.iter().copied().max().unwrap_or(0) as f64;
+    Ok(WorkPrediction {
+        algo: entry.name.to_string(),
+        dispatch: name,
+        k: spec.k,
+        sample: sample.len(),
+        target: spec.target,
+        baseline_work,
+        work_speedup: baseline_work / span.max(1.0),
+        busiest_share: if total > 0.0 { span / total } else { 1.0 / spec.k as f64 },
+        load_imbalance: busiest * spec.k as f64 / sample.len() as f64,
+        worker_work,
+        worker_packets,
+        dispatch_ns_per_packet: dispatch_ns as f64 / sample.len() as f64,
+        ns_per_work: baseline_ns as f64 / (cold + steady).max(1) as f64,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::generate::SyntheticSpec;
+    use crate::run::{execute, RunSpec};
+    use crate::snapshot::Snapshot;
+    use std::sync::Arc;
+
+    fn planner(depth: usize) -> (RuleAwarePlanner, Vec<Packet>) {
+        let spec = SyntheticSpec { rules: 199, depth, flows_per_rule: 20, catch_all_fraction: 0.0 };
+        let planner = RuleAwarePlanner::new(Arc::new(Snapshot::new(spec.rule_set().unwrap())));
+        let packets = spec.trace(6_000, 5).unwrap();
+        planner.calibrate(&packets);
+        (planner, packets)
+    }
+
+    fn run_work(planner: &RuleAwarePlanner, packets: &[Packet], algo: &str, dispatch: &str, k: usize) -> Vec<u64> {
+        let spec = RunSpec { algo: algo.into(), dispatch: dispatch.into(), k, ..RunSpec::default() };
+        execute(planner, packets, &spec).unwrap().projected.unwrap().worker_work
+    }
+
+    #[test]
+    fn the_whole_trace_as_sample_predicts_a_run_exactly() {
+        let (planner, packets) = planner(3);
+        for (algo, dispatch) in [("mrf", "rss:sip,dip"), ("mrf-swap", "rule"), ("static", "rss:dport"), ("mrf", "rr")] {
+            let spec = WorkSpec { algo: algo.into(), dispatch: dispatch.into(), k: 4, seed: 1, target: packets.len() };
+            let p = predict_work(&planner, &packets, &spec).unwrap();
+            let got = run_work(&planner, &packets, algo, dispatch, 4);
+            let want: Vec<f64> = got.iter().map(|&w| w as f64).collect();
+            assert_eq!(p.worker_work, want, "{algo} behind {dispatch}");
+            let one = run_work(&planner, &packets, algo, dispatch, 1);
+            assert_eq!(p.baseline_work, one[0] as f64);
+        }
+    }
+
+    #[test]
+    fn a_replayed_trace_is_predicted_exactly_from_one_pass() {
+        let (planner, packets) = planner(2);
+        let twice: Vec<Packet> = packets.iter().chain(&packets).copied().collect();
+        let spec = WorkSpec { algo: "mrf".into(), dispatch: "rss:sip".into(), k: 8, seed: 1, target: twice.len() };
+        let p = predict_work(&planner, &packets, &spec).unwrap();
+        let got: Vec<f64> = run_work(&planner, &twice, "mrf", "rss:sip", 8).iter().map(|&w| w as f64).collect();
+        assert_eq!(p.worker_work, got);
+    }
+
+    #[test]
+    fn refuses_empty_samples_and_unknown_names() {
+        let (planner, packets) = planner(0);
+        let spec = WorkSpec { algo: "mrf".into(), dispatch: "rss:dport".into(), k: 2, seed: 1, target: 10 };
+        assert!(predict_work(&planner, &[], &spec).is_err());
+        assert!(predict_work(&planner, &packets, &WorkSpec { algo: "nope".into(), ..spec.clone() }).is_err());
+        assert!(predict_work(&planner, &packets, &WorkSpec { dispatch: "rss:nope".into(), ..spec }).is_err());
+    }
+}
