@@ -12,14 +12,18 @@
 //! ([`crate::dispatch::score_with_mrf`]), extended from the steady state to a whole run:
 //!
 //! * the sample (a slice of the trace) is routed, and each worker (fresh, in the initial rule
-//!   order) serves its part twice: the first pass costs `cold` (pulling its rules forward from
-//!   the depth of the whole list, plus the sample), the second `steady`;
-//! * a run of `target` packets whose traffic looks like the sample costs each worker
-//!   `cold + (target / sample − 1) · steady`: exact when the sample is the whole run, and exact for
-//!   a trace replayed whole (the second pass *is* the replay);
-//! * the same for one worker gives the baseline; the dispatcher's routing of the sample and the
-//!   baseline's serving are timed (thread CPU time) for the projected time.
-
+//!   order) serves its part of the sample's first half (work `a`), then of its second half (`b`),
+//!   then its whole part again (`steady`);
+//! * the rest of the trace, beyond the sample, is *fresh* traffic: it costs what the second half
+//!   cost per sample packet after the first half had been served (`b / (sample − sample/2)`
+//!   each), a rate that still carries the discovery of rules the worker has not pulled forward
+//!   yet, at the rate the sample shows it;
+//! * packets beyond the trace's own length are a *replay* of it and cost the steady rate
+//!   (`steady / sample` each);
+//! * so a worker's prediction is `a + b + fresh · b / (sample − sample/2) + replay · steady /
+//!   sample`: exact when the sample is the whole trace (the prediction is then the run's own work
+//!   count), also for a trace replayed whole (the replay *is* the second pass), an extrapolation
+//!   otherwise;
 use crate::classifier::{self, ClassifierOptions};
 use crate::dispatch::{self, RuleAwarePlanner};
 use crate::packet::Packet;
@@ -41,6 +45,9 @@ pub struct WorkSpec {
     pub seed: u64,
     /// Packets the run serves (the sample's work is extrapolated to this many).
     pub target: usize,
+    /// Packets of the trace before it repeats (a run longer than this replays it); 0: the
+    /// sample's own length.
+    pub period: usize,
 }
 
 /// A run's work predicted from a sample (all work in the classifier's units: rules compared).
@@ -74,16 +81,29 @@ pub struct WorkPrediction {
     pub ns_per_work: f64,
 }
 
-/// Serves `packets` on a fresh worker twice: (first pass work, second pass work).
-fn two_passes(entry: &classifier::ClassifierEntry, planner: &RuleAwarePlanner, packets: &[Packet]) -> (u64, u64) {
-    let mut w = (entry.build)(planner.snapshot().clone(), ClassifierOptions::default());
-    let cold = w.serve_batch(packets);
-    (cold, w.serve_batch(packets))
+/// One worker's part of a sample: its packets from the sample's first half and from its second.
+#[derive(Default)]
+struct Part {
+    first: Vec<Packet>,
+    second: Vec<Packet>,
 }
 
-/// `cold + (target / sample − 1) · steady`, see the module documentation.
-fn extrapolate(cold: u64, steady: u64, sample: usize, target: usize) -> f64 {
-    cold as f64 + (target as f64 / sample.max(1) as f64 - 1.0) * steady as f64
+/// Serves a part on a fresh worker: (first half, second half, both again).
+fn three_passes(entry: &classifier::ClassifierEntry, planner: &RuleAwarePlanner, part: &Part) -> [u64; 3] {
+    let mut w = (entry.build)(planner.snapshot().clone(), ClassifierOptions::default());
+    let a = w.serve_batch(&part.first);
+    let b = w.serve_batch(&part.second);
+    let steady = w.serve_batch(&part.first) + w.serve_batch(&part.second);
+    [a, b, steady]
+}
+
+/// The extrapolation of the module documentation: `a + b` for the sample, the second half's
+/// rate for the rest of the trace, the steady rate for replays.
+fn extrapolate([a, b, steady]: [u64; 3], sample: usize, period: usize, target: usize) -> f64 {
+    let half = sample / 2;
+    let fresh = target.min(period).saturating_sub(sample) as f64;
+    let replay = target.saturating_sub(period.max(sample)) as f64;
+    (a + b) as f64 + fresh * b as f64 / (sample - half).max(1) as f64 + replay * steady as f64 / sample.max(1) as f64
 }
 
 /// Predicts the run `spec` from `sample` (a slice of its traffic; only its first `target`
@@ -103,24 +123,25 @@ pub fn predict_work(planner: &RuleAwarePlanner, sample: &[Packet], spec: &WorkSp
     let t0 = thread_cpu_ns();
     let route = run::assign(planner, sample, &spec.dispatch, spec.k, spec.seed)?;
     let dispatch_ns = thread_cpu_ns() - t0;
-    let mut queues: Vec<Vec<Packet>> = vec![Vec::new(); spec.k];
-    for (p, &w) in sample.iter().zip(&route) {
-        queues[w as usize].push(*p);
+    let half = sample.len() / 2;
+    let mut parts: Vec<Part> = (0..spec.k).map(|_| Part::default()).collect();
+    for (i, (p, &w)) in sample.iter().zip(&route).enumerate() {
+        let part = &mut parts[w as usize];
+        if i < half { &mut part.first } else { &mut part.second }.push(*p);
     }
+    let period = if spec.period == 0 { sample.len() } else { spec.period };
+    let one = Part { first: sample[..half].to_vec(), second: sample[half..].to_vec() };
     let t0 = thread_cpu_ns();
-    let (cold, steady) = two_passes(entry, planner, sample);
+    let base = three_passes(entry, planner, &one);
     let baseline_ns = thread_cpu_ns() - t0;
-    let baseline_work = extrapolate(cold, steady, sample.len(), spec.target);
-    let worker_work: Vec<f64> = queues
+    let baseline_work = extrapolate(base, sample.len(), period, spec.target);
+    let worker_work: Vec<f64> = parts
         .iter()
-        .map(|q| {
-            let (c, s) = two_passes(entry, planner, q);
-            extrapolate(c, s, sample.len(), spec.target)
-        })
+        .map(|part| extrapolate(three_passes(entry, planner, part), sample.len(), period, spec.target))
         .collect();
     let span = worker_work.iter().copied().fold(0.0, f64::max);
     let total: f64 = worker_work.iter().sum();
-    let worker_packets: Vec<u64> = queues.iter().map(|q| q.len() as u64).collect();
+    let worker_packets: Vec<u64> = parts.iter().map(|p| (p.first.len() + p.second.len()) as u64).collect();
     let busiest = worker_packets.iter().copied().max().unwrap_or(0) as f64;
     Ok(WorkPrediction {
         algo: entry.name.to_string(),
@@ -135,7 +156,7 @@ pub fn predict_work(planner: &RuleAwarePlanner, sample: &[Packet], spec: &WorkSp
         worker_work,
         worker_packets,
         dispatch_ns_per_packet: dispatch_ns as f64 / sample.len() as f64,
-        ns_per_work: baseline_ns as f64 / (cold + steady).max(1) as f64,
+        ns_per_work: baseline_ns as f64 / base.iter().sum::<u64>().max(1) as f64,
     })
 }
 
@@ -164,7 +185,8 @@ mod tests {
     fn the_whole_trace_as_sample_predicts_a_run_exactly() {
         let (planner, packets) = planner(3);
         for (algo, dispatch) in [("mrf", "rss:sip,dip"), ("mrf-swap", "rule"), ("static", "rss:dport"), ("mrf", "rr")] {
-            let spec = WorkSpec { algo: algo.into(), dispatch: dispatch.into(), k: 4, seed: 1, target: packets.len() };
+            let n = packets.len();
+            let spec = WorkSpec { algo: algo.into(), dispatch: dispatch.into(), k: 4, seed: 1, target: n, period: n };
             let p = predict_work(&planner, &packets, &spec).unwrap();
             let got = run_work(&planner, &packets, algo, dispatch, 4);
             let want: Vec<f64> = got.iter().map(|&w| w as f64).collect();
@@ -178,7 +200,8 @@ mod tests {
     fn a_replayed_trace_is_predicted_exactly_from_one_pass() {
         let (planner, packets) = planner(2);
         let twice: Vec<Packet> = packets.iter().chain(&packets).copied().collect();
-        let spec = WorkSpec { algo: "mrf".into(), dispatch: "rss:sip".into(), k: 8, seed: 1, target: twice.len() };
+        let (target, period) = (twice.len(), packets.len());
+        let spec = WorkSpec { algo: "mrf".into(), dispatch: "rss:sip".into(), k: 8, seed: 1, target, period };
         let p = predict_work(&planner, &packets, &spec).unwrap();
         let got: Vec<f64> = run_work(&planner, &twice, "mrf", "rss:sip", 8).iter().map(|&w| w as f64).collect();
         assert_eq!(p.worker_work, got);
@@ -187,7 +210,7 @@ mod tests {
     #[test]
     fn refuses_empty_samples_and_unknown_names() {
         let (planner, packets) = planner(0);
-        let spec = WorkSpec { algo: "mrf".into(), dispatch: "rss:dport".into(), k: 2, seed: 1, target: 10 };
+        let spec = WorkSpec { algo: "mrf".into(), dispatch: "rss:dport".into(), k: 2, seed: 1, target: 10, period: 0 };
         assert!(predict_work(&planner, &[], &spec).is_err());
         assert!(predict_work(&planner, &packets, &WorkSpec { algo: "nope".into(), ..spec.clone() }).is_err());
         assert!(predict_work(&planner, &packets, &WorkSpec { dispatch: "rss:nope".into(), ..spec }).is_err());

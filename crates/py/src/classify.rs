@@ -226,7 +226,7 @@ impl PacketWorkload {
 
     /// A run's work predicted by simulating its classifier behind its dispatcher on the packets
     /// `start..start + sample` of the trace (before replay), extrapolated to `target` packets
-    /// (0: the run's packets): {algo, dispatch, k, sample, target, baseline_work, worker_work,
+    /// (0: the run's packets; beyond the trace's length a replay of it): {algo, dispatch, k, sample, target, baseline_work, worker_work,
     /// worker_packets, work_speedup, busiest_share, load_imbalance, dispatch_ns_per_packet,
     /// ns_per_work}.
     #[pyo3(signature = (algo, dispatch, k, sample, start = 0, target = 0, seed = 1))]
@@ -246,7 +246,8 @@ impl PacketWorkload {
         let start = start.min(base.len());
         let slice = &base[start..(start + sample).min(base.len())];
         let target = if target == 0 { self.packets.len() } else { target };
-        let spec = WorkSpec { algo: algo.into(), dispatch: dispatch.into(), k, seed, target };
+        let period = base.len();
+        let spec = WorkSpec { algo: algo.into(), dispatch: dispatch.into(), k, seed, target, period };
         let planner = &self.planner;
         let p = py.allow_threads(|| predict::predict_work(planner, slice, &spec)).map_err(to_py)?;
         record(py, &p)
