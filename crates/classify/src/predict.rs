@@ -208,6 +208,20 @@ mod tests {
     }
 
     #[test]
+    fn half_a_stationary_trace_predicts_the_whole_within_ten_percent() {
+        let (planner, packets) = planner(3);
+        let n = packets.len();
+        let one = run_work(&planner, &packets, "mrf", "rss:dport", 1)[0] as f64;
+        for dispatch in ["rss:sip,dip,sport,dport,proto", "rss:dport", "rule"] {
+            let spec = WorkSpec { algo: "mrf".into(), dispatch: dispatch.into(), k: 8, seed: 1, target: n, period: n };
+            let p = predict_work(&planner, &packets[..n / 2], &spec).unwrap();
+            let span = *run_work(&planner, &packets, "mrf", dispatch, 8).iter().max().unwrap() as f64;
+            let obtained = one / span;
+            assert!((p.work_speedup / obtained - 1.0).abs() < 0.10, "{dispatch}: {} vs {obtained}", p.work_speedup);
+        }
+    }
+
+    #[test]
     fn refuses_empty_samples_and_unknown_names() {
         let (planner, packets) = planner(0);
         let spec = WorkSpec { algo: "mrf".into(), dispatch: "rss:dport".into(), k: 2, seed: 1, target: 10, period: 0 };
