@@ -78,6 +78,8 @@ def test_verify_prints_predicted_against_obtained(cli: Cli, rule_set: tuple[Path
                      "error", "largest prediction error", "recommended:", "busiest worker", "ns/packet serial"):
         assert fragment in out, fragment
     assert "projected-time ranking" in out or "by projected time" in out
+    for name in ("result.json", "result.csv", "advise.png", "advise.svg"):
+        assert (tmp_path / "v" / name).stat().st_size > 100
     doc = json.loads((tmp_path / "v" / "result.json").read_text())
     verified = doc["config"]["verified"]
     assert len(verified) == 4 and {v["k"] for v in verified} == {2, 8}

@@ -22,12 +22,14 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from superlinear.common.rows import Row
+from superlinear.output.figures import save_figure
 
-__all__ = ["DEFAULT_SAMPLE", "ClassifierAdvice", "Verified", "WorkPoint", "advise_classifier", "predict_point",
-           "verify"]
+__all__ = ["DEFAULT_SAMPLE", "ClassifierAdvice", "Verified", "WorkPoint", "advise_classifier",
+           "plot_classifier_advice", "predict_point", "verify"]
 
 DEFAULT_SAMPLE = 100_000
 """Packets simulated by default: the rule-aware dispatcher's calibration sample (the whole trace
@@ -240,3 +242,38 @@ def advise_classifier(w: Any, candidates: Sequence[str], ks: Sequence[int], *, a
     info = w.info()
     return ClassifierAdvice(algo=points[0].algo, workload=workload, rules=int(info["rules"]),
                             packets=int(info["packets"]), ks=tuple(ks), points=tuple(points))
+
+
+def plot_classifier_advice(advice: ClassifierAdvice, out_dir: Path, name: str = "advise") -> list[Path]:
+    """Predicted work speedup per candidate over k with its band, the obtained points of
+    ``verify`` and the linear bound, log axes; PNG and SVG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.4, 4.6))
+    ks = list(advice.ks)
+    ax.plot([min(ks), max(ks)], [min(ks), max(ks)], "k--", lw=1, label="linear")
+    best = advice.recommended
+    for i, c in enumerate(advice.candidates):
+        pts = [advice.at(c, k) for k in ks]
+        ys = [p.predicted for p in pts]
+        err = [[y - p.band[0] for y, p in zip(ys, pts, strict=True)],
+               [p.band[1] - y for y, p in zip(ys, pts, strict=True)]]
+        ax.errorbar(ks, ys, yerr=err, fmt="-o", ms=4, capsize=3, color=f"C{i}", lw=2.2 if c == best else 1.0,
+                    label=c + (" (recommended)" if c == best else ""))
+        got = [(v.k, v.obtained) for v in advice.verified if v.candidate == c]
+        if got:
+            ax.plot([k for k, _ in got], [o for _, o in got], "x", ms=8, color=f"C{i}")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("workers k")
+    ax.set_ylabel("work speedup: predicted (band), obtained (x)")
+    ax.set_title(f"dispatch advisor: {advice.algo}, {advice.rules:,} rules, {advice.packets:,} packets; "
+                 f"{advice.points[0].model}", fontsize=8)
+    ax.grid(True, which="both", alpha=0.2)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    png = save_figure(fig, out_dir / name)
+    return [png, png.with_suffix(".svg")]

@@ -20,6 +20,7 @@ from superlinear.analysis.classifier_model import (
     ClassifierAdvice,
     WorkPoint,
     advise_classifier,
+    plot_classifier_advice,
     predict_point,
     verify,
 )
@@ -301,7 +302,7 @@ class Advise(Study[argparse.Namespace]):
 
     def plot(self, out: Path, config: argparse.Namespace, outcome: Outcome) -> list[Path]:
         if isinstance(outcome.extra, ClassifierAdvice):
-            return []
+            return plot_classifier_advice(outcome.extra, out)
         return plot_advice(outcome.extra, out)
 
     def table(self, config: argparse.Namespace, outcome: Outcome) -> None:
@@ -317,7 +318,7 @@ class Advise(Study[argparse.Namespace]):
 
     def footer(self, out: Path, path: Path, plots: list[Path], outcome: Outcome) -> list[str]:
         if isinstance(outcome.extra, ClassifierAdvice):
-            return [f"results: {path} and {out / 'result.csv'}"]
+            return [f"results: {path} and {out / 'result.csv'}; plots: {plots[0]} (and .svg)"]
         return [f"evaluated in {outcome.extra.seconds:,.2f} s (wall clock, one core); results: {path}; "
                 f"plots: {plots[0]} (and .svg)"]
 
