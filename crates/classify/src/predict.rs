@@ -12,18 +12,17 @@
 //! ([`crate::dispatch::score_with_mrf`]), extended from the steady state to a whole run:
 //!
 //! * the sample (a slice of the trace) is routed, and each worker (fresh, in the initial rule
-//!   order) serves its part of the sample's first half (work `a`), then of its second half (`b`),
-//!   then its whole part again (`steady`);
+//!   order) serves its part of the sample's first half (work `a`), then of its second half (`b`);
 //! * the rest of the trace, beyond the sample, is *fresh* traffic: it costs what the second half
 //!   cost per sample packet after the first half had been served (`b / (sample − sample/2)`
 //!   each), a rate that still carries the discovery of rules the worker has not pulled forward
 //!   yet, at the rate the sample shows it;
-//! * packets beyond the trace's own length are a *replay* of it and cost the steady rate
-//!   (`steady / sample` each);
-//! * so a worker's prediction is `a + b + fresh · b / (sample − sample/2) + replay · steady /
-//!   sample`: exact when the sample is the whole trace (the prediction is then the run's own work
-//!   count), also for a trace replayed whole (the replay *is* the second pass), an extrapolation
-//!   otherwise;
+//! * packets beyond the trace's own length are *replays* of it: the worker serves its whole part
+//!   again once per replay (up to [`MAX_REPLAY_PASSES`] passes), each pass costing what it cost,
+//!   and a partial or further pass costs the last pass's rate;
+//! * so the prediction is exact when the sample is the whole trace (the prediction is then the
+//!   run's own work count) and the run replays it a whole number of times up to
+//!   [`MAX_REPLAY_PASSES`]; an extrapolation otherwise.
 use crate::classifier::{self, ClassifierOptions};
 use crate::dispatch::{self, RuleAwarePlanner};
 use crate::packet::Packet;
@@ -88,22 +87,42 @@ struct Part {
     second: Vec<Packet>,
 }
 
-/// Serves a part on a fresh worker: (first half, second half, both again).
-fn three_passes(entry: &classifier::ClassifierEntry, planner: &RuleAwarePlanner, part: &Part) -> [u64; 3] {
+/// Replays of the sample simulated pass by pass; further ones cost the last pass's rate.
+pub const MAX_REPLAY_PASSES: usize = 8;
+
+/// What a part cost a fresh worker: its first half, its second half, then each whole pass again.
+struct Passes {
+    a: u64,
+    b: u64,
+    again: Vec<u64>,
+}
+
+/// Serves a part on a fresh worker: first half, second half, then `again` whole passes.
+fn serve(entry: &classifier::ClassifierEntry, planner: &RuleAwarePlanner, part: &Part, again: usize) -> Passes {
     let mut w = (entry.build)(planner.snapshot().clone(), ClassifierOptions::default());
     let a = w.serve_batch(&part.first);
     let b = w.serve_batch(&part.second);
-    let steady = w.serve_batch(&part.first) + w.serve_batch(&part.second);
-    [a, b, steady]
+    let again = (0..again).map(|_| w.serve_batch(&part.first) + w.serve_batch(&part.second)).collect();
+    Passes { a, b, again }
 }
 
-/// The extrapolation of the module documentation: `a + b` for the sample, the second half's
-/// rate for the rest of the trace, the steady rate for replays.
-fn extrapolate([a, b, steady]: [u64; 3], sample: usize, period: usize, target: usize) -> f64 {
-    let half = sample / 2;
-    let fresh = target.min(period).saturating_sub(sample) as f64;
-    let replay = target.saturating_sub(period.max(sample)) as f64;
-    (a + b) as f64 + fresh * b as f64 / (sample - half).max(1) as f64 + replay * steady as f64 / sample.max(1) as f64
+/// Packets of fresh traffic and of replays in a run of `target` packets over a trace of
+/// `period` packets, from a sample of `sample`.
+fn split(sample: usize, period: usize, target: usize) -> (usize, usize) {
+    (target.min(period).saturating_sub(sample), target.saturating_sub(period.max(sample)))
+}
+
+/// The extrapolation of the module documentation.
+fn extrapolate(p: &Passes, sample: usize, period: usize, target: usize) -> f64 {
+    let (fresh, mut replay) = split(sample, period, target);
+    let mut work = (p.a + p.b) as f64 + fresh as f64 * p.b as f64 / (sample - sample / 2).max(1) as f64;
+    let per_packet = |w: u64| w as f64 / sample.max(1) as f64;
+    for &w in &p.again {
+        let n = replay.min(sample);
+        work += n as f64 * per_packet(w);
+        replay -= n;
+    }
+    work + replay as f64 * p.again.last().map_or(0.0, |&w| per_packet(w))
 }
 
 /// Predicts the run `spec` from `sample` (a slice of its traffic; only its first `target`
@@ -130,14 +149,16 @@ pub fn predict_work(planner: &RuleAwarePlanner, sample: &[Packet], spec: &WorkSp
         if i < half { &mut part.first } else { &mut part.second }.push(*p);
     }
     let period = if spec.period == 0 { sample.len() } else { spec.period };
+    let (_, replay) = split(sample.len(), period, spec.target);
+    let again = replay.div_ceil(sample.len()).min(MAX_REPLAY_PASSES);
     let one = Part { first: sample[..half].to_vec(), second: sample[half..].to_vec() };
     let t0 = thread_cpu_ns();
-    let base = three_passes(entry, planner, &one);
+    let base = serve(entry, planner, &one, again);
     let baseline_ns = thread_cpu_ns() - t0;
-    let baseline_work = extrapolate(base, sample.len(), period, spec.target);
+    let baseline_work = extrapolate(&base, sample.len(), period, spec.target);
     let worker_work: Vec<f64> = parts
         .iter()
-        .map(|part| extrapolate(three_passes(entry, planner, part), sample.len(), period, spec.target))
+        .map(|part| extrapolate(&serve(entry, planner, part, again), sample.len(), period, spec.target))
         .collect();
     let span = worker_work.iter().copied().fold(0.0, f64::max);
     let total: f64 = worker_work.iter().sum();
@@ -156,7 +177,7 @@ pub fn predict_work(planner: &RuleAwarePlanner, sample: &[Packet], spec: &WorkSp
         worker_work,
         worker_packets,
         dispatch_ns_per_packet: dispatch_ns as f64 / sample.len() as f64,
-        ns_per_work: baseline_ns as f64 / base.iter().sum::<u64>().max(1) as f64,
+        ns_per_work: baseline_ns as f64 / (base.a + base.b + base.again.iter().sum::<u64>()).max(1) as f64,
     })
 }
 
@@ -197,13 +218,13 @@ mod tests {
     }
 
     #[test]
-    fn a_replayed_trace_is_predicted_exactly_from_one_pass() {
+    fn a_trace_replayed_whole_is_predicted_exactly() {
         let (planner, packets) = planner(2);
-        let twice: Vec<Packet> = packets.iter().chain(&packets).copied().collect();
-        let (target, period) = (twice.len(), packets.len());
+        let replayed: Vec<Packet> = packets.iter().cycle().take(3 * packets.len()).copied().collect();
+        let (target, period) = (replayed.len(), packets.len());
         let spec = WorkSpec { algo: "mrf".into(), dispatch: "rss:sip".into(), k: 8, seed: 1, target, period };
         let p = predict_work(&planner, &packets, &spec).unwrap();
-        let got: Vec<f64> = run_work(&planner, &twice, "mrf", "rss:sip", 8).iter().map(|&w| w as f64).collect();
+        let got: Vec<f64> = run_work(&planner, &replayed, "mrf", "rss:sip", 8).iter().map(|&w| w as f64).collect();
         assert_eq!(p.worker_work, got);
     }
 

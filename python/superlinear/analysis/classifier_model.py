@@ -5,8 +5,8 @@ The model is an exact simulation, not a law: the run's classifier (MRF with its 
 MRF-swap or the static list; paper §4.1, Alg. 1) serves a sample of the trace behind the run's
 dispatcher on k workers and on one worker (``crates/classify/src/predict.rs``, the simulation the
 rule-aware dispatcher uses for its shortlist, extended to a whole run: each worker serves its part
-of the sample's two halves and then all of it again; the rest of the trace is extrapolated at the
-second half's rate, replays at the steady rate; exact when the sample is the whole trace). The
+of the sample's two halves (and all of it again once per replay of the trace); the rest of the
+trace is extrapolated at the second half's rate; exact when the sample is the whole trace). The
 work speedup is one worker's work over the busiest worker's, q(k)·ℓ(k) of the paper's App. A.
 
 * Confidence band: the same prediction made from each half of the sample on its own (two disjoint
