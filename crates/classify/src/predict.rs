@@ -17,12 +17,12 @@
 //!   cost per sample packet after the first half had been served (`b / (sample − sample/2)`
 //!   each), a rate that still carries the discovery of rules the worker has not pulled forward
 //!   yet, at the rate the sample shows it;
-//! * packets beyond the trace's own length are *replays* of it: the worker serves its whole part
-//!   again once per replay (up to [`MAX_REPLAY_PASSES`] passes), each pass costing what it cost,
-//!   and a partial or further pass costs the last pass's rate;
+//! * packets beyond the trace's own length are *replays* of it: the worker serves its part again
+//!   once per replay, the last pass only as far as the run goes (up to [`MAX_REPLAY_PASSES`]
+//!   passes; further ones cost the last pass's rate);
 //! * so the prediction is exact when the sample is the whole trace (the prediction is then the
-//!   run's own work count) and the run replays it a whole number of times up to
-//!   [`MAX_REPLAY_PASSES`]; an extrapolation otherwise.
+//!   run's own work count), replays up to [`MAX_REPLAY_PASSES`] included; an extrapolation
+//!   otherwise.
 use crate::classifier::{self, ClassifierOptions};
 use crate::dispatch::{self, RuleAwarePlanner};
 use crate::packet::Packet;
@@ -80,30 +80,29 @@ pub struct WorkPrediction {
     pub ns_per_work: f64,
 }
 
-/// One worker's part of a sample: its packets from the sample's first half and from its second.
+/// One worker's part of a sample: its packets and their indices in the sample (ascending).
 #[derive(Default)]
 struct Part {
-    first: Vec<Packet>,
-    second: Vec<Packet>,
+    packets: Vec<Packet>,
+    index: Vec<usize>,
+}
+
+impl Part {
+    /// The part's packets among the sample's first `n`.
+    fn prefix(&self, n: usize) -> &[Packet] {
+        &self.packets[..self.index.partition_point(|&i| i < n)]
+    }
 }
 
 /// Replays of the sample simulated pass by pass; further ones cost the last pass's rate.
 pub const MAX_REPLAY_PASSES: usize = 8;
 
-/// What a part cost a fresh worker: its first half, its second half, then each whole pass again.
+/// What a part cost a fresh worker: the sample's first half, its second half, then each replay
+/// pass (sample packets it covers, work).
 struct Passes {
     a: u64,
     b: u64,
-    again: Vec<u64>,
-}
-
-/// Serves a part on a fresh worker: first half, second half, then `again` whole passes.
-fn serve(entry: &classifier::ClassifierEntry, planner: &RuleAwarePlanner, part: &Part, again: usize) -> Passes {
-    let mut w = (entry.build)(planner.snapshot().clone(), ClassifierOptions::default());
-    let a = w.serve_batch(&part.first);
-    let b = w.serve_batch(&part.second);
-    let again = (0..again).map(|_| w.serve_batch(&part.first) + w.serve_batch(&part.second)).collect();
-    Passes { a, b, again }
+    again: Vec<(usize, u64)>,
 }
 
 /// Packets of fresh traffic and of replays in a run of `target` packets over a trace of
@@ -112,17 +111,38 @@ fn split(sample: usize, period: usize, target: usize) -> (usize, usize) {
     (target.min(period).saturating_sub(sample), target.saturating_sub(period.max(sample)))
 }
 
+/// Serves a part on a fresh worker: the sample's two halves, then the replays of the run (up to
+/// [`MAX_REPLAY_PASSES`] passes, the last one partial where the run ends inside it).
+fn serve(
+    entry: &classifier::ClassifierEntry,
+    planner: &RuleAwarePlanner,
+    part: &Part,
+    sample: usize,
+    replay: usize,
+) -> Passes {
+    let mut w = (entry.build)(planner.snapshot().clone(), ClassifierOptions::default());
+    let half = part.prefix(sample / 2).len();
+    let a = w.serve_batch(&part.packets[..half]);
+    let b = w.serve_batch(&part.packets[half..]);
+    let mut again = Vec::new();
+    let mut left = replay;
+    while left > 0 && again.len() < MAX_REPLAY_PASSES {
+        let n = left.min(sample);
+        again.push((n, w.serve_batch(part.prefix(n))));
+        left -= n;
+    }
+    Passes { a, b, again }
+}
+
 /// The extrapolation of the module documentation.
 fn extrapolate(p: &Passes, sample: usize, period: usize, target: usize) -> f64 {
-    let (fresh, mut replay) = split(sample, period, target);
-    let mut work = (p.a + p.b) as f64 + fresh as f64 * p.b as f64 / (sample - sample / 2).max(1) as f64;
-    let per_packet = |w: u64| w as f64 / sample.max(1) as f64;
-    for &w in &p.again {
-        let n = replay.min(sample);
-        work += n as f64 * per_packet(w);
-        replay -= n;
-    }
-    work + replay as f64 * p.again.last().map_or(0.0, |&w| per_packet(w))
+    let (fresh, replay) = split(sample, period, target);
+    let simulated: usize = p.again.iter().map(|&(n, _)| n).sum();
+    let last_rate = p.again.last().map_or(0.0, |&(n, w)| w as f64 / n.max(1) as f64);
+    (p.a + p.b) as f64
+        + fresh as f64 * p.b as f64 / (sample - sample / 2).max(1) as f64
+        + p.again.iter().map(|&(_, w)| w as f64).sum::<f64>()
+        + (replay - simulated) as f64 * last_rate
 }
 
 /// Predicts the run `spec` from `sample` (a slice of its traffic; only its first `target`
@@ -142,27 +162,25 @@ pub fn predict_work(planner: &RuleAwarePlanner, sample: &[Packet], spec: &WorkSp
     let t0 = thread_cpu_ns();
     let route = run::assign(planner, sample, &spec.dispatch, spec.k, spec.seed)?;
     let dispatch_ns = thread_cpu_ns() - t0;
-    let half = sample.len() / 2;
     let mut parts: Vec<Part> = (0..spec.k).map(|_| Part::default()).collect();
     for (i, (p, &w)) in sample.iter().zip(&route).enumerate() {
-        let part = &mut parts[w as usize];
-        if i < half { &mut part.first } else { &mut part.second }.push(*p);
+        parts[w as usize].packets.push(*p);
+        parts[w as usize].index.push(i);
     }
     let period = if spec.period == 0 { sample.len() } else { spec.period };
     let (_, replay) = split(sample.len(), period, spec.target);
-    let again = replay.div_ceil(sample.len()).min(MAX_REPLAY_PASSES);
-    let one = Part { first: sample[..half].to_vec(), second: sample[half..].to_vec() };
+    let one = Part { packets: sample.to_vec(), index: (0..sample.len()).collect() };
     let t0 = thread_cpu_ns();
-    let base = serve(entry, planner, &one, again);
+    let base = serve(entry, planner, &one, sample.len(), replay);
     let baseline_ns = thread_cpu_ns() - t0;
     let baseline_work = extrapolate(&base, sample.len(), period, spec.target);
     let worker_work: Vec<f64> = parts
         .iter()
-        .map(|part| extrapolate(&serve(entry, planner, part, again), sample.len(), period, spec.target))
+        .map(|part| extrapolate(&serve(entry, planner, part, sample.len(), replay), sample.len(), period, spec.target))
         .collect();
     let span = worker_work.iter().copied().fold(0.0, f64::max);
     let total: f64 = worker_work.iter().sum();
-    let worker_packets: Vec<u64> = parts.iter().map(|p| (p.first.len() + p.second.len()) as u64).collect();
+    let worker_packets: Vec<u64> = parts.iter().map(|p| p.packets.len() as u64).collect();
     let busiest = worker_packets.iter().copied().max().unwrap_or(0) as f64;
     Ok(WorkPrediction {
         algo: entry.name.to_string(),
@@ -177,7 +195,8 @@ pub fn predict_work(planner: &RuleAwarePlanner, sample: &[Packet], spec: &WorkSp
         worker_work,
         worker_packets,
         dispatch_ns_per_packet: dispatch_ns as f64 / sample.len() as f64,
-        ns_per_work: baseline_ns as f64 / (base.a + base.b + base.again.iter().sum::<u64>()).max(1) as f64,
+        ns_per_work: baseline_ns as f64
+            / (base.a + base.b + base.again.iter().map(|&(_, w)| w).sum::<u64>()).max(1) as f64,
     })
 }
 
@@ -220,7 +239,7 @@ mod tests {
     #[test]
     fn a_trace_replayed_whole_is_predicted_exactly() {
         let (planner, packets) = planner(2);
-        let replayed: Vec<Packet> = packets.iter().cycle().take(3 * packets.len()).copied().collect();
+        let replayed: Vec<Packet> = packets.iter().cycle().take(3 * packets.len() + 1234).copied().collect();
         let (target, period) = (replayed.len(), packets.len());
         let spec = WorkSpec { algo: "mrf".into(), dispatch: "rss:sip".into(), k: 8, seed: 1, target, period };
         let p = predict_work(&planner, &packets, &spec).unwrap();
