@@ -23,7 +23,9 @@
 //!    calibrated field choices (it simulates classifiers to choose).
 //! 9. [`run`]: runs any classifier behind any dispatcher through the core runner, and the
 //!    brute-force check.
-//! 10. [`config`] and [`record`]: the boundary. Configs as Python spells them (serde, one
+//! 10. [`predict`]: a run's work predicted from a sample of its traffic by simulating the run's
+//!     classifier behind the run's dispatcher exactly (what `advise --rules` reports).
+//! 11. [`config`] and [`record`]: the boundary. Configs as Python spells them (serde, one
 //!     default each, unknown fields rejected) and the results as Python reads them.
 
 pub mod classifier;
@@ -32,6 +34,7 @@ pub mod deps;
 pub mod dispatch;
 pub mod generate;
 pub mod packet;
+pub mod predict;
 pub mod record;
 pub mod rules;
 pub mod run;

@@ -1,6 +1,6 @@
 //! The crate's modules form layers, each using only the ones below it, so the module graph has
 //! no cycle: packet → rules (and trace) → generate → compact table → dependencies → snapshot →
-//! classifiers → dispatch → run → the boundary (config, record).
+//! classifiers → dispatch → run → predict → the boundary (config, record).
 //!
 //! Reads every file under `src/`, strips comments and the contents of string and char
 //! literals, and collects every `crate::…` and `super::…` path (in `use` lines and inline,
@@ -23,6 +23,7 @@ const LAYERS: &[&[&str]] = &[
     &["classifier"],
     &["dispatch"],
     &["run"],
+    &["predict"],
     // The boundary: wire-form configs and result records of every layer below.
     &["config", "record"],
 ];

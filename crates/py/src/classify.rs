@@ -12,6 +12,7 @@ use superlinear_classify::classifier::REGISTRY as CLASSIFIERS;
 use superlinear_classify::config::{LoadSettings, RunSettings, SyntheticSettings};
 use superlinear_classify::dispatch::{self, REGISTRY as DISPATCHERS};
 use superlinear_classify::generate;
+use superlinear_classify::predict::{self, WorkSpec};
 use superlinear_classify::record::RunRecord;
 use superlinear_classify::rules::{self, ReadOptions, RuleFormat, RuleSet};
 use superlinear_classify::run::{self, RunReport, RunSpec};
@@ -265,6 +266,35 @@ impl PacketWorkload {
     #[pyo3(signature = (dispatch, k, seed = 1))]
     fn assign(&self, py: Python<'_>, dispatch: &str, k: usize, seed: u64) -> PyResult<Vec<u32>> {
         py.allow_threads(|| run::assign(&self.planner, &self.packets, dispatch, k, seed)).map_err(to_py)
+    }
+
+    /// A run's work predicted by simulating its classifier behind its dispatcher on the packets
+    /// `start..start + sample` of the trace (before replay), extrapolated to `target` packets
+    /// (0: the run's packets; beyond the trace's length a replay of it): {algo, dispatch, k, sample, target, baseline_work, worker_work,
+    /// worker_packets, work_speedup, busiest_share, load_imbalance, dispatch_ns_per_packet,
+    /// ns_per_work}.
+    #[pyo3(signature = (algo, dispatch, k, sample, start = 0, target = 0, seed = 1))]
+    #[allow(clippy::too_many_arguments)]
+    fn predict_work<'py>(
+        &self,
+        py: Python<'py>,
+        algo: &str,
+        dispatch: &str,
+        k: usize,
+        sample: usize,
+        start: usize,
+        target: usize,
+        seed: u64,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let base = &self.packets[..self.trace_in_use()];
+        let start = start.min(base.len());
+        let slice = &base[start..(start + sample).min(base.len())];
+        let target = if target == 0 { self.packets.len() } else { target };
+        let period = base.len();
+        let spec = WorkSpec { algo: algo.into(), dispatch: dispatch.into(), k, seed, target, period };
+        let planner = &self.planner;
+        let p = py.allow_threads(|| predict::predict_work(planner, slice, &spec)).map_err(to_py)?;
+        record(py, &p)
     }
 
     /// The canonical name of a dispatcher at k (the rule-aware one names its fields).

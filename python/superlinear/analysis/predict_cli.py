@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,15 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from superlinear.analysis.advisor import Advice, advise, plot_advice
+from superlinear.analysis.classifier_model import (
+    DEFAULT_SAMPLE,
+    ClassifierAdvice,
+    WorkPoint,
+    advise_classifier,
+    plot_classifier_advice,
+    predict_point,
+    verify,
+)
 from superlinear.analysis.predict import Prediction, parse_ks, plot_prediction, predict
 from superlinear.common.args import non_negative_int, positive_int
 from superlinear.common.listing import known
@@ -90,10 +100,17 @@ class Predict(Study[argparse.Namespace]):
         return _predict(config, progress is not None)
 
     def plot(self, out: Path, config: argparse.Namespace, outcome: Outcome) -> list[Path]:
+        if isinstance(outcome.extra, ClassifierAdvice):
+            return []
         return plot_prediction(outcome.extra, out)
 
     def table(self, config: argparse.Namespace, outcome: Outcome) -> None:
         pred = outcome.extra
+        if isinstance(pred, ClassifierAdvice):
+            console.print(classifier_table(pred))
+            if pred.verified:
+                console.print(verified_table(pred))
+            return
         console.print(prediction_table(pred))
         console.print(f"law computed in {pred.seconds:,.2f} s (wall clock, one core of this machine)")
         if pred.engine:
@@ -102,15 +119,42 @@ class Predict(Study[argparse.Namespace]):
                                                    if exact else "MISMATCH between predicted and engine work"))
 
     def footer(self, out: Path, path: Path, plots: list[Path], outcome: Outcome) -> list[str]:
+        if isinstance(outcome.extra, ClassifierAdvice):
+            return [f"results: {path} and {out / 'result.csv'}"]
         return [f"results: {path} and {out / 'result.csv'}; plots: {plots[0]} (and .svg)"]
 
 
-def _predict(args: argparse.Namespace, show: bool) -> Outcome:
-    workload, requests = _workload(args)
-    ks = parse_ks(args.k)
+def _predict_packets(args: argparse.Namespace, ks: list[int], show: bool) -> Outcome:
+    """``predict --rules``: one dispatcher, the run's classifier simulated at every k."""
+    w = _packet_workload(args)
+    algo = _classifier_algo(args)
+    dispatch = args.dispatch or "rule"
+    points: list[WorkPoint] = []
     with _progress(show) as progress:
-        pred = predict(workload, algo=args.algo, dispatch=args.dispatch, ks=ks, requests=requests, s=args.s,
-                       seed=args.seed, rho=args.rho, compare=args.compare, progress=progress)
+        for i, k in enumerate(ks):
+            if progress is not None:
+                progress(i, len(ks), f"{dispatch} at k = {k}")
+            points.append(predict_point(w, algo, dispatch, k, sample=args.sample, seed=args.seed))
+    info = w.info()
+    pred = ClassifierAdvice(algo=algo, workload=f"packets {args.trace}", rules=int(info["rules"]),
+                            packets=int(info["packets"]), ks=tuple(ks), points=tuple(points))
+    if args.compare:
+        pred = replace(pred, verified=tuple(verify(w, algo, points, args.seed)))
+    config = {"algo": algo, "dispatch": dispatch, "rules": args.rules, "trace": args.trace, "k": ks,
+              "sample": args.sample, "seed": args.seed, "compare": args.compare, "kinds": CLASSIFIER_KINDS}
+    return Outcome(pred.rows(), config, extra=pred)
+
+
+def _predict(args: argparse.Namespace, show: bool) -> Outcome:
+    ks = parse_ks(args.k)
+    if args.rules:
+        return _predict_packets(args, ks, show)
+    if args.sample != DEFAULT_SAMPLE:
+        raise SuperlinearError("--sample needs --rules (it sizes the classifier simulation)")
+    workload, requests = _workload(args)
+    with _progress(show) as progress:
+        pred = predict(workload, algo=args.algo or "mtf", dispatch=args.dispatch or "hash", ks=ks, requests=requests,
+                       s=args.s, seed=args.seed, rho=args.rho, compare=args.compare, progress=progress)
     config = {"algo": pred.algo, "dispatch": pred.dispatch, "workload": workload.__dict__, "requests": pred.requests,
               "m": pred.m, "k": ks, "s": pred.s, "rho": pred.rho, "seed": pred.seed, "compare": args.compare,
               "law_seconds_wall_one_core": pred.seconds, "kinds": KINDS}
@@ -143,27 +187,99 @@ def advice_table(advice: Advice) -> Table:
 PACKET_CANDIDATES = ("rss:sip", "rss:dip", "rss:sip,dip", "rss:dport", "rss:sip,dip,sport,dport,proto", "rule")
 
 
-def _packet_advice(args: argparse.Namespace, ks: list[int], progress: Any) -> Advice:
-    """Packets: the item of a packet is its first-match rule, candidates are packet dispatchers."""
+CALIBRATION = 100_000
+"""Packets that calibrate the rule-aware dispatcher, as ``superlinear classify``'s default, so
+that the ``rule`` candidate is the dispatcher a classify run uses."""
+
+CLASSIFIER_KINDS = ("predicted = the run's own classifier simulated exactly on a sample of the trace behind each "
+                    "dispatcher (model and sample size per row; band: the same prediction from each half of the "
+                    "sample); obtained = a real classify run over the whole trace (kind work); projected = "
+                    "dispatcher CPU + busiest worker's work × CPU per work unit, timed on this machine.")
+
+
+def _packet_workload(args: argparse.Namespace) -> Any:
+    """The rules and the packet trace of ``--rules``/``--trace``, calibrated as ``classify`` does."""
     from superlinear import _native
-    from superlinear.analysis.advisor import advise_assigned
 
     if not args.trace:
-        raise SuperlinearError("advise --rules needs --trace (a packet trace: ClassBench, pcap, pcapng, binary)")
-    if args.algo != "mtf":
-        raise SuperlinearError("advise --rules scores MRF workers with the MTF cost (exact for independent rules); "
-                               "--algo must be mtf")
+        raise SuperlinearError("--rules needs --trace (a packet trace: ClassBench, pcap, pcapng, binary)")
     w = _native.PacketWorkload.load(args.rules, args.trace, {"actions": args.actions})
     if args.requests:
         w.replay(args.requests)
-    w.calibrate(20_000)
+    w.calibrate(CALIBRATION)
+    return w
+
+
+def _classifier_algo(args: argparse.Namespace) -> str:
+    from superlinear import _native
+
+    algo = args.algo or "mrf"
+    names = [a["name"] for a in _native.classify_algorithms()]
+    if algo not in names:
+        raise SuperlinearError(f"--algo {algo!r}: with --rules the worker is a classifier ({', '.join(names)})")
+    return algo
+
+
+def _packet_advice(args: argparse.Namespace, ks: list[int], progress: Any) -> ClassifierAdvice:
+    """Packets: every candidate scored by simulating the run's classifier behind it."""
+    w = _packet_workload(args)
+    algo = _classifier_algo(args)
     # RSS field lists hold commas, so packet candidates are separated by ';'.
     names = _candidates(args.candidates, ";") or list(PACKET_CANDIDATES)
     for n in names:
         w.describe_dispatch(n, 2)
-    assign = {n: (lambda k, n=n: w.assign(n, k, args.seed)) for n in names}
-    return advise_assigned(w.items(), w.rules, assign, ks=ks, algo="mtf", workload=f"packets {args.trace}",
-                           progress=progress)
+    advice = advise_classifier(w, names, ks, algo=algo, sample=args.sample, seed=args.seed,
+                               workload=f"packets {args.trace}", progress=progress)
+    if args.verify:
+        top = [p for k in ks for p in advice.top(k, args.verify)]
+        advice = replace(advice, verified=tuple(verify(w, algo, top, args.seed)))
+    return advice
+
+
+def classifier_table(advice: ClassifierAdvice) -> Table:
+    models = ", ".join(dict.fromkeys(p.model for p in advice.points))
+    t = Table(title=f"dispatch advisor: {advice.algo} workers, {advice.workload}, {advice.rules:,} rules, "
+                    f"{advice.packets:,} packets — predicted work speedup (> k is superlinear); model: {models}",
+              caption=CLASSIFIER_KINDS, caption_justify="left")
+    for col in ("candidate", "k", "predicted work ×", "band", "busiest share", "imbalance", "dispatch ns/pkt",
+                "projected ×"):
+        t.add_column(col, justify="left" if col == "candidate" else "right")
+    for p in sorted(advice.points, key=lambda p: (p.k, -p.predicted)):
+        name = p.candidate if p.dispatch == p.candidate else f"{p.candidate} ({p.dispatch})"
+        t.add_row(name, str(p.k), f"{_fmt(p.predicted)}{'*' if p.predicted > p.k else ''}",
+                  f"{_fmt(p.band[0])} – {_fmt(p.band[1])}", f"{p.busiest_share:.3f}",
+                  f"{p.load_imbalance:.2f}", f"{p.dispatch_ns_per_packet:,.1f}", _fmt(advice.projected(p)))
+    return t
+
+
+def verified_table(advice: ClassifierAdvice) -> Table:
+    t = Table(title="verify: the real classifier (classify --no-measure: k workers and one worker over the whole "
+                    "trace), work speedup", caption="error = predicted / obtained − 1", caption_justify="left")
+    for col in ("candidate", "k", "predicted ×", "obtained ×", "error", "busiest worker's work", "imbalance"):
+        t.add_column(col, justify="left" if col == "candidate" else "right")
+    for v in advice.verified:
+        t.add_row(v.candidate, str(v.k), _fmt(v.predicted), _fmt(v.obtained), f"{v.error:+.1%}", f"{v.work_span:,}",
+                  f"{v.load_imbalance:.2f}")
+    return t
+
+
+def _print_classifier_advice(advice: ClassifierAdvice) -> None:
+    console.print(classifier_table(advice))
+    if advice.verified:
+        console.print(verified_table(advice))
+        worst = max(abs(v.error) for v in advice.verified)
+        console.print(f"largest prediction error over the runs verified: {worst:.1%}")
+    best = advice.recommended
+    console.print(f"recommended: [bold]{best}[/bold] (highest geometric mean of predicted work speedup over k; "
+                  f"model: {advice.at(best, max(advice.ks)).model})")
+    for k in advice.ks:
+        p = advice.at(best, k)
+        console.print(f"  k = {k}: predicted {_fmt(p.predicted)}× [{_fmt(p.band[0])} – {_fmt(p.band[1])}], "
+                      f"busiest worker {p.busiest_share:.1%} of the work, dispatcher "
+                      f"{p.dispatch_ns_per_packet:,.1f} ns/packet serial, projected {_fmt(advice.projected(p))}×")
+    note = advice.disagreement()
+    console.print(note or f"the projected-time ranking (work-span + dispatcher cost) agrees: "
+                  f"{advice.recommended_by_projected}")
 
 
 def _candidates(text: str | None, separator: str) -> list[str] | None:
@@ -186,10 +302,15 @@ class Advise(Study[argparse.Namespace]):
         return _advise(config, progress is not None)
 
     def plot(self, out: Path, config: argparse.Namespace, outcome: Outcome) -> list[Path]:
+        if isinstance(outcome.extra, ClassifierAdvice):
+            return plot_classifier_advice(outcome.extra, out)
         return plot_advice(outcome.extra, out)
 
     def table(self, config: argparse.Namespace, outcome: Outcome) -> None:
         advice = outcome.extra
+        if isinstance(advice, ClassifierAdvice):
+            _print_classifier_advice(advice)
+            return
         console.print(advice_table(advice))
         best = next(c for c in advice.candidates if c.name == advice.recommended)
         superlinear = [p.k for p in best.points if p.q_ell > p.k]
@@ -197,20 +318,35 @@ class Advise(Study[argparse.Namespace]):
                       + (f"; superlinear (q·ℓ > k) at k = {', '.join(map(str, superlinear))}" if superlinear else ""))
 
     def footer(self, out: Path, path: Path, plots: list[Path], outcome: Outcome) -> list[str]:
+        if isinstance(outcome.extra, ClassifierAdvice):
+            return [f"results: {path} and {out / 'result.csv'}; plots: {plots[0]} (and .svg)"]
         return [f"evaluated in {outcome.extra.seconds:,.2f} s (wall clock, one core); results: {path}; "
                 f"plots: {plots[0]} (and .svg)"]
 
 
 def _advise(args: argparse.Namespace, show: bool) -> Outcome:
-    workload, requests = _workload(args)
     ks = parse_ks(args.k)
-    candidates = None if args.rules else _candidates(args.candidates, ",")
+    if args.rules:
+        with _progress(show) as progress:
+            packets = _packet_advice(args, ks, progress)
+        pconfig: dict[str, Any] = {"algo": packets.algo, "rules": args.rules, "trace": args.trace,
+                                   "requests": packets.packets, "m": packets.rules, "k": ks, "seed": args.seed,
+                                   "sample": args.sample, "candidates": packets.candidates,
+                                   "recommended": packets.recommended,
+                                   "recommended_by_projected": packets.recommended_by_projected,
+                                   "rule": "highest geometric mean of the predicted work speedup over k",
+                                   "disagreement": packets.disagreement(), "kinds": CLASSIFIER_KINDS,
+                                   "verified": [{"candidate": v.candidate, "k": v.k, "predicted": v.predicted,
+                                                 "obtained": v.obtained, "error": v.error}
+                                                for v in packets.verified]}
+        return Outcome(packets.rows(), pconfig, extra=packets)
+    if args.verify or args.sample != DEFAULT_SAMPLE:
+        raise SuperlinearError("--verify and --sample need --rules (they predict and run a classifier)")
+    workload, requests = _workload(args)
+    candidates = _candidates(args.candidates, ",")
     with _progress(show) as progress:
-        if args.rules:
-            advice = _packet_advice(args, ks, progress)
-        else:
-            advice = advise(workload, ks=ks, algo=args.algo, rho=args.rho, requests=requests, seed=args.seed,
-                            candidates=candidates, progress=progress)
+        advice = advise(workload, ks=ks, algo=args.algo or "mtf", rho=args.rho, requests=requests, seed=args.seed,
+                        candidates=candidates, progress=progress)
     config: dict[str, Any] = {"algo": advice.algo, "workload": workload.__dict__, "requests": advice.requests,
                               "m": advice.m, "k": ks, "rho": args.rho, "seed": args.seed,
                               "candidates": [c.name for c in advice.candidates], "recommended": advice.recommended,
@@ -231,7 +367,8 @@ def _add_workload_args(p: argparse.ArgumentParser, requests_help: str) -> None:
     p.add_argument("--m", type=positive_int, default=10_000, help="items of a generated workload (default 10000)")
     p.add_argument("--alpha", type=float, default=1.01, help="zipf exponent (default 1.01)")
     p.add_argument("--requests", type=positive_int, default=None, help=requests_help)
-    p.add_argument("--algo", default="mtf", help="worker structure: mtf or lru:C (default mtf)")
+    p.add_argument("--algo", default=None, help="worker structure: mtf or lru:C (default mtf); with --rules a "
+                   "classifier: mrf, mrf-swap or static (default mrf)")
     p.add_argument("--rho", type=non_negative_int, default=0,
                    help="work units per LRU miss, as the engine's --rho (default 0; with --compare the engine also "
                    "burns ρ cycles per miss)")
@@ -251,11 +388,19 @@ def register(sub: Any) -> None:
                        "worker's own stream, ℓ(k), q(k), predicted S(k), exact in the engine's work units. "
                        + KINDS)
     _add_workload_args(p, req_help)
-    p.add_argument("--dispatch", default="hash", help=f"dispatcher: {dispatchers} (default hash)")
+    p.add_argument("--dispatch", default=None, help=f"dispatcher: {dispatchers} (default hash); with --rules a "
+                   "packet dispatcher (rss:FIELDS, rule, rr, random; default rule)")
     p.add_argument("--k", default="1,2,4,8,16,32,64", help="comma-separated k (default 1,2,4,...,64)")
     p.add_argument("--s", type=float, default=0.0, help="serial fraction s for the general law (default 0)")
     p.add_argument("--compare", action="store_true",
-                   help="also run the engine at every k (and k = 1) and compare its work speedup")
+                   help="also run the engine (with --rules: the classifier) at every k and k = 1 and compare its "
+                   "work speedup")
+    p.add_argument("--rules", metavar="FILE", help="packets: rule file; --trace is then a packet trace and the "
+                   "prediction simulates the classifier (--algo mrf|mrf-swap|static) behind --dispatch")
+    p.add_argument("--actions", default="random:0.5:1", help="with --rules: actions of ClassBench filters")
+    p.add_argument("--sample", type=positive_int, default=DEFAULT_SAMPLE,
+                   help=f"with --rules: packets of the trace simulated (default {DEFAULT_SAMPLE:,}; the whole trace "
+                   "when shorter)")
     add_study_options(p, Predict(), "results/predict")
     generator_scope(p, GENERATOR_OPTIONS)
 
@@ -269,5 +414,11 @@ def register(sub: Any) -> None:
     a.add_argument("--rules", metavar="FILE", help="packets: rule file; --trace is then a packet trace, items are "
                    "first-match rules and candidates are packet dispatchers (paper Fig. 9d)")
     a.add_argument("--actions", default="random:0.5:1", help="with --rules: actions of ClassBench filters")
+    a.add_argument("--sample", type=positive_int, default=DEFAULT_SAMPLE,
+                   help=f"with --rules: packets of the trace simulated (default {DEFAULT_SAMPLE:,}; the whole trace "
+                   "when shorter)")
+    a.add_argument("--verify", type=positive_int, nargs="?", const=3, default=0, metavar="N",
+                   help="with --rules: run the real classifier (k workers and one, the whole trace) for the N best "
+                   "candidates at each k (default 3) and print predicted against obtained")
     add_study_options(a, Advise(), "results/advise")
     generator_scope(a, GENERATOR_OPTIONS)

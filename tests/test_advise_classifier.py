@@ -1,0 +1,124 @@
+"""``advise --rules`` and ``predict --rules``: every packet dispatcher scored by simulating the
+classifier that will run (MRF with its dependencies), checked against real classify runs on the
+project's own generated rule sets; ``--verify`` output; one-line errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from subprocess import CompletedProcess
+
+import pytest
+
+Cli = Callable[..., CompletedProcess[str]]
+
+CANDIDATES = "rss:sip;rss:dip;rss:sip,dip;rss:dport;rss:sip,dip,sport,dport,proto;rule"
+
+
+def _cli(*args: str) -> CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "superlinear", *args], capture_output=True, text=True, timeout=300,
+                          check=False)
+
+
+def assert_clean_error(result: CompletedProcess[str], *fragments: str) -> None:
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    lines = [line for line in result.stderr.strip().splitlines() if line]
+    assert len(lines) == 1, result.stderr
+    for f in fragments:
+        assert f in lines[0], lines[0]
+
+
+@pytest.fixture(scope="module", params=[(300, 2, 30), (500, 0, 10)], ids=["depth2", "independent"])
+def rule_set(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A generated rule set and trace (dependency chains of depth 2, or independent rules)."""
+    rules_count, depth, flows = request.param
+    d = tmp_path_factory.mktemp(f"rules{depth}")
+    rules, trace = d / "r.txt", d / "t.bin"
+    assert _cli("classify", "gen-rules", "--rules-count", str(rules_count), "--depth", str(depth),
+                   "--out", str(rules)).returncode == 0
+    assert _cli("classify", "gen-trace", "--rules-count", str(rules_count), "--depth", str(depth),
+                "--flows-per-rule", str(flows), "--packets", "16000", "--format", "binary",
+                "--out", str(trace)).returncode == 0
+    return rules, trace
+
+
+@pytest.mark.parametrize("sample", [16_000, 8_000])
+def test_every_candidate_within_ten_percent_of_the_classifier(cli: Cli, rule_set: tuple[Path, Path],
+                                                             tmp_path: Path, sample: int) -> None:
+    rules, trace = rule_set
+    r = cli("advise", "--rules", str(rules), "--trace", str(trace), "--k", "8", "--candidates", CANDIDATES,
+            "--sample", str(sample), "--verify", "6", "--json", "--out", str(tmp_path / "a"))
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    rows = doc["rows"]
+    assert len(rows) == 6 and all(row["speedup_work"] is not None for row in rows)
+    for row in rows:
+        assert row["model"] == f"mrf exact simulation on {sample:,} packets"
+        assert row["predicted_low"] <= row["speedup_work_predicted"] <= row["predicted_high"]
+        assert abs(row["prediction_error"]) < 0.10, row
+        if sample == 16_000:  # the whole trace simulated: the same algorithm and dispatch, so exact
+            assert row["speedup_work_predicted"] == pytest.approx(row["speedup_work"], rel=1e-12)
+    best_real = max(row["speedup_work"] for row in rows)
+    recommended = next(row for row in rows if row["recommended"])
+    assert recommended["speedup_work"] >= 0.95 * best_real
+    assert doc["config"]["recommended"] == recommended["dispatch"]
+
+
+def test_verify_prints_predicted_against_obtained(cli: Cli, rule_set: tuple[Path, Path], tmp_path: Path) -> None:
+    rules, trace = rule_set
+    r = cli("advise", "--rules", str(rules), "--trace", str(trace), "--k", "2,8", "--candidates",
+            "rss:sip;rss:dport;rule", "--verify", "2", "--out", str(tmp_path / "v"))
+    assert r.returncode == 0, r.stderr
+    out = " ".join(r.stdout.split())
+    for fragment in ("model: mrf exact simulation on 16,000 packets", "verify: the real classifier", "obtained ×",
+                     "error", "largest prediction error", "recommended:", "busiest worker", "ns/packet serial"):
+        assert fragment in out, fragment
+    assert "projected-time ranking" in out or "by projected time" in out
+    for name in ("result.json", "result.csv", "advise.png", "advise.svg"):
+        assert (tmp_path / "v" / name).stat().st_size > 100
+    doc = json.loads((tmp_path / "v" / "result.json").read_text())
+    verified = doc["config"]["verified"]
+    assert len(verified) == 4 and {v["k"] for v in verified} == {2, 8}
+
+
+def test_predict_rules_compare(cli: Cli, rule_set: tuple[Path, Path], tmp_path: Path) -> None:
+    rules, trace = rule_set
+    r = cli("predict", "--rules", str(rules), "--trace", str(trace), "--dispatch", "rss:sip,dip", "--k", "1,4,8",
+            "--algo", "mrf-swap", "--compare", "--json", "--out", str(tmp_path / "p"))
+    assert r.returncode == 0, r.stderr
+    rows = json.loads(r.stdout)["rows"]
+    assert [row["k"] for row in rows] == [1, 4, 8]
+    assert rows[0]["speedup_work_predicted"] == pytest.approx(1.0)
+    for row in rows:
+        assert row["algo"] == "mrf-swap" and row["model"].startswith("mrf-swap exact simulation")
+        assert row["speedup_work_predicted"] == pytest.approx(row["speedup_work"], rel=1e-12)
+    static = cli("predict", "--rules", str(rules), "--trace", str(trace), "--dispatch", "rss:dport", "--k", "4",
+                 "--algo", "static", "--compare", "--json", "--out", str(tmp_path / "s"))
+    assert static.returncode == 0, static.stderr
+    # The static list does the same work on every packet wherever it runs: speedup = the balance.
+    row = json.loads(static.stdout)["rows"][0]
+    assert row["speedup_work_predicted"] == pytest.approx(row["speedup_work"], rel=1e-12)
+    assert row["speedup_work_predicted"] <= 4.0 + 1e-9
+
+
+def test_bad_input_is_one_line(cli: Cli, rule_set: tuple[Path, Path], tmp_path: Path) -> None:
+    rules, trace = rule_set
+    out = str(tmp_path / "e")
+    assert_clean_error(cli("advise", "--rules", str(rules), "--k", "8", "--out", out), "--trace")
+    assert_clean_error(cli("advise", "--rules", str(rules), "--trace", str(trace), "--algo", "mtf", "--out", out),
+                       "--algo", "mrf")
+    assert_clean_error(cli("advise", "--rules", str(rules), "--trace", str(trace), "--candidates", "rss:bogus",
+                           "--out", out), "bogus")
+    assert_clean_error(cli("advise", "--workload", "zipf", "--requests", "100", "--verify", "--out", out),
+                       "--verify")
+    assert_clean_error(cli("predict", "--requests", "100", "--sample", "10", "--out", out), "--sample")
+    assert_clean_error(cli("predict", "--rules", str(rules), "--trace", str(trace), "--dispatch", "nope", "--out",
+                           out), "nope")
+    assert_clean_error(cli("predict", "--rules", str(tmp_path / "missing.txt"), "--trace", str(trace), "--out", out),
+                       "missing.txt")
+    r = cli("advise", "--rules", str(rules), "--trace", str(trace), "--sample", "0", "--out", out)
+    assert r.returncode == 2 and "Traceback" not in r.stderr and "--sample" in r.stderr
