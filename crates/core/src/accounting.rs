@@ -20,8 +20,11 @@ pub struct Accounting {
     /// Each worker's projected time: its CPU time calibrated against the run's cost per unit of
     /// work ([`crate::calibrate::estimates`]); equal to `worker_cpu_ns` for real-thread runs.
     pub worker_estimate_ns: Vec<u64>,
-    /// Times each worker's stream was served and timed (projected runs: passes and re-runs).
+    /// Times each worker's stream was served and timed (projected runs: passes, copies that
+    /// filled idle cores, and calibration re-runs).
     pub worker_runs: Vec<u32>,
+    /// Workers re-run as calibration suspects (projected runs).
+    pub workers_rerun: usize,
     /// The calibrated cost per unit of work (median over workers), when there was one.
     pub cost_per_work_ns: Option<f64>,
     /// Each worker's work units over its counted requests.
@@ -43,12 +46,6 @@ impl Accounting {
     /// time, uncalibrated (it follows the noise tail of the worst of k workers).
     pub fn projected_max_cpu_ns(&self) -> u64 {
         self.dispatcher_cpu_ns + self.worker_cpu_ns.iter().copied().max().unwrap_or(0)
-    }
-
-    /// Workers served more than once beyond the first pass's count (calibration re-runs).
-    pub fn workers_rerun(&self) -> usize {
-        let passes = self.worker_runs.iter().copied().min().unwrap_or(0);
-        self.worker_runs.iter().filter(|&&r| r > passes).count()
     }
 
     /// Work of the slowest worker: the work-unit completion "time" on k workers.
@@ -118,7 +115,7 @@ impl Accounting {
             cost_per_work_ns: self.cost_per_work_ns,
             projected_ns: self.projected_ns(),
             projected_max_cpu_ns: self.projected_max_cpu_ns(),
-            workers_rerun: self.workers_rerun(),
+            workers_rerun: self.workers_rerun,
             work_span: self.work_span(),
             work_total: self.work_total(),
             hit_rate: self.hit_rate(),
@@ -159,6 +156,7 @@ mod tests {
             worker_cpu_ns: vec![30, 50],
             worker_estimate_ns: vec![30, 45],
             worker_runs: vec![1, 2],
+            workers_rerun: 1,
             cost_per_work_ns: None,
             worker_work: vec![3, 4],
             worker_requests: vec![4, 6],
@@ -167,7 +165,6 @@ mod tests {
         };
         assert_eq!(a.projected_ns(), 50);
         assert_eq!(a.projected_max_cpu_ns(), 55);
-        assert_eq!(a.workers_rerun(), 1);
         assert_eq!(a.work_span(), 4);
         assert_eq!(a.hit_rate(), Some(0.3));
         assert!((a.load_imbalance() - 1.2).abs() < 1e-12);

@@ -176,6 +176,7 @@ fn into_accounting(
         worker_cpu_ns: outcomes.iter().map(|o| o.cpu_ns).collect(),
         worker_estimate_ns: outcomes.iter().map(|o| o.cpu_ns).collect(),
         worker_runs: vec![1; outcomes.len()],
+        workers_rerun: 0,
         cost_per_work_ns: None,
         worker_work: outcomes.iter().map(|o| o.work).collect(),
         worker_requests: outcomes.iter().map(|o| o.served).collect(),
@@ -187,7 +188,7 @@ fn into_accounting(
 pub type DispatcherFactory<'a, R> = dyn Fn() -> Box<dyn Dispatcher<R>> + Sync + 'a;
 
 /// Least number of timed runs of the dispatch in a projected run.
-pub const DISPATCH_REPEATS: usize = 3;
+pub const DISPATCH_REPEATS: usize = 5;
 /// Requests per separately timed segment of the dispatch (16 chunks).
 pub const DISPATCH_SEGMENT: usize = 16 * CHUNK;
 
@@ -264,7 +265,7 @@ pub fn run_projected<R: Copy + Default + Send + Sync>(
     let dispatcher_cpu_ns = segment_ns.iter().map(|&ns| if ns == u64::MAX { 0 } else { ns }).sum();
 
     let cpus = allowed_cpus();
-    let threads = parallel.clamp(1, cpus.len().max(1)).min(k);
+    let threads = parallel.clamp(1, cpus.len().max(1));
     // Every worker's stream once per pass, the passes one after another, so that a worker's
     // repeats are minutes of other work apart rather than back to back in one burst of noise.
     let mut best: Vec<Option<Outcome>> = (0..k).map(|_| None).collect();
@@ -277,6 +278,7 @@ pub fn run_projected<R: Copy + Default + Send + Sync>(
     // Calibration (crate::calibrate): suspects are served again, interleaved, until none is left
     // or each has had its re-runs; the cost per unit of work is taken again after each round.
     let work: Vec<u64> = outcomes.iter().map(|o| o.work).collect();
+    let mut rerun = vec![false; k];
     let mut cost = calibrate::cost_per_work(&outcomes.iter().map(|o| o.cpu_ns).collect::<Vec<_>>(), &work);
     for _ in 0..calibrate::MAX_RERUNS {
         let Some(c) = cost else { break };
@@ -285,6 +287,7 @@ pub fn run_projected<R: Copy + Default + Send + Sync>(
         if suspects.is_empty() || crate::cancel::requested() {
             break;
         }
+        suspects.iter().for_each(|&i| rerun[i] = true);
         let mut again: Vec<Option<Outcome>> = outcomes.into_iter().map(Some).collect();
         serve_pass(&suspects, &warm, &counted, factory, threads, &cpus, &mut again, &mut runs);
         outcomes = again.into_iter().map(|o| o.expect("every worker ran")).collect();
@@ -295,12 +298,20 @@ pub fn run_projected<R: Copy + Default + Send + Sync>(
     accounting.worker_estimate_ns = calibrate::estimates(&cpu, &work, cost);
     accounting.worker_runs = runs;
     accounting.cost_per_work_ns = cost;
+    accounting.workers_rerun = rerun.iter().filter(|&&r| r).count();
     accounting
 }
 
 /// Serves the streams of `which` workers once each, from a fresh worker after its warm-up, on a
 /// pool of `threads` pinned threads (no two workers share a core), keeping in `best` the run of
 /// least CPU time of each and counting its runs.
+///
+/// Every core of the pool stays busy to the end of the pass: where fewer workers than threads
+/// are left (k = 1, a lone suspect, the last workers of a pass), copies of the pass's workers fill
+/// the idle cores, each copy one more timed run of its worker. A worker is thus always timed
+/// beside others, as every worker of a run with k ≥ cores is; timed beside an idle core it would
+/// run faster (a core's sibling, shared caches and memory bandwidth are then its own), or beside
+/// whatever other job the machine runs, which would make T(1) the noisiest time of all.
 #[allow(clippy::too_many_arguments)]
 fn serve_pass<R: Copy + Send + Sync>(
     which: &[usize],
@@ -312,6 +323,10 @@ fn serve_pass<R: Copy + Send + Sync>(
     best: &mut [Option<Outcome>],
     runs: &mut [u32],
 ) {
+    let threads = threads.max(1);
+    let padded = which.len().div_ceil(threads) * threads;
+    let which: Vec<usize> = which.iter().copied().cycle().take(padded).collect();
+    let which = &which[..];
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<(usize, Outcome)>> = Mutex::new(Vec::with_capacity(which.len()));
     std::thread::scope(|s| {
@@ -636,6 +651,22 @@ mod tests {
         let slowest = *acc.worker_estimate_ns.iter().max().unwrap() as f64;
         assert!(slowest <= cost * 1_000.0 * 1.5, "slowest {slowest}, cost {cost}");
         assert!(acc.projected_max_cpu_ns() >= acc.projected_ns());
+    }
+
+    #[test]
+    fn idle_cores_run_copies_so_that_every_worker_is_timed_beside_others() {
+        let requests: Vec<u64> = (0..3_000u64).collect();
+        let streams = Streams { warmup: &[], counted: &requests };
+        let factory = |_: usize| -> Box<dyn Worker> { Box::new(Spinner { per_request: 10, burst: 0 }) };
+        let threads = 2.min(allowed_cpus().len());
+        for k in [1usize, 3] {
+            let rr = || -> Box<dyn Dispatcher> { Box::new(RoundRobinDispatcher::new(k)) };
+            let acc = run_projected(streams, &rr, k, &factory, 2, 1);
+            // One pass: k runs padded to a multiple of the pool's threads.
+            assert_eq!(acc.worker_runs.iter().sum::<u32>() as usize, k.div_ceil(threads) * threads, "k = {k}");
+            assert_eq!(acc.worker_work.iter().sum::<u64>(), 3_000);
+            assert_eq!(acc.workers_rerun, 0);
+        }
     }
 
     #[test]
