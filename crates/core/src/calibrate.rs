@@ -18,7 +18,7 @@
 //!   is less (noise never speeds a worker up, so a time below the model is not noise).
 //!
 //! With fewer than [`MIN_WORKERS`] workers with work there is nothing to calibrate against, and
-//! each worker's own least time stands.
+//! each worker's own least time stands (the runner then serves every stream in more passes).
 
 /// Relative excess over the calibrated cost per unit of work above which a worker is re-run.
 pub const BAND: f64 = 0.10;

@@ -189,20 +189,24 @@ pub type DispatcherFactory<'a, R> = dyn Fn() -> Box<dyn Dispatcher<R>> + Sync + 
 
 /// Least number of timed runs of the dispatch in a projected run.
 pub const DISPATCH_REPEATS: usize = 5;
+/// Least number of passes over the workers of a run too small to calibrate (k below
+/// [`calibrate::MIN_WORKERS`]).
+pub const UNCALIBRATED_PASSES: usize = 3;
 /// Requests per separately timed segment of the dispatch (16 chunks).
 pub const DISPATCH_SEGMENT: usize = 16 * CHUNK;
 
 /// Projected run: serial dispatch, then each worker on its own stream, at most `parallel` at once.
 ///
-/// Every worker's stream is served in `repeats` passes over all workers, from a fresh state each
-/// time, keeping each worker's least CPU time: on shared or virtual machines a run is only ever
-/// slowed down by interference, never sped up. Then each worker's time is calibrated against the
+/// Every worker's stream is served in `repeats` passes over all workers (at least
+/// [`UNCALIBRATED_PASSES`] when k is too small to calibrate), from a fresh state each time, keeping
+/// each worker's least CPU time: on shared or virtual machines a run is only ever slowed down by
+/// interference, never sped up. Then each worker's time is calibrated against the
 /// cost per unit of work of all workers, re-running suspects ([`crate::calibrate`]); the result's
 /// `worker_estimate_ns` is what the projection uses, `worker_cpu_ns` what was measured. The
 /// dispatch is timed `max(repeats, DISPATCH_REPEATS)` times in segments of [`DISPATCH_SEGMENT`]
-/// requests, keeping each segment's least time. Work counts are
-/// deterministic and identical across runs. (Independent repeats of a whole run, and their
-/// median and range, are the experiment driver's.)
+/// requests, keeping each segment's least time. Work counts are deterministic and identical
+/// across runs. (Independent repeats of a whole run, and their median and range, are the
+/// experiment driver's.)
 pub fn run_projected<R: Copy + Default + Send + Sync>(
     streams: Streams<'_, R>,
     dispatcher: &DispatcherFactory<'_, R>,
@@ -267,11 +271,14 @@ pub fn run_projected<R: Copy + Default + Send + Sync>(
     let cpus = allowed_cpus();
     let threads = parallel.clamp(1, cpus.len().max(1));
     // Every worker's stream once per pass, the passes one after another, so that a worker's
-    // repeats are minutes of other work apart rather than back to back in one burst of noise.
+    // repeats are the other workers' runs apart rather than back to back in one burst of noise.
     let mut best: Vec<Option<Outcome>> = (0..k).map(|_| None).collect();
     let mut runs = vec![0u32; k];
     let all: Vec<usize> = (0..k).collect();
-    for _ in 0..repeats {
+    // With too few workers to calibrate against each other (k = 1 above all: every speedup's
+    // baseline), each worker's least time is taken over more passes instead.
+    let passes = if k < calibrate::MIN_WORKERS { repeats.max(UNCALIBRATED_PASSES) } else { repeats };
+    for _ in 0..passes {
         serve_pass(&all, &warm, &counted, factory, threads, &cpus, &mut best, &mut runs);
     }
     let mut outcomes: Vec<Outcome> = best.into_iter().map(|o| o.expect("every worker ran")).collect();
@@ -662,8 +669,10 @@ mod tests {
         for k in [1usize, 3] {
             let rr = || -> Box<dyn Dispatcher> { Box::new(RoundRobinDispatcher::new(k)) };
             let acc = run_projected(streams, &rr, k, &factory, 2, 1);
-            // One pass: k runs padded to a multiple of the pool's threads.
-            assert_eq!(acc.worker_runs.iter().sum::<u32>() as usize, k.div_ceil(threads) * threads, "k = {k}");
+            // Each pass: k runs padded to a multiple of the pool's threads; too few workers to
+            // calibrate, so UNCALIBRATED_PASSES passes.
+            let runs = UNCALIBRATED_PASSES * k.div_ceil(threads) * threads;
+            assert_eq!(acc.worker_runs.iter().sum::<u32>() as usize, runs, "k = {k}");
             assert_eq!(acc.worker_work.iter().sum::<u64>(), 3_000);
             assert_eq!(acc.workers_rerun, 0);
         }
