@@ -209,7 +209,7 @@ def register(sub: Any) -> None:
                        description="Reproduce a figure of the paper; writes result.json, result.csv and plots.")
     r.add_argument("figure", help=f"figure to reproduce: {names}")
     r.add_argument("--panel", action="append", metavar="P", help="only this panel (repeatable), e.g. a")
-    r.add_argument("--quick", action="store_true", help="reduced sizes: a few minutes on two cores (3 repeats), same shape")
+    r.add_argument("--quick", action="store_true", help="reduced sizes: minutes on two cores, same shape")
     r.add_argument("--out", metavar="DIR", help="output folder (default results/FIGURE[-quick][-steady])")
     r.add_argument("--no-measure", action="store_true", help="skip the real-thread runs (projected and work only)")
     r.add_argument("--exclude-warmup", action="store_true",
