@@ -5,31 +5,13 @@ project's own generated rule sets; ``--verify`` output; one-line errors."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-from collections.abc import Callable
 from pathlib import Path
-from subprocess import CompletedProcess
 
 import pytest
-
-Cli = Callable[..., CompletedProcess[str]]
+from conftest import run_cli as _cli
+from test_cli import Cli, assert_clean_error
 
 CANDIDATES = "rss:sip;rss:dip;rss:sip,dip;rss:dport;rss:sip,dip,sport,dport,proto;rule"
-
-
-def _cli(*args: str) -> CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "superlinear", *args], capture_output=True, text=True, timeout=300,
-                          check=False)
-
-
-def assert_clean_error(result: CompletedProcess[str], *fragments: str) -> None:
-    assert result.returncode == 2, result.stderr
-    assert "Traceback" not in result.stderr
-    lines = [line for line in result.stderr.strip().splitlines() if line]
-    assert len(lines) == 1, result.stderr
-    for f in fragments:
-        assert f in lines[0], lines[0]
 
 
 @pytest.fixture(scope="module", params=[(300, 2, 30), (500, 0, 10)], ids=["depth2", "independent"])
