@@ -1,19 +1,35 @@
 //! Bindings of the working-set law (`superlinear_core::law`): a `LawModel` holding one item
 //! sequence (and, for key workloads, the keys dispatchers route on) that evaluates ℓ(k), q(k)
 //! and S(k) per dispatcher and k. Python drives the loop over k (and shows progress).
+//!
+//! Algorithms with a cost function of the working set (`mtf`, `lru:C`) take the law; every
+//! other engine worker (`splay`, ...) takes the exact simulation of `law::simulate`. The model
+//! names itself (`model`), so that every printed number says which one made it.
 
 use crate::convert::{record, to_py};
 use crate::{workload_from, SuperlinearError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use superlinear_core::law::{self, Access, Evaluator, ItemSequence};
+use superlinear_core::law::{self, Access, Evaluator, ItemSequence, Simulator};
 
 /// One item sequence under one cost function.
 #[pyclass(module = "superlinear._native", name = "LawModel")]
 pub struct LawModel {
     keys: Vec<u64>,
     seed: u64,
-    evaluator: Evaluator,
+    model: Model,
+}
+
+/// The working-set law, or the simulation of the engine's worker.
+enum Model {
+    Law(Evaluator),
+    Simulation(Simulator),
+}
+
+/// Whether `algo` has a cost function of the working set (else it is simulated).
+fn has_law(algo: &str) -> bool {
+    let name = algo.split(':').next().unwrap_or("").trim();
+    matches!(name, "mtf" | "lru")
 }
 
 fn check_s(s: f64) -> PyResult<()> {
@@ -39,9 +55,15 @@ impl LawModel {
         rho: u64,
     ) -> PyResult<Self> {
         let spec = workload_from(workload)?;
+        if !has_law(algo) {
+            superlinear_core::workers::AlgoSpec::parse(algo).map_err(to_py)?;
+            let w = py.allow_threads(|| law::key_workload(&spec, requests, seed)).map_err(to_py)?;
+            let sim = Simulator::new(algo, rho, w.item_keys, w.keys.clone()).map_err(to_py)?;
+            return Ok(Self { keys: w.keys, seed, model: Model::Simulation(sim) });
+        }
         let cost = law::cost_function(algo, rho).map_err(to_py)?;
         let w = py.allow_threads(|| law::key_workload(&spec, requests, seed)).map_err(to_py)?;
-        Ok(Self { keys: w.keys, seed, evaluator: Evaluator::new(w.items, cost) })
+        Ok(Self { keys: w.keys, seed, model: Model::Law(Evaluator::new(w.items, cost)) })
     }
 
     /// Item ids given directly: `items[t]` is request t's item as its position in the initial
@@ -51,30 +73,52 @@ impl LawModel {
     fn from_items(items: Vec<u32>, m: usize, algo: &str, rho: u64) -> PyResult<Self> {
         let cost = law::cost_function(algo, rho).map_err(to_py)?;
         let items = ItemSequence::new(items, m).map_err(to_py)?;
-        Ok(Self { keys: Vec::new(), seed: 0, evaluator: Evaluator::new(items, cost) })
+        Ok(Self { keys: Vec::new(), seed: 0, model: Model::Law(Evaluator::new(items, cost)) })
     }
 
     /// Number of requests.
     #[getter]
     fn requests(&self) -> usize {
-        self.evaluator.items().len()
+        match &self.model {
+            Model::Law(e) => e.items().len(),
+            Model::Simulation(s) => s.requests(),
+        }
     }
 
     /// Items in the initial order.
     #[getter]
     fn m(&self) -> usize {
-        self.evaluator.items().m()
+        match &self.model {
+            Model::Law(e) => e.items().m(),
+            Model::Simulation(s) => s.m(),
+        }
     }
 
-    /// The algorithm (`mtf`, `lru:C`).
+    /// The algorithm (`mtf`, `lru:C`, `splay`, ...).
     #[getter]
     fn algo(&self) -> String {
-        self.evaluator.cost().name()
+        match &self.model {
+            Model::Law(e) => e.cost().name(),
+            Model::Simulation(s) => s.name(),
+        }
+    }
+
+    /// Which model makes the numbers: `working-set law` or `exact simulation of the ALGO worker`.
+    #[getter]
+    fn model(&self) -> String {
+        match &self.model {
+            Model::Law(_) => "working-set law".into(),
+            Model::Simulation(s) => format!("exact simulation of the {} worker", s.name()),
+        }
     }
 
     /// The single worker's stats: T(1) is its `work`.
     fn baseline<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let stats = py.allow_threads(|| self.evaluator.baseline());
+        let model = &mut self.model;
+        let stats = py.allow_threads(|| match model {
+            Model::Law(e) => e.baseline(),
+            Model::Simulation(s) => s.baseline(),
+        });
         record(py, &stats.record())
     }
 
@@ -82,15 +126,20 @@ impl LawModel {
     #[pyo3(signature = (dispatch, k, s = 0.0))]
     fn point<'py>(&mut self, py: Python<'py>, dispatch: &str, k: usize, s: f64) -> PyResult<Bound<'py, PyAny>> {
         check_s(s)?;
-        if self.keys.is_empty() && !self.evaluator.items().is_empty() {
+        if self.keys.is_empty() && self.requests() > 0 {
             return Err(SuperlinearError::new_err(
                 "this model holds item ids only: give the dispatch as worker assignments (point_assigned)",
             ));
         }
         let candidate = law::key_candidate(dispatch, &self.keys, self.seed).map_err(to_py)?;
-        let evaluator = &mut self.evaluator;
-        let point = py.allow_threads(|| evaluator.candidate(&candidate, k)).map_err(to_py)?;
-        record(py, &point.record(s))
+        let model = &mut self.model;
+        let rec = py
+            .allow_threads(|| match model {
+                Model::Law(e) => e.candidate(&candidate, k).map(|p| p.record(s)),
+                Model::Simulation(sim) => sim.candidate(&candidate, k).map(|p| law::simulated_record(&p, s)),
+            })
+            .map_err(to_py)?;
+        record(py, &rec)
     }
 
     /// The law at k for given workers: `workers[t]` in 0..k serves request t.
@@ -103,15 +152,27 @@ impl LawModel {
         s: f64,
     ) -> PyResult<Bound<'py, PyAny>> {
         check_s(s)?;
-        let point = py.allow_threads(|| self.evaluator.assigned(&workers, k)).map_err(to_py)?;
-        record(py, &point.record(s))
+        let model = &mut self.model;
+        let rec = py
+            .allow_threads(|| match model {
+                Model::Law(e) => e.assigned(&workers, k).map(|p| p.record(s)),
+                Model::Simulation(sim) => sim.assigned(&workers, k).map(|p| law::simulated_record(&p, s)),
+            })
+            .map_err(to_py)?;
+        record(py, &rec)
     }
 
     /// |W_t(x)| of every request on its worker (single worker without `workers`); -1 marks an
     /// item's first access on its worker, -2 a key outside the item set of a list.
     #[pyo3(signature = (workers = None, k = 1))]
     fn working_sets(&mut self, py: Python<'_>, workers: Option<Vec<u32>>, k: usize) -> PyResult<Vec<i64>> {
-        let accesses = py.allow_threads(|| self.evaluator.accesses(workers.as_deref(), k)).map_err(to_py)?;
+        let Model::Law(evaluator) = &mut self.model else {
+            return Err(SuperlinearError::new_err(format!(
+                "{} has no working-set law: its prediction is a simulation, without working sets",
+                self.algo()
+            )));
+        };
+        let accesses = py.allow_threads(|| evaluator.accesses(workers.as_deref(), k)).map_err(to_py)?;
         Ok(accesses
             .into_iter()
             .map(|a| match a {

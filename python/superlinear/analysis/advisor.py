@@ -65,6 +65,8 @@ class Advice:
     candidates: tuple[CandidateScore, ...]
     seconds: float
     """Wall time of the evaluation on this machine (one core)."""
+    model: str = "working-set law"
+    """What made the numbers: the law, or the exact simulation of a worker without one (splay)."""
 
     @property
     def recommended(self) -> str:
@@ -82,7 +84,8 @@ class Advice:
              "k": p.k, "requests": self.requests, "speedup_measured": None, "speedup_projected": None,
              "speedup_work": None, "speedup_work_predicted": p.speedup_work_predicted, "ell": p.ell, "q": p.q,
              "q_ell": p.q_ell, "superlinear": p.q_ell > p.k, "load_imbalance": p.load_imbalance,
-             "hit_rate": p.hit_rate, "score_geomean_q_ell": c.score, "recommended": c.name == best}
+             "hit_rate": p.hit_rate, "score_geomean_q_ell": c.score, "recommended": c.name == best,
+             "model": self.model}
             for c in self.candidates for p in c.points
         ]
 
@@ -115,7 +118,7 @@ def advise(workload: Workload, *, ks: Sequence[int] = (2, 4, 8, 16, 32, 64), alg
     model = law_model(workload, requests, seed, algo, rho)
     scores = _evaluate(names, ks, lambda name, k: LawPoint.from_native(model.point(name, k), name), progress)
     return Advice(algo=model.algo, workload=workload.label(), requests=model.requests, m=model.m, ks=tuple(ks),
-                  candidates=scores, seconds=time.perf_counter() - t0)
+                  candidates=scores, seconds=time.perf_counter() - t0, model=model.model)
 
 
 def advise_assigned(items: Sequence[int], m: int, candidates: Mapping[str, AssignFn], *,

@@ -17,6 +17,11 @@ the initial order. So T(1) = Σ g(|W_t(x)|), T_i(k) = Σ_{t→i} g(|W_t(x) ∩ U
 The paper prints the fraction for q(k) upside down (as 1/q, which would make q ≤ 1); its text
 (q ≤ k, uniform input gives q = k) and Definition A.2 fix the orientation used here.
 
+Splay trees (and every other engine worker whose cost is not a function of the working set)
+have no such g: for them the model is the exact simulation of the engine's own worker on each
+worker's dispatched key stream (``crates/core/src/law/simulate.rs``), named in every output as
+``exact simulation of the splay worker``; ℓ, q and q·ℓ follow from its work counts the same way.
+
 Number kinds: ``speedup_work_predicted`` and ``speedup_law`` are predictions of this model;
 ``speedup_work`` (exact operation counts) and ``speedup_projected`` (CPU-time projection) come
 from real engine runs and exist only with ``compare=True``.
@@ -117,6 +122,8 @@ class Prediction:
     points: tuple[LawPoint, ...]
     seconds: float
     """Wall time of the law computation on this machine (one core; engine comparison excluded)."""
+    model: str = "working-set law"
+    """What made the predicted numbers: ``working-set law`` or ``exact simulation of the ALGO worker``."""
     engine: tuple[EngineCheck, ...] | None = None
     config: dict[str, Any] = field(default_factory=dict)
 
@@ -133,7 +140,7 @@ class Prediction:
                 "speedup_projected": c.speedup_projected if c else None,
                 "speedup_work": c.speedup_work if c else None,
                 "speedup_work_predicted": p.speedup_work_predicted,
-                "speedup_law": p.speedup_law, "s": p.s,
+                "speedup_law": p.speedup_law, "s": p.s, "model": self.model,
                 "ell": p.ell, "q": p.q, "q_ell": p.q_ell,
                 "baseline_work": p.baseline_work, "work_total": p.work_total, "work_span": p.work_span,
                 "load_imbalance": p.load_imbalance, "hit_rate": p.hit_rate,
@@ -147,6 +154,8 @@ class Prediction:
 
 
 def _mean_ws(workers: Sequence[WorkerPrediction]) -> float | None:
+    if all(w["mean_working_set"] is None for w in workers):
+        return None  # a simulation (or no re-access): no working sets
     total = sum((w["mean_working_set"] or 0.0) * (w["requests"] - w["first_accesses"] - w["absent"]) for w in workers)
     repeats = sum(w["requests"] - w["first_accesses"] - w["absent"] for w in workers)
     return total / repeats if repeats else None
@@ -177,9 +186,10 @@ def law_model(workload: Workload, requests: int, seed: int, algo: str, rho: int 
 def predict(workload: Workload, *, algo: str = "mtf", dispatch: str = "hash", ks: Sequence[int] = (1, 2, 4, 8),
             requests: int = 0, s: float = 0.0, seed: int = 1, rho: int = 0, compare: bool = False,
             progress: Progress | None = None) -> Prediction:
-    """The law for ``workload`` under ``algo`` (``mtf`` or ``lru:C``, ρ = ``rho`` per miss) and the
-    engine's dispatcher ``dispatch`` at every k in ``ks``. With ``compare`` the engine runs every k
-    (and k = 1) on the same stream, seed and dispatcher, and the result carries its numbers."""
+    """The law for ``workload`` under ``algo`` (``mtf`` or ``lru:C``, ρ = ``rho`` per miss; any
+    other engine worker such as ``splay`` is simulated exactly) and the engine's dispatcher
+    ``dispatch`` at every k in ``ks``. With ``compare`` the engine runs every k (and k = 1) on the
+    same stream, seed and dispatcher, and the result carries its numbers."""
     if not ks:
         raise ValueError("predict needs at least one k")
     steps = 1 + len(ks) + (len(set(ks) | {1}) if compare else 0)
@@ -194,7 +204,8 @@ def predict(workload: Workload, *, algo: str = "mtf", dispatch: str = "hash", ks
         points.append(LawPoint.from_native(model.point(dispatch, k, s), dispatch))
     seconds = time.perf_counter() - t0
     pred = Prediction(algo=model.algo, dispatch=dispatch, workload=workload, requests=model.requests, m=model.m,
-                      seed=seed, s=s, rho=rho, baseline_work=baseline["work"], points=tuple(points), seconds=seconds)
+                      seed=seed, s=s, rho=rho, baseline_work=baseline["work"], points=tuple(points), seconds=seconds,
+                      model=model.model)
     if compare:
         pred = _with_engine(pred, step)
     return pred

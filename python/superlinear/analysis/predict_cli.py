@@ -32,7 +32,9 @@ from superlinear.common.study import Outcome, Study, add_study_options, console
 from superlinear.common.study import Progress as ProgressLine
 from superlinear.engine.runs import SuperlinearError, Workload
 
-KINDS = ("predicted = the working-set law on this stream (paper App. A), exact in the engine's work units; "
+KINDS = ("predicted = the working-set law on this stream (paper App. A; mtf, lru:C) or, for workers without one "
+         "(splay), the exact simulation of the engine's worker on each worker's dispatched stream; both exact in the "
+         "engine's work units; "
          "engine work = operation counts of real engine runs (kind work); engine projected = dispatcher CPU time + "
          "slowest worker's CPU time (kind projected). No number here is a measured wall-clock speedup.")
 DEFAULT_GENERATED_REQUESTS = 1_000_000
@@ -67,7 +69,7 @@ def _fmt(v: float | None, digits: int = 2) -> str:
 
 
 def prediction_table(pred: Prediction) -> Table:
-    t = Table(title=f"working-set law: {pred.algo} + {pred.dispatch}, {pred.workload.label()}, m = {pred.m:,}, "
+    t = Table(title=f"{pred.model}: {pred.algo} + {pred.dispatch}, {pred.workload.label()}, m = {pred.m:,}, "
                     f"{pred.requests:,} requests, s = {pred.s:g}",
               caption=KINDS, caption_justify="left")
     cols = ["k", "ℓ(k)", "q(k)", "q·ℓ predicted", f"S law (s={pred.s:g})", "mean |W|", "imbalance"]
@@ -112,7 +114,7 @@ class Predict(Study[argparse.Namespace]):
                 console.print(verified_table(pred))
             return
         console.print(prediction_table(pred))
-        console.print(f"law computed in {pred.seconds:,.2f} s (wall clock, one core of this machine)")
+        console.print(f"model: {pred.model}; computed in {pred.seconds:,.2f} s (wall clock, one core of this machine)")
         if pred.engine:
             exact = all(c.exact for c in pred.engine)
             console.print("engine comparison: " + ("every worker's predicted work equals the engine's exactly"
@@ -157,14 +159,15 @@ def _predict(args: argparse.Namespace, show: bool) -> Outcome:
                        s=args.s, seed=args.seed, rho=args.rho, compare=args.compare, progress=progress)
     config = {"algo": pred.algo, "dispatch": pred.dispatch, "workload": workload.__dict__, "requests": pred.requests,
               "m": pred.m, "k": ks, "s": pred.s, "rho": pred.rho, "seed": pred.seed, "compare": args.compare,
-              "law_seconds_wall_one_core": pred.seconds, "kinds": KINDS}
+              "law_seconds_wall_one_core": pred.seconds, "model": pred.model, "kinds": KINDS}
     return Outcome(pred.rows(), config, extra=pred)
 
 
 def advice_table(advice: Advice) -> Table:
     t = Table(title=f"locality advisor: {advice.algo}, {advice.workload}, m = {advice.m:,}, "
                     f"{advice.requests:,} requests — q(k)·ℓ(k) (predicted work speedup; > k is superlinear)",
-              caption="ℓ: work reduction, q: parallelizability (paper App. A); all numbers predicted by the law.",
+              caption=f"ℓ: work reduction, q: parallelizability (paper App. A); all numbers predicted by the "
+                      f"{advice.model}.",
               caption_justify="left")
     t.add_column("k", justify="right")
     for c in advice.candidates:
@@ -350,7 +353,7 @@ def _advise(args: argparse.Namespace, show: bool) -> Outcome:
     config: dict[str, Any] = {"algo": advice.algo, "workload": workload.__dict__, "requests": advice.requests,
                               "m": advice.m, "k": ks, "rho": args.rho, "seed": args.seed,
                               "candidates": [c.name for c in advice.candidates], "recommended": advice.recommended,
-                              "rule": "highest geometric mean of q(k)·ℓ(k) over k",
+                              "rule": "highest geometric mean of q(k)·ℓ(k) over k", "model": advice.model,
                               "law_seconds_wall_one_core": advice.seconds}
     return Outcome(advice.rows(), config, extra=advice)
 
@@ -367,7 +370,8 @@ def _add_workload_args(p: argparse.ArgumentParser, requests_help: str) -> None:
     p.add_argument("--m", type=positive_int, default=10_000, help="items of a generated workload (default 10000)")
     p.add_argument("--alpha", type=float, default=1.01, help="zipf exponent (default 1.01)")
     p.add_argument("--requests", type=positive_int, default=None, help=requests_help)
-    p.add_argument("--algo", default=None, help="worker structure: mtf or lru:C (default mtf); with --rules a "
+    p.add_argument("--algo", default=None, help="worker structure: mtf or lru:C (the working-set law; default "
+                   "mtf), or another engine worker such as splay (exact simulation of the worker); with --rules a "
                    "classifier: mrf, mrf-swap or static (default mrf)")
     p.add_argument("--rho", type=non_negative_int, default=0,
                    help="work units per LRU miss, as the engine's --rho (default 0; with --compare the engine also "

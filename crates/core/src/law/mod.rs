@@ -10,7 +10,9 @@
 //! * [`cost`]: the cost functions g (MTF, LRU), in the engine's work units;
 //! * [`speedup`]: ℓ, q and S from per-worker work;
 //! * [`candidate`]: dispatch candidates (the engine's key dispatchers, or any `Dispatcher<R>`);
-//! * [`evaluate`]: the driver tying them together.
+//! * [`evaluate`]: the driver tying them together;
+//! * [`simulate`]: the model for workers without a cost function g (splay trees): the engine's
+//!   own worker simulated on each worker's dispatched stream.
 //!
 //! The prediction is exact for the engine's work counts (replicated state, every worker starting
 //! from the same initial order): predicted per-worker work equals a run's `worker_work`.
@@ -20,6 +22,7 @@ pub mod cost;
 pub mod evaluate;
 pub mod fenwick;
 pub mod items;
+pub mod simulate;
 pub mod speedup;
 pub mod working_set;
 
@@ -30,6 +33,7 @@ pub use candidate::{engine_dispatcher, key_candidate, key_candidates, Candidate,
 pub use cost::{cost_function, CostFunction, LruCost, MtfCost};
 pub use evaluate::Evaluator;
 pub use items::ItemSequence;
+pub use simulate::{simulated_record, Simulator};
 pub use speedup::{general_law, LawPoint, LawPointRecord, WorkerStats, WorkerStatsRecord};
 pub use working_set::Access;
 
@@ -43,6 +47,8 @@ pub struct KeyWorkload {
     pub keys: Vec<u64>,
     /// The item of each request, as a position in the initial order (ascending keys).
     pub items: ItemSequence,
+    /// The items' keys in the initial order (what a simulated worker is built from).
+    pub item_keys: Vec<u64>,
 }
 
 /// Generates (or reads) `requests` requests of `spec` with `seed` exactly as the engine does;
@@ -50,5 +56,5 @@ pub struct KeyWorkload {
 pub fn key_workload(spec: &WorkloadSpec, requests: usize, seed: u64) -> Result<KeyWorkload, Error> {
     let w = spec.generate(requests, seed)?;
     let items = ItemSequence::from_keys(&w.items, &w.requests)?;
-    Ok(KeyWorkload { keys: w.requests, items })
+    Ok(KeyWorkload { keys: w.requests, items, item_keys: w.items })
 }
