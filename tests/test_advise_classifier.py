@@ -39,11 +39,14 @@ def test_every_candidate_within_ten_percent_of_the_classifier(cli: Cli, rule_set
     rows = doc["rows"]
     assert len(rows) == 6 and all(row["speedup_work"] is not None for row in rows)
     for row in rows:
-        assert row["model"] == f"mrf exact simulation on {sample:,} packets"
         assert row["predicted_low"] <= row["speedup_work_predicted"] <= row["predicted_high"]
         assert abs(row["prediction_error"]) < 0.10, row
         if sample == 16_000:  # the whole trace simulated: the same algorithm and dispatch, so exact
+            assert row["model"] == "mrf exact simulation on 16,000 packets"
             assert row["speedup_work_predicted"] == pytest.approx(row["speedup_work"], rel=1e-12)
+            assert row["predicted_low"] == row["predicted_high"] and not row["band_exceeds_limit"]
+        else:
+            assert row["model"] == "mrf simulation on 8,000 of 16,000 packets, extrapolated"
     best_real = max(row["speedup_work"] for row in rows)
     recommended = next(row for row in rows if row["recommended"])
     assert recommended["speedup_work"] >= 0.95 * best_real
@@ -104,3 +107,54 @@ def test_bad_input_is_one_line(cli: Cli, rule_set: tuple[Path, Path], tmp_path: 
                        "missing.txt")
     r = cli("advise", "--rules", str(rules), "--trace", str(trace), "--sample", "0", "--out", out)
     assert r.returncode == 2 and "Traceback" not in r.stderr and "--sample" in r.stderr
+
+
+def test_extrapolation_band_follows_the_sample_size() -> None:
+    from math import exp, log
+
+    from superlinear.analysis.classifier_model import extrapolation_band
+
+    # Halves 9 and 11 around 10: d = ln(10/9); a quarter of the trace is two doublings away.
+    lo, hi = extrapolation_band(10.0, [9.0, 11.0], 0.25)
+    d = log(10 / 9)
+    assert (lo, hi) == pytest.approx((10 * exp(-2 * d), 10 * exp(2 * d)))
+    # Half the trace or more: one doubling's reach; agreeing halves: no band.
+    assert extrapolation_band(10.0, [9.0, 11.0], 0.5) == pytest.approx((10 * exp(-d), 10 * exp(d)))
+    assert extrapolation_band(10.0, [9.0, 11.0], 0.9) == pytest.approx((10 * exp(-d), 10 * exp(d)))
+    assert extrapolation_band(5.0, [5.0, 5.0], 0.01) == (5.0, 5.0)
+
+
+def test_short_samples_are_flagged_when_they_mislead(cli: Cli, tmp_path: Path) -> None:
+    """A trace whose traffic changes halfway (first packets inside a fifth of the rules only, then
+    all of them): a short prefix sample mispredicts, and its band must say so (every prediction
+    off by more than 10 % reaches beyond ±10 %; the advisor prints the warning)."""
+    rules = tmp_path / "r.txt"
+    assert _cli("classify", "gen-rules", "--rules-count", "300", "--depth", "1", "--out", str(rules)).returncode == 0
+    lines = rules.read_text().splitlines()
+    head = [line for line in lines if not line.startswith("accept")]
+    body = [line for line in lines if line.startswith("accept")]
+    few = tmp_path / "few.txt"
+    few.write_text("\n".join(head + body[: len(body) // 5]) + "\n")
+    parts = []
+    for name, r, n in (("a", few, 6000), ("b", rules, 10000)):
+        t = tmp_path / f"{name}.txt"
+        assert _cli("classify", "gen-trace", "--rules", str(r), "--packets", str(n), "--format", "classbench",
+                    "--out", str(t)).returncode == 0
+        parts.append(t.read_text())
+    trace = tmp_path / "t.txt"
+    trace.write_text("".join(parts))
+    r = cli("advise", "--rules", str(rules), "--trace", str(trace), "--k", "8", "--candidates",
+            "rss:sip,dip,sport,dport,proto;rss:dport;rule", "--sample", "4000", "--verify", "3", "--json",
+            "--out", str(tmp_path / "a"))
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    rows = doc["rows"]
+    assert all(row["model"] == "mrf simulation on 4,000 of 16,000 packets, extrapolated" for row in rows)
+    for row in rows:
+        if abs(row["prediction_error"]) > 0.10:
+            assert row["band_exceeds_limit"], row
+    assert any(row["band_exceeds_limit"] for row in rows)
+    assert doc["config"]["band_warning"].startswith("warning:")
+    table = cli("advise", "--rules", str(rules), "--trace", str(trace), "--k", "8", "--candidates", "rss:dport",
+                "--sample", "4000", "--out", str(tmp_path / "b"))
+    assert table.returncode == 0 and "raise --sample" in " ".join(table.stdout.split())

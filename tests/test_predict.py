@@ -169,7 +169,7 @@ def test_cli_errors_are_one_line(cli: Cli, tmp_path: Path) -> None:
     assert_clean_error(cli("predict", "--trace", str(bad), "--out", out), f"{bad}:3:")
     assert_clean_error(cli("predict", "--trace", str(tmp_path / "missing.txt"), "--out", out), "missing.txt")
     assert_clean_error(cli("predict", "--k", "0", "--requests", "10", "--out", out), "--k")
-    assert_clean_error(cli("predict", "--algo", "splay", "--requests", "10", "--out", out), "'splay'")
+    assert_clean_error(cli("predict", "--algo", "bogus", "--requests", "10", "--out", out), "'bogus'")
     assert_clean_error(cli("predict", "--s", "2", "--requests", "10", "--out", out), "serial fraction")
     assert_clean_error(cli("predict", "--dispatch", "nope", "--requests", "10", "--out", out), "unknown dispatcher")
     assert_clean_error(cli("advise", "--candidates", "hash,bogus", "--requests", "10", "--out", out), "bogus")

@@ -145,9 +145,20 @@ fn extrapolate(p: &Passes, sample: usize, period: usize, target: usize) -> f64 {
         + (replay - simulated) as f64 * last_rate
 }
 
-/// Predicts the run `spec` from `sample` (a slice of its traffic; only its first `target`
-/// packets when it is longer than the run).
-pub fn predict_work(planner: &RuleAwarePlanner, sample: &[Packet], spec: &WorkSpec) -> Result<WorkPrediction, Error> {
+/// One worker serving a sample (the baseline T(1) of every candidate and k on that sample):
+/// computed once and shared, since it depends on neither the dispatcher nor k.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Baseline {
+    /// One worker's predicted work over the run's packets.
+    pub work: f64,
+    /// Thread CPU time per work unit of that worker, on this machine.
+    pub ns_per_work: f64,
+}
+
+fn checked<'a>(
+    sample: &'a [Packet],
+    spec: &WorkSpec,
+) -> Result<(&'static classifier::ClassifierEntry, &'a [Packet]), Error> {
     let entry = classifier::lookup(&spec.algo)?;
     if spec.k == 0 {
         return Err(Error::config("k must be at least 1"));
@@ -155,7 +166,41 @@ pub fn predict_work(planner: &RuleAwarePlanner, sample: &[Packet], spec: &WorkSp
     if sample.is_empty() || spec.target == 0 {
         return Err(Error::config("nothing to predict from: the sample holds no packets"));
     }
-    let sample = &sample[..sample.len().min(spec.target)];
+    Ok((entry, &sample[..sample.len().min(spec.target)]))
+}
+
+/// The single worker's predicted work on `sample` for the run `spec` (its dispatcher and k are
+/// not used).
+pub fn baseline(planner: &RuleAwarePlanner, sample: &[Packet], spec: &WorkSpec) -> Result<Baseline, Error> {
+    let (entry, sample) = checked(sample, spec)?;
+    let period = if spec.period == 0 { sample.len() } else { spec.period };
+    let (_, replay) = split(sample.len(), period, spec.target);
+    let one = Part { packets: sample.to_vec(), index: (0..sample.len()).collect() };
+    let t0 = thread_cpu_ns();
+    let base = serve(entry, planner, &one, sample.len(), replay);
+    let baseline_ns = thread_cpu_ns() - t0;
+    let simulated = base.a + base.b + base.again.iter().map(|&(_, w)| w).sum::<u64>();
+    Ok(Baseline {
+        work: extrapolate(&base, sample.len(), period, spec.target),
+        ns_per_work: baseline_ns as f64 / simulated.max(1) as f64,
+    })
+}
+
+/// Predicts the run `spec` from `sample` (a slice of its traffic; only its first `target`
+/// packets when it is longer than the run).
+pub fn predict_work(planner: &RuleAwarePlanner, sample: &[Packet], spec: &WorkSpec) -> Result<WorkPrediction, Error> {
+    predict_work_with(planner, sample, spec, None)
+}
+
+/// [`predict_work`] with the single worker's [`Baseline`] on the same sample and run already
+/// computed (by [`baseline`]); `None` computes it.
+pub fn predict_work_with(
+    planner: &RuleAwarePlanner,
+    sample: &[Packet],
+    spec: &WorkSpec,
+    base: Option<&Baseline>,
+) -> Result<WorkPrediction, Error> {
+    let (entry, sample) = checked(sample, spec)?;
     let name = dispatch::describe(&spec.dispatch, spec.k, planner)?;
     // Routed once untimed (the rule-aware dispatcher chooses its fields on first use), then timed.
     run::assign(planner, sample, &spec.dispatch, spec.k, spec.seed)?;
@@ -169,11 +214,10 @@ pub fn predict_work(planner: &RuleAwarePlanner, sample: &[Packet], spec: &WorkSp
     }
     let period = if spec.period == 0 { sample.len() } else { spec.period };
     let (_, replay) = split(sample.len(), period, spec.target);
-    let one = Part { packets: sample.to_vec(), index: (0..sample.len()).collect() };
-    let t0 = thread_cpu_ns();
-    let base = serve(entry, planner, &one, sample.len(), replay);
-    let baseline_ns = thread_cpu_ns() - t0;
-    let baseline_work = extrapolate(&base, sample.len(), period, spec.target);
+    let base = match base {
+        Some(b) => b.clone(),
+        None => baseline(planner, sample, spec)?,
+    };
     let worker_work: Vec<f64> = parts
         .iter()
         .map(|part| extrapolate(&serve(entry, planner, part, sample.len(), replay), sample.len(), period, spec.target))
@@ -188,15 +232,14 @@ pub fn predict_work(planner: &RuleAwarePlanner, sample: &[Packet], spec: &WorkSp
         k: spec.k,
         sample: sample.len(),
         target: spec.target,
-        baseline_work,
-        work_speedup: baseline_work / span.max(1.0),
+        baseline_work: base.work,
+        work_speedup: base.work / span.max(1.0),
         busiest_share: if total > 0.0 { span / total } else { 1.0 / spec.k as f64 },
         load_imbalance: busiest * spec.k as f64 / sample.len() as f64,
         worker_work,
         worker_packets,
         dispatch_ns_per_packet: dispatch_ns as f64 / sample.len() as f64,
-        ns_per_work: baseline_ns as f64
-            / (base.a + base.b + base.again.iter().map(|&(_, w)| w).sum::<u64>()).max(1) as f64,
+        ns_per_work: base.ns_per_work,
     })
 }
 
@@ -259,6 +302,17 @@ mod tests {
             let obtained = one / span;
             assert!((p.work_speedup / obtained - 1.0).abs() < 0.10, "{dispatch}: {} vs {obtained}", p.work_speedup);
         }
+    }
+
+    #[test]
+    fn a_shared_baseline_gives_the_same_prediction() {
+        let (planner, packets) = planner(2);
+        let n = packets.len();
+        let spec = WorkSpec { algo: "mrf".into(), dispatch: "rss:dport".into(), k: 4, seed: 1, target: n, period: n };
+        let b = baseline(&planner, &packets[..2000], &spec).unwrap();
+        let with = predict_work_with(&planner, &packets[..2000], &spec, Some(&b)).unwrap();
+        let without = predict_work(&planner, &packets[..2000], &spec).unwrap();
+        assert_eq!((with.baseline_work, &with.worker_work), (without.baseline_work, &without.worker_work));
     }
 
     #[test]

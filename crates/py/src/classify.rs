@@ -6,7 +6,8 @@ use crate::convert::{dict_list, record, settings, to_py};
 use crate::SuperlinearError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 use superlinear_classify::classifier::REGISTRY as CLASSIFIERS;
 use superlinear_classify::config::{LoadSettings, RunSettings, SyntheticSettings};
@@ -29,7 +30,12 @@ pub struct PacketWorkload {
     /// The trace before any replay (calibration samples come from it).
     base_len: usize,
     info: Vec<(&'static str, PyObject)>,
+    /// Single-worker baselines of `predict_work`, by (algo, start, sample, target, period): the
+    /// same for every dispatcher and k, so an advisor's candidates share one simulation.
+    baselines: Mutex<HashMap<BaselineKey, predict::Baseline>>,
 }
+
+type BaselineKey = (String, usize, usize, usize, usize);
 
 impl PacketWorkload {
     /// Compiles the rules (dependency graph included, timed into `info`) for the packets.
@@ -45,7 +51,7 @@ impl PacketWorkload {
         info.push(("dependency_seconds", t0.elapsed().as_secs_f64().into_pyobject(py)?.into_any().unbind()));
         let base_len = packets.len();
         let planner = RuleAwarePlanner::new(snap.clone());
-        Ok(Self { snap, planner, packets, base_len, info })
+        Ok(Self { snap, planner, packets, base_len, info, baselines: Mutex::default() })
     }
 
     /// Calibrates the rule-aware planner on the first `n` packets of the trace.
@@ -64,6 +70,7 @@ impl PacketWorkload {
             packets,
             base_len,
             info: self.info.iter().map(|(k, v)| (*k, v.clone_ref(py))).collect(),
+            baselines: Mutex::default(),
         })
     }
 
@@ -293,8 +300,20 @@ impl PacketWorkload {
         let period = base.len();
         let spec = WorkSpec { algo: algo.into(), dispatch: dispatch.into(), k, seed, target, period };
         let planner = &self.planner;
-        let p = py.allow_threads(|| predict::predict_work(planner, slice, &spec)).map_err(to_py)?;
-        record(py, &p)
+        let key = (algo.to_string(), start, slice.len(), target, period);
+        let cached = self.baselines.lock().expect("baseline cache").get(&key).cloned();
+        let p = py
+            .allow_threads(|| {
+                let base = match cached {
+                    Some(b) => b,
+                    None => predict::baseline(planner, slice, &spec)?,
+                };
+                let p = predict::predict_work_with(planner, slice, &spec, Some(&base))?;
+                Ok::<_, superlinear_classify::Error>((p, base))
+            })
+            .map_err(to_py)?;
+        self.baselines.lock().expect("baseline cache").insert(key, p.1);
+        record(py, &p.0)
     }
 
     /// The canonical name of a dispatcher at k (the rule-aware one names its fields).

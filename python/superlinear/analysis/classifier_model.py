@@ -9,8 +9,17 @@ of the sample's two halves (and all of it again once per replay of the trace); t
 trace is extrapolated at the second half's rate; exact when the sample is the whole trace). The
 work speedup is one worker's work over the busiest worker's, q(k)·ℓ(k) of the paper's App. A.
 
-* Confidence band: the same prediction made from each half of the sample on its own (two disjoint
-  samples, each extrapolated to the run); the band spans them and the full-sample prediction.
+* Confidence band: none when the sample is the whole trace (the prediction is then the run's own
+  work count). Otherwise the same prediction is made from each half of the sample on its own
+  (two disjoint samples, each extrapolated to the run); their largest disagreement with the
+  full-sample prediction P, in log space d = max |ln(P / P_half)|, is what one doubling of the
+  sample moved the prediction by. Reaching the whole trace of N packets from a sample of n takes
+  log2(N/n) more doublings, each allowed to move it as much: the band is
+  P·exp(±d·max(1, log2(N/n))). On the ClassBench 5k traces (5,000, 10,000 and 20,000-packet
+  samples, 108 predictions) it held the obtained work speedup in 97 and was wider than ±10 % for
+  every one of the 81 predictions off by more than 10 % (docs/results/analysis.md). A band wider
+  than ±10 % (:data:`BAND_LIMIT`) is printed as a warning: simulate more of the trace (the whole
+  trace is exact) or ``--verify``.
 * Projected time (work-span + dispatcher cost): T(k) = dispatcher CPU per packet × packets + the
   busiest worker's work × CPU per work unit, both timed on this machine; T(1) one worker's work.
 * ``verify``: runs the real classifier (``superlinear classify`` with k workers over the whole
@@ -28,12 +37,15 @@ from typing import Any
 from superlinear.common.rows import Row
 from superlinear.output.figures import save_figure
 
-__all__ = ["DEFAULT_SAMPLE", "ClassifierAdvice", "Verified", "WorkPoint", "advise_classifier",
+__all__ = ["BAND_LIMIT", "DEFAULT_SAMPLE", "ClassifierAdvice", "Verified", "WorkPoint", "advise_classifier",
            "plot_classifier_advice", "predict_point", "verify"]
 
 DEFAULT_SAMPLE = 100_000
 """Packets simulated by default: the rule-aware dispatcher's calibration sample (the whole trace
 when shorter)."""
+
+BAND_LIMIT = 0.10
+"""A prediction whose band reaches further than this (relative) from it is flagged as unreliable."""
 
 PROJECTED_MARGIN = 0.02
 """Projected speedups closer than this (relative) count as a tie: they come from CPU timings."""
@@ -60,10 +72,25 @@ class WorkPoint:
     ns_per_work: float
     baseline_work: float
     span_work: float
+    trace: int = 0
+    """Packets of the trace (before replay); the sample is exact when it covers all of them."""
+
+    @property
+    def exact(self) -> bool:
+        return self.sample >= self.trace
 
     @property
     def model(self) -> str:
-        return f"{self.algo} exact simulation on {self.sample:,} packets"
+        if self.exact:
+            return f"{self.algo} exact simulation on {self.sample:,} packets"
+        return f"{self.algo} simulation on {self.sample:,} of {self.trace:,} packets, extrapolated"
+
+    @property
+    def band_relative(self) -> float:
+        """How far the band reaches from the prediction, relative (0 when exact)."""
+        if self.predicted <= 0:
+            return 0.0
+        return max(self.band[1] / self.predicted - 1.0, 1.0 - self.band[0] / self.predicted)
 
     def projected(self, ns_per_work: float, dispatch_ns_per_packet: float) -> float:
         """Projected speedup T(1)/T(k) with the given costs (shared by every candidate so that
@@ -91,28 +118,39 @@ class Verified:
         return self.predicted / self.obtained - 1.0 if self.obtained > 0 else math.inf
 
 
-def _point(raw: dict[str, Any], candidate: str, band: tuple[float, float]) -> WorkPoint:
+def _point(raw: dict[str, Any], candidate: str, band: tuple[float, float], trace: int) -> WorkPoint:
     work = [float(x) for x in raw["worker_work"]]
     return WorkPoint(candidate=candidate, dispatch=raw["dispatch"], algo=raw["algo"], k=raw["k"],
                      sample=raw["sample"], target=raw["target"], predicted=raw["work_speedup"], band=band,
                      busiest_share=raw["busiest_share"], load_imbalance=raw["load_imbalance"],
                      dispatch_ns_per_packet=raw["dispatch_ns_per_packet"], ns_per_work=raw["ns_per_work"],
-                     baseline_work=raw["baseline_work"], span_work=max(work))
+                     baseline_work=raw["baseline_work"], span_work=max(work), trace=trace)
 
 
 def predict_point(w: Any, algo: str, candidate: str, k: int, *, sample: int = DEFAULT_SAMPLE,
                   seed: int = 1) -> WorkPoint:
     """Predicts ``candidate`` at k on a ``_native.PacketWorkload``: the first ``sample`` packets
-    of its trace simulated, the band from each half of them."""
+    of its trace simulated; the band (module doc) from each half of them, none when exact."""
     trace = int(w.info()["trace_packets"])
     n = max(1, min(sample, trace))
     full = w.predict_work(algo, candidate, k, n, seed=seed)
-    speedups = [full["work_speedup"]]
-    if n >= 2:
-        half = n // 2
-        for start in (0, half):
-            speedups.append(w.predict_work(algo, candidate, k, half, start=start, seed=seed)["work_speedup"])
-    return _point(full, candidate, (min(speedups), max(speedups)))
+    p = float(full["work_speedup"])
+    if n >= trace or n < 2:
+        return _point(full, candidate, (p, p), trace)
+    half = n // 2
+    halves = [float(w.predict_work(algo, candidate, k, half, start=start, seed=seed)["work_speedup"])
+              for start in (0, half)]
+    return _point(full, candidate, extrapolation_band(p, halves, n / trace), trace)
+
+
+def extrapolation_band(predicted: float, halves: Sequence[float], fraction: float) -> tuple[float, float]:
+    """The band of a prediction ``predicted`` from a sample that is ``fraction`` n/N of the trace,
+    given the predictions from each half of the sample (module doc): P·exp(±d·max(1, log2(N/n)))."""
+    tiny = 1e-300
+    d = max((abs(math.log(max(predicted, tiny) / max(h, tiny))) for h in halves), default=0.0)
+    f = min(max(fraction, tiny), 1.0)
+    reach = min(d * max(1.0, math.log2(1.0 / f)), 700.0)
+    return predicted * math.exp(-reach), predicted * math.exp(reach)
 
 
 def verify(w: Any, algo: str, points: Sequence[WorkPoint], seed: int = 1) -> list[Verified]:
@@ -201,6 +239,17 @@ class ClassifierAdvice:
     def best_at(self, k: int) -> str:
         return max(self.candidates, key=lambda c: self.at(c, k).predicted)
 
+    def band_warning(self) -> str | None:
+        """A sentence when some prediction's band reaches further than ±BAND_LIMIT; None otherwise."""
+        wide = [p for p in self.points if p.band_relative > BAND_LIMIT]
+        if not wide:
+            return None
+        worst = max(wide, key=lambda p: p.band_relative)
+        return (f"warning: {len(wide)} of {len(self.points)} predictions have a band wider than "
+                f"±{BAND_LIMIT:.0%} (widest ±{worst.band_relative:.0%}: {worst.candidate} at k = {worst.k}); "
+                f"{worst.sample:,} of {worst.trace:,} packets were simulated and the rest extrapolated, which this "
+                f"trace does not support: raise --sample (the whole trace is exact) or --verify")
+
     def top(self, k: int, n: int) -> list[WorkPoint]:
         return sorted((self.at(c, k) for c in self.candidates), key=lambda p: -p.predicted)[:n]
 
@@ -216,7 +265,8 @@ class ClassifierAdvice:
                         "speedup_measured": None, "speedup_projected": None,
                         "speedup_work": v.obtained if v else None,
                         "speedup_work_predicted": p.predicted, "predicted_low": p.band[0],
-                        "predicted_high": p.band[1], "model": p.model, "sample": p.sample,
+                        "predicted_high": p.band[1], "band_relative": p.band_relative,
+                        "band_exceeds_limit": p.band_relative > BAND_LIMIT, "model": p.model, "sample": p.sample,
                         "speedup_projected_predicted": self.projected(p), "busiest_share": p.busiest_share,
                         "load_imbalance": p.load_imbalance, "dispatch_ns_per_packet": p.dispatch_ns_per_packet,
                         "prediction_error": v.error if v else None, "superlinear": p.predicted > p.k,

@@ -112,6 +112,9 @@ class Predict(Study[argparse.Namespace]):
             console.print(classifier_table(pred))
             if pred.verified:
                 console.print(verified_table(pred))
+            warning = pred.band_warning()
+            if warning:
+                console.print(warning, style="yellow", markup=False)
             return
         console.print(prediction_table(pred))
         console.print(f"model: {pred.model}; computed in {pred.seconds:,.2f} s (wall clock, one core of this machine)")
@@ -143,7 +146,8 @@ def _predict_packets(args: argparse.Namespace, ks: list[int], show: bool) -> Out
     if args.compare:
         pred = replace(pred, verified=tuple(verify(w, algo, points, args.seed)))
     config = {"algo": algo, "dispatch": dispatch, "rules": args.rules, "trace": args.trace, "k": ks,
-              "sample": args.sample, "seed": args.seed, "compare": args.compare, "kinds": CLASSIFIER_KINDS}
+              "sample": args.sample, "seed": args.seed, "compare": args.compare, "kinds": CLASSIFIER_KINDS,
+              "band_warning": pred.band_warning()}
     return Outcome(pred.rows(), config, extra=pred)
 
 
@@ -195,8 +199,9 @@ CALIBRATION = 100_000
 that the ``rule`` candidate is the dispatcher a classify run uses."""
 
 CLASSIFIER_KINDS = ("predicted = the run's own classifier simulated exactly on a sample of the trace behind each "
-                    "dispatcher (model and sample size per row; band: the same prediction from each half of the "
-                    "sample); obtained = a real classify run over the whole trace (kind work); projected = "
+                    "dispatcher (model and sample size per row; exact when the sample is the whole trace, else "
+                    "extrapolated, with a band from each half of the sample carried to the whole trace); obtained = "
+                    "a real classify run over the whole trace (kind work); projected = "
                     "dispatcher CPU + busiest worker's work × CPU per work unit, timed on this machine.")
 
 
@@ -280,6 +285,9 @@ def _print_classifier_advice(advice: ClassifierAdvice) -> None:
         console.print(f"  k = {k}: predicted {_fmt(p.predicted)}× [{_fmt(p.band[0])} – {_fmt(p.band[1])}], "
                       f"busiest worker {p.busiest_share:.1%} of the work, dispatcher "
                       f"{p.dispatch_ns_per_packet:,.1f} ns/packet serial, projected {_fmt(advice.projected(p))}×")
+    warning = advice.band_warning()
+    if warning:
+        console.print(warning, style="yellow", markup=False)
     note = advice.disagreement()
     console.print(note or f"the projected-time ranking (work-span + dispatcher cost) agrees: "
                   f"{advice.recommended_by_projected}")
@@ -339,6 +347,7 @@ def _advise(args: argparse.Namespace, show: bool) -> Outcome:
                                    "recommended_by_projected": packets.recommended_by_projected,
                                    "rule": "highest geometric mean of the predicted work speedup over k",
                                    "disagreement": packets.disagreement(), "kinds": CLASSIFIER_KINDS,
+                                   "band_warning": packets.band_warning(),
                                    "verified": [{"candidate": v.candidate, "k": v.k, "predicted": v.predicted,
                                                  "obtained": v.obtained, "error": v.error}
                                                 for v in packets.verified]}
