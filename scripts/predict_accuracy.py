@@ -48,7 +48,7 @@ def main() -> None:
     for name in ("acl1_5k", "fw1_5k", "ipc1_5k"):
         keys = a.out / f"{name}_keys.txt"
         cmd = [sys.executable, "-m", "superlinear.classify.flow_keys", str(a.data / f"{name}_trace"), str(keys)]
-        print("$ " + " ".join(shlex.quote(c) for c in cmd[1:]).replace(sys.executable, "python"), file=sys.stderr)
+        print("$ python " + " ".join(shlex.quote(c) for c in cmd[1:]), file=sys.stderr, flush=True)
         subprocess.run(cmd, check=True, capture_output=True)
         sources.append((f"{name} flow keys", ["--trace", str(keys)]))
     rows: list[dict[str, Any]] = []
