@@ -46,6 +46,12 @@ def test_splay_cli_names_its_model(cli: Cli, tmp_path: Path) -> None:
     law = cli("predict", "--algo", "mtf", "--m", "300", "--requests", "3000", "--k", "4", "--json", "--out",
               str(tmp_path / "l"))
     assert json.loads(law.stdout)["config"]["model"] == "working-set law"
+    adv = cli("advise", "--algo", "splay", "--m", "300", "--requests", "3000", "--k", "2,8", "--candidates", "hash,rr",
+              "--json", "--out", str(tmp_path / "a"))
+    assert adv.returncode == 0, adv.stderr
+    adoc = json.loads(adv.stdout)
+    assert adoc["config"]["model"] == "exact simulation of the splay worker"
+    assert adoc["config"]["recommended"] == "hash"
 
 
 def _classbench_trace(path: Path) -> list[tuple[int, ...]]:
@@ -90,6 +96,6 @@ def test_flow_key_errors_are_one_line(tmp_path: Path) -> None:
         assert len(lines) == 1 and fragment in lines[0], r.stderr
 
 
-def test_splay_refuses_item_only_models(cli: Cli, tmp_path: Path) -> None:
+def test_splay_takes_no_parameter(cli: Cli, tmp_path: Path) -> None:
     assert_clean_error(cli("predict", "--algo", "splay:3", "--requests", "10", "--out", str(tmp_path / "e")),
                        "splay")
