@@ -17,7 +17,7 @@ pub use mrf::{MrfClassifier, MrfVariant};
 pub use rule_cache::{RuleCacheClassifier, DEFAULT_FLOW_ENTRIES, DEFAULT_FRONT};
 pub use static_list::StaticClassifier;
 pub use stats::{StatsSink, WorkerStats};
-pub use tuple_merge::{TupleMergeClassifier, TupleSpace};
+pub use tuple_merge::{TupleMergeClassifier, TupleParams, TupleSpace};
 pub use updates::RuleUpdates;
 
 use crate::packet::Packet;

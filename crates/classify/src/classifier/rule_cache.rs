@@ -35,7 +35,7 @@ use std::sync::Arc;
 use superlinear_core::Worker;
 
 /// Default front capacity in rules.
-pub const DEFAULT_FRONT: usize = 32;
+pub const DEFAULT_FRONT: usize = 8;
 /// Default flow-cache entries when the flow cache is on (a power of two).
 pub const DEFAULT_FLOW_ENTRIES: usize = 4096;
 

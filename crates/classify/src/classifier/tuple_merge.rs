@@ -39,12 +39,32 @@ use std::sync::Arc;
 use superlinear_core::Worker;
 
 /// Most rules a bucket holds before its table is split (paper §IV-B's collision limit `c`).
-pub const COLLISION_LIMIT: usize = 8;
+pub const COLLISION_LIMIT: usize = 24;
 /// A new table's address lengths are the rule's rounded down to a multiple of this (§IV-A's
 /// relaxation; 1 would give Tuple Space Search's exact tuples).
-pub const ADDR_RELAX: u8 = 4;
+pub const ADDR_RELAX: u8 = 10;
+/// New tables leave the ports out of their key (§IV-A).
+pub const RELAX_PORTS: bool = true;
 /// FxHash's multiplier (Firefox/rustc): one multiply per key, good enough for masked headers.
 const FX: u64 = 0x517c_c1b7_2722_0a95;
+
+/// The build's two knobs (paper §IV): the collision limit and the address relaxation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TupleParams {
+    /// Most rules in a bucket before a split ([`COLLISION_LIMIT`]).
+    pub collision_limit: usize,
+    /// New tables round address lengths down to a multiple of this ([`ADDR_RELAX`]; ≥ 1).
+    pub addr_relax: u8,
+    /// Whether new tables leave ports out of the key ([`RELAX_PORTS`]); a split may bring
+    /// them back.
+    pub relax_ports: bool,
+}
+
+impl Default for TupleParams {
+    fn default() -> Self {
+        Self { collision_limit: COLLISION_LIMIT, addr_relax: ADDR_RELAX, relax_ports: RELAX_PORTS }
+    }
+}
 
 /// Field lengths: (src, dst, sport, dport, proto).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -76,10 +96,15 @@ impl Tuple {
     }
 
     /// The tuple of a new table for a rule of this tuple (§IV-A).
-    fn relaxed(self) -> Self {
+    fn relaxed(self, relax: u8, ports: bool) -> Self {
+        let relax = relax.max(1);
         let mut t = self.0;
-        t[0] -= t[0] % ADDR_RELAX;
-        t[1] -= t[1] % ADDR_RELAX;
+        t[0] -= t[0] % relax;
+        t[1] -= t[1] % relax;
+        if ports {
+            t[2] = 0;
+            t[3] = 0;
+        }
         Tuple(t)
     }
 
@@ -188,6 +213,7 @@ impl BuildTable {
 }
 
 struct Builder<'a> {
+    params: TupleParams,
     rules: &'a [Rule],
     tuples: Vec<Tuple>,
     tables: Vec<BuildTable>,
@@ -200,7 +226,7 @@ impl Builder<'_> {
         let bucket = self.tables[t].buckets.entry(key).or_default();
         let at = bucket.partition_point(|&x| x < id);
         bucket.insert(at, id);
-        if bucket.len() > COLLISION_LIMIT {
+        if bucket.len() > self.params.collision_limit {
             self.split(t, key);
         }
     }
@@ -243,10 +269,15 @@ impl Builder<'_> {
 }
 
 impl TupleSpace {
-    /// Builds the index of a snapshot's rules.
+    /// Builds the index of a snapshot's rules with the default parameters.
     pub fn build(snap: &Snapshot) -> Self {
+        Self::build_with(snap, TupleParams::default())
+    }
+
+    /// Builds the index of a snapshot's rules.
+    pub fn build_with(snap: &Snapshot, params: TupleParams) -> Self {
         let rules = &snap.rules.rules[..];
-        let mut b = Builder { rules, tuples: rules.iter().map(Tuple::of).collect(), tables: Vec::new() };
+        let mut b = Builder { params, rules, tuples: rules.iter().map(Tuple::of).collect(), tables: Vec::new() };
         for id in 0..rules.len() as u32 {
             let tuple = b.tuples[id as usize];
             // The most specific compatible table (fewest collisions); else a new relaxed one.
@@ -254,7 +285,7 @@ impl TupleSpace {
                 .filter(|&t| tuple.fits(b.tables[t].tuple))
                 .max_by_key(|&t| (b.tables[t].tuple.specificity(), std::cmp::Reverse(t)));
             let t = best.unwrap_or_else(|| {
-                let relaxed = tuple.relaxed();
+                let relaxed = tuple.relaxed(params.addr_relax, params.relax_ports);
                 b.tables.iter().position(|x| x.tuple == relaxed).unwrap_or_else(|| {
                     b.tables.push(BuildTable::new(relaxed));
                     b.tables.len() - 1
@@ -416,7 +447,7 @@ mod tests {
         let set = native::parse(text, "t", &ReadOptions::default()).unwrap();
         assert_eq!(Tuple::of(&set.rules[0]).0, [8, 32, 0, 16, 8]);
         assert_eq!(Tuple::of(&set.rules[1]).0, [0, 0, 0, 0, 0]);
-        assert_eq!(Tuple([31, 9, 16, 0, 8]).relaxed().0, [28, 8, 16, 0, 8]);
+        assert_eq!(Tuple([31, 9, 16, 0, 8]).relaxed(4, false).0, [28, 8, 16, 0, 8]);
     }
 
     #[test]
@@ -428,8 +459,9 @@ mod tests {
             text.push_str(&format!("accept src 10.0.0.{i}/32 dport {}\n", 100 + i));
         }
         let snap = Snapshot::new(native::parse(&text, "t", &ReadOptions::default()).unwrap());
-        let space = TupleSpace::build(&snap);
-        assert!(space.largest_bucket() <= COLLISION_LIMIT, "largest bucket {}", space.largest_bucket());
+        let space =
+            TupleSpace::build_with(&snap, TupleParams { collision_limit: 8, addr_relax: 4, relax_ports: false });
+        assert!(space.largest_bucket() <= 8, "largest bucket {}", space.largest_bucket());
         assert_eq!(space.tables(), 2);
         for i in 0..16u32 {
             let p = Packet::new(0x0a00_0000 + i, 1, 1, 100 + i as u16, 6);
