@@ -15,6 +15,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from superlinear import _native
+from superlinear.classify.compare import cmd_compare
 from superlinear.classify.workload import CLASSBENCH_SETS, DEFAULT_PACKETS, PacketWorkloadSpec, load
 from superlinear.common.args import fraction, non_negative_int, positive_int
 from superlinear.common.bounds import check_memory
@@ -29,7 +30,7 @@ from superlinear.common.study import Progress as ProgressLine
 from superlinear.experiments.repeats import median_run, spread
 from superlinear.output.paths import output_file
 
-ACTIONS = ("run", "bench", "gen-rules", "gen-trace", "convert", "algorithms")
+ACTIONS = ("run", "bench", "compare", "gen-rules", "gen-trace", "convert", "algorithms")
 KINDS = ("projected = serial dispatcher CPU time + slowest worker's own CPU time; measured = wall clock with real "
          "threads (only k ≤ cores); work = rules compared (exact).")
 
@@ -338,6 +339,8 @@ def used_options(action: str, rules: bool) -> frozenset[str]:
         source = (FILE_OPTIONS | {"warmup", "seed", "calibration"}) if rules else frozenset({"data", "sizes",
                                                                                               "actions"})
         return source | {"packets", "algo", "quick", "out", "json"}
+    if action == "compare":
+        return frozenset({"data", "sizes", "actions", "packets", "repeats", "peer", "algo", "json"})
     if action == "gen-rules":
         return SYNTHETIC_OPTIONS | {"seed", "format", "out"}
     if action == "gen-trace":
@@ -372,7 +375,7 @@ def _classifiers(args: argparse.Namespace, action: str) -> None:
     flag = spelled(args, "algo", "--algo")
     known_names = _classifier_names()
     if args.algo is None:
-        names = known_names if action == "bench" else [config_defaults("classify_run")["algo"]]
+        names = known_names if action in ("bench", "compare") else [config_defaults("classify_run")["algo"]]
     else:
         names = [a.strip() for a in args.algo.split(",") if a.strip()]
         if not names:
@@ -401,14 +404,14 @@ def cmd_classify(args: argparse.Namespace, scope: OptionScope) -> int:
         scope.check(args, used_options(action, rules) - NOT_WITH_UPDATES, "with --updates",
                     dict.fromkeys(NOT_WITH_UPDATES, "a run with updates classifies once, in trace order, untimed"))
     scope.fill(args)
-    if action in ("run", "bench"):
+    if action in ("run", "bench", "compare"):
         _classifiers(args, action)
     if action == "bench" and not args.out:
         args.out = "results/classify-bench"
     if action in ("gen-rules", "gen-trace", "convert") and args.format is None:
         args.format = {"gen-rules": "native", "gen-trace": "binary", "convert": "nft"}[action]
-    handler = {"run": cmd_run, "bench": cmd_bench, "gen-rules": cmd_gen_rules, "gen-trace": cmd_gen_trace,
-               "convert": cmd_convert, "algorithms": cmd_algorithms}[action]
+    handler = {"run": cmd_run, "bench": cmd_bench, "compare": cmd_compare, "gen-rules": cmd_gen_rules,
+               "gen-trace": cmd_gen_trace, "convert": cmd_convert, "algorithms": cmd_algorithms}[action]
     return handler(args)
 
 
@@ -436,6 +439,8 @@ def register(sub: Any) -> None:
         "                       [--dispatch " + "|".join(dispatchers) + "] [--check] [--json]\n"
         "  superlinear classify bench [--data DIR] [--classbench-size 5k] [--quick]\n"
         "                             single-core Mpps per ClassBench set\n"
+        "  superlinear classify compare [--data DIR] [--classbench-size 5k] [--packets N] [--repeats N]\n"
+        "                               [--peer DIR|TMBENCH]  ours vs the peer TupleMerge, one core, alternated\n"
         "  superlinear classify gen-rules --rules-count N [--depth D] [--catch-all F] --out F [--format nft]\n"
         "  superlinear classify gen-trace (--rules R | --rules-count N [--depth D] [--flows-per-rule F])\n"
         "                                 [--packets N] --out F [--format binary|pcap|pcapng|classbench]\n"
@@ -508,6 +513,8 @@ def register(sub: Any) -> None:
                    help="bench: ClassBench sizes, comma-separated (default 5k)")
     hidden_alias(p, "--sizes", dest="sizes")
     p.add_argument("--quick", action="store_true", help="bench: fewer packets, one run")
+    p.add_argument("--peer", metavar="DIR|TMBENCH", help="compare: the peer's tmbench binary, or a folder holding it "
+                   "(built there with shared/peers/build-tuplemerge when absent); without it, ours only")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     scope = OptionScope(p)
     p.set_defaults(func=lambda args: cmd_classify(args, scope))
