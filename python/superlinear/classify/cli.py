@@ -467,8 +467,8 @@ def register(sub: Any) -> None:
     p.add_argument("--default", default=load_defaults["default_action"],
                    choices=["accept", "drop", "reject", "queue"],
                    help=f"default policy when the file sets none (default {load_defaults['default_action']})")
-    p.add_argument("--algo", metavar="ALGO", help=f"classifier: {', '.join(classifiers)} (default "
-                   f"{run_defaults['algo']}); bench: a comma-separated list (default all)")
+    p.add_argument("--algo", metavar="ALGO", help="bench: a comma-separated list (compare too; default all); "
+                   f"run: one classifier (default {run_defaults['algo']}): {', '.join(classifiers)}")
     hidden_alias(p, "--algos", dest="algo")
     p.add_argument("--k", "-k", dest="workers", type=positive_int, default=run_defaults["k"],
                    help=f"workers k (default {run_defaults['k']})")
