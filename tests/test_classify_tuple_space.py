@@ -24,18 +24,20 @@ def rules(cli: Cli, tmp_path: Path) -> Path:
     return out
 
 
-def _run(cli: Cli, rules: Path, algo: str, k: int) -> dict[str, object]:
+def _run(cli: Cli, rules: Path, algo: str, k: int, *extra: str) -> dict[str, object]:
     r = cli("classify", "--rules", str(rules), "--packets", "6000", "--algo", algo, "--k", str(k), "--check",
-            "--json", "--no-measure", "--repeats", "1")
+            "--json", "--no-measure", "--repeats", "1", *extra)
     assert r.returncode == 0, r.stderr
     doc: dict[str, object] = json.loads(r.stdout)
     return doc
 
 
-@pytest.mark.parametrize(("algo", "k"), [("tuple-merge", 1), ("tuple-merge", 4), ("rule-cache", 1),
-                                         ("rule-cache", 4), ("rule-cache-flow", 4)])
-def test_tuple_space_classifiers_pass_the_check(cli: Cli, rules: Path, algo: str, k: int) -> None:
-    doc = _run(cli, rules, algo, k)
+@pytest.mark.parametrize(("algo", "k", "extra"), [("tuple-merge", 1, ()), ("tuple-merge", 4, ()),
+                                                  ("rule-cache", 1, ()), ("rule-cache", 4, ()),
+                                                  ("rule-cache", 4, ("--front", "2")), ("rule-cache-flow", 4, ())])
+def test_tuple_space_classifiers_pass_the_check(cli: Cli, rules: Path, algo: str, k: int,
+                                                extra: tuple[str, ...]) -> None:
+    doc = _run(cli, rules, algo, k, *extra)
     check = doc["check"]
     assert isinstance(check, dict) and check["checked"] == 6000 and check["mismatches"] == 0
     reference = _run(cli, rules, "static", k)

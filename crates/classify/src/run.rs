@@ -51,6 +51,8 @@ pub struct RunSpec {
     /// Packets served first and left out of every figure (steady state): the first `warmup`
     /// packets warm each worker's order, the rest are timed and counted.
     pub warmup: usize,
+    /// Front capacity of `rule-cache` workers in rules (others ignore it).
+    pub front: usize,
 }
 
 impl Default for RunSpec {
@@ -68,6 +70,7 @@ impl Default for RunSpec {
             window: 0,
             period: 0,
             warmup: 0,
+            front: classifier::DEFAULT_FRONT,
         }
     }
 }
@@ -119,7 +122,7 @@ pub fn execute(planner: &RuleAwarePlanner, packets: &[Packet], spec: &RunSpec) -
     let descriptors: Vec<Descriptor> = (0..packets.len()).map(|i| (i % period) as Descriptor).collect();
     let sink = spec.stats.then(|| StatsSink::new(spec.k));
     let factory = |i: usize| -> Box<dyn Worker<Descriptor>> {
-        let opts = ClassifierOptions { stats: sink.clone().map(|s| (s, i)), window: spec.window, front: 0 };
+        let opts = ClassifierOptions { stats: sink.clone().map(|s| (s, i)), window: spec.window, front: spec.front };
         Box::new(DescriptorWorker::new((entry.build)(snap.clone(), opts), shared.clone()))
     };
     let make =
@@ -153,13 +156,19 @@ pub enum Inspectable {
 impl Inspectable {
     /// Builds the named classifier.
     pub fn new(algo: &str, snap: Arc<Snapshot>) -> Result<Self, Error> {
+        Self::with_front(algo, snap, DEFAULT_FRONT)
+    }
+
+    /// Builds the named classifier; a `rule-cache` gets a front of `front` rules (0: default).
+    pub fn with_front(algo: &str, snap: Arc<Snapshot>, front: usize) -> Result<Self, Error> {
+        let front = if front == 0 { DEFAULT_FRONT } else { front };
         Ok(match classifier::lookup(algo)?.name {
             "static" => Inspectable::Static(Box::new(StaticClassifier::new(snap))),
             "mrf-swap" => Inspectable::Mrf(Box::new(MrfClassifier::new(snap, MrfVariant::Swap))),
             "tuple-merge" => Inspectable::TupleMerge(Box::new(TupleMergeClassifier::new(snap))),
-            "rule-cache" => Inspectable::RuleCache(Box::new(RuleCacheClassifier::new(snap, DEFAULT_FRONT, 0))),
+            "rule-cache" => Inspectable::RuleCache(Box::new(RuleCacheClassifier::new(snap, front, 0))),
             "rule-cache-flow" => {
-                Inspectable::RuleCache(Box::new(RuleCacheClassifier::new(snap, DEFAULT_FRONT, DEFAULT_FLOW_ENTRIES)))
+                Inspectable::RuleCache(Box::new(RuleCacheClassifier::new(snap, front, DEFAULT_FLOW_ENTRIES)))
             }
             _ => Inspectable::Mrf(Box::new(MrfClassifier::new(snap, MrfVariant::Precomputed))),
         })
@@ -201,10 +210,11 @@ pub fn check(
     dispatch_spec: &str,
     k: usize,
     seed: u64,
+    front: usize,
 ) -> Result<CheckReport, Error> {
     let snap = planner.snapshot();
     let mut workers: Vec<Inspectable> =
-        (0..k.max(1)).map(|_| Inspectable::new(algo, snap.clone())).collect::<Result<_, _>>()?;
+        (0..k.max(1)).map(|_| Inspectable::with_front(algo, snap.clone(), front)).collect::<Result<_, _>>()?;
     let assignment = assign(planner, packets, dispatch_spec, k, seed)?;
     let mut report = CheckReport { matches: vec![0; snap.len()], ..Default::default() };
     for (p, &w) in packets.iter().zip(&assignment) {

@@ -77,7 +77,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     check_workers(args.workers, info["rules"], info["packets"])
     modes = ["projected"] + (["measured"] if not args.no_measure else [])
     config = {"algo": args.algo, "dispatch": args.dispatch, "k": args.workers, "modes": modes, "stats": True,
-              "window": args.window, "seed": args.seed, "warmup": args.warmup}
+              "window": args.window, "seed": args.seed, "warmup": args.warmup, "front": args.front}
     runs = [interruptible(lambda: w.run(config)) for _ in range(args.repeats)]
     raw = runs[0]
     median, times = median_run(runs)
@@ -98,7 +98,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                            "workers": [{k: v for k, v in s.items() if k != "matches"} for s in raw["stats"]],
                            "rule_matches": matches, "default_hits": default_hits, "kinds": KINDS}
     if args.check:
-        doc["check"] = w.check(args.algo, args.dispatch, args.workers, args.seed)
+        doc["check"] = w.check(args.algo, args.dispatch, args.workers, args.seed, args.front)
         doc["check"].pop("matches", None)
     if args.json:
         print(json.dumps(doc, indent=1))
@@ -111,7 +111,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 #: Options of a plain run that a run with --updates does not use (it classifies once, in trace
 #: order, with no timing, per-worker statistics or warm-up).
-NOT_WITH_UPDATES = frozenset({"no_measure", "window", "top", "warmup", "repeats"})
+NOT_WITH_UPDATES = frozenset({"no_measure", "window", "top", "warmup", "repeats", "front"})
 
 
 def cmd_updates(args: argparse.Namespace, w: Any, info: dict[str, Any]) -> int:
@@ -334,7 +334,7 @@ def used_options(action: str, rules: bool) -> frozenset[str]:
     if action == "run":
         source = FILE_OPTIONS if rules else SYNTHETIC_OPTIONS | {"synthetic"}
         return source | {"algo", "workers", "dispatch", "check", "packets", "warmup", "calibration", "window", "top",
-                         "no_measure", "seed", "json", "updates", "repeats"}
+                         "no_measure", "seed", "json", "updates", "repeats", "front"}
     if action == "bench":
         source = (FILE_OPTIONS | {"warmup", "seed", "calibration"}) if rules else frozenset({"data", "sizes",
                                                                                               "actions"})
@@ -489,6 +489,8 @@ def register(sub: Any) -> None:
     p.add_argument("--calibration", type=positive_int, default=100_000,
                    help="packets at the start of the trace that calibrate the rule-aware dispatcher "
                    "(default 100000; the whole trace if shorter)")
+    p.add_argument("--front", type=positive_int, default=run_defaults["front"], metavar="N",
+                   help=f"rule-cache: front capacity in rules (default {run_defaults['front']})")
     p.add_argument("--window", type=positive_int, default=10_000, help="active-rule window in packets (default 10000)")
     p.add_argument("--top", type=positive_int, default=10, help="rules shown in the match table (default 10)")
     p.add_argument("--no-measure", action="store_true", help="skip the real-thread run")
