@@ -108,6 +108,7 @@ pub struct RunSettings {
     pub stats: bool,
     pub window: usize,
     pub warmup: usize,
+    pub front: usize,
 }
 
 impl Default for RunSettings {
@@ -124,6 +125,7 @@ impl Default for RunSettings {
             stats: d.stats,
             window: d.window,
             warmup: d.warmup,
+            front: d.front,
         }
     }
 }
@@ -147,6 +149,7 @@ impl RunSettings {
             window: self.window,
             period: 0,
             warmup: self.warmup,
+            front: self.front,
         })
     }
 }

@@ -3,7 +3,8 @@
 //! working-set law needs, and the single-core benchmark.
 
 use crate::classifier::{
-    self, ClassifierOptions, Lookup, MrfClassifier, MrfVariant, RuleUpdates, StaticClassifier, StatsSink, WorkerStats,
+    self, ClassifierOptions, Lookup, MrfClassifier, MrfVariant, RuleCacheClassifier, RuleUpdates, StaticClassifier,
+    StatsSink, TupleMergeClassifier, WorkerStats, DEFAULT_FLOW_ENTRIES, DEFAULT_FRONT,
 };
 use crate::dispatch::descriptor::{Descriptor, DescriptorWorker};
 use crate::dispatch::{self, RuleAwarePlanner};
@@ -50,6 +51,8 @@ pub struct RunSpec {
     /// Packets served first and left out of every figure (steady state): the first `warmup`
     /// packets warm each worker's order, the rest are timed and counted.
     pub warmup: usize,
+    /// Front capacity of `rule-cache` workers in rules (others ignore it).
+    pub front: usize,
 }
 
 impl Default for RunSpec {
@@ -67,6 +70,7 @@ impl Default for RunSpec {
             window: 0,
             period: 0,
             warmup: 0,
+            front: classifier::DEFAULT_FRONT,
         }
     }
 }
@@ -118,7 +122,7 @@ pub fn execute(planner: &RuleAwarePlanner, packets: &[Packet], spec: &RunSpec) -
     let descriptors: Vec<Descriptor> = (0..packets.len()).map(|i| (i % period) as Descriptor).collect();
     let sink = spec.stats.then(|| StatsSink::new(spec.k));
     let factory = |i: usize| -> Box<dyn Worker<Descriptor>> {
-        let opts = ClassifierOptions { stats: sink.clone().map(|s| (s, i)), window: spec.window };
+        let opts = ClassifierOptions { stats: sink.clone().map(|s| (s, i)), window: spec.window, front: spec.front };
         Box::new(DescriptorWorker::new((entry.build)(snap.clone(), opts), shared.clone()))
     };
     let make =
@@ -143,14 +147,29 @@ pub enum Inspectable {
     Static(Box<StaticClassifier>),
     /// MRF.
     Mrf(Box<MrfClassifier>),
+    /// TupleMerge.
+    TupleMerge(Box<TupleMergeClassifier>),
+    /// Rule cache (front and fall-through).
+    RuleCache(Box<RuleCacheClassifier>),
 }
 
 impl Inspectable {
     /// Builds the named classifier.
     pub fn new(algo: &str, snap: Arc<Snapshot>) -> Result<Self, Error> {
+        Self::with_front(algo, snap, DEFAULT_FRONT)
+    }
+
+    /// Builds the named classifier; a `rule-cache` gets a front of `front` rules (0: default).
+    pub fn with_front(algo: &str, snap: Arc<Snapshot>, front: usize) -> Result<Self, Error> {
+        let front = if front == 0 { DEFAULT_FRONT } else { front };
         Ok(match classifier::lookup(algo)?.name {
             "static" => Inspectable::Static(Box::new(StaticClassifier::new(snap))),
             "mrf-swap" => Inspectable::Mrf(Box::new(MrfClassifier::new(snap, MrfVariant::Swap))),
+            "tuple-merge" => Inspectable::TupleMerge(Box::new(TupleMergeClassifier::new(snap))),
+            "rule-cache" => Inspectable::RuleCache(Box::new(RuleCacheClassifier::new(snap, front, 0))),
+            "rule-cache-flow" => {
+                Inspectable::RuleCache(Box::new(RuleCacheClassifier::new(snap, front, DEFAULT_FLOW_ENTRIES)))
+            }
             _ => Inspectable::Mrf(Box::new(MrfClassifier::new(snap, MrfVariant::Precomputed))),
         })
     }
@@ -160,6 +179,8 @@ impl Inspectable {
         match self {
             Inspectable::Static(c) => c.classify(p),
             Inspectable::Mrf(c) => c.classify(p),
+            Inspectable::TupleMerge(c) => c.classify(p),
+            Inspectable::RuleCache(c) => c.classify(p),
         }
     }
 }
@@ -189,10 +210,11 @@ pub fn check(
     dispatch_spec: &str,
     k: usize,
     seed: u64,
+    front: usize,
 ) -> Result<CheckReport, Error> {
     let snap = planner.snapshot();
     let mut workers: Vec<Inspectable> =
-        (0..k.max(1)).map(|_| Inspectable::new(algo, snap.clone())).collect::<Result<_, _>>()?;
+        (0..k.max(1)).map(|_| Inspectable::with_front(algo, snap.clone(), front)).collect::<Result<_, _>>()?;
     let assignment = assign(planner, packets, dispatch_spec, k, seed)?;
     let mut report = CheckReport { matches: vec![0; snap.len()], ..Default::default() };
     for (p, &w) in packets.iter().zip(&assignment) {
@@ -252,11 +274,11 @@ pub struct GenerationReport {
 
 /// A worker of a run with updates: MRF follows the published generations itself (the crate's
 /// [`RuleUpdates`](crate::classifier::RuleUpdates): one atomic load per packet, a fresh order
-/// on a new generation); the static list has no order to keep and is rebuilt on the new
-/// snapshot.
+/// on a new generation); the others (static list, tuple-merge, rule-cache) are rebuilt on the
+/// new snapshot (a rule cache starts with an empty front).
 enum Follower {
     Mrf(Box<MrfClassifier>),
-    Static(Box<StaticClassifier>, u64),
+    Rebuilt(Box<Inspectable>, u64),
 }
 
 /// Classifies the packets with k workers behind the dispatcher (in trace order, each worker its
@@ -286,11 +308,11 @@ pub fn run_with_updates(
     let mut sets: Vec<Arc<Snapshot>> = vec![snap.clone()];
     let mut workers: Vec<Follower> = (0..k.max(1))
         .map(|_| match name {
-            "static" => Follower::Static(Box::new(StaticClassifier::new(snap.clone())), 0),
-            "mrf-swap" => Follower::Mrf(Box::new(MrfClassifier::following(published.clone(), MrfVariant::Swap))),
-            _ => Follower::Mrf(Box::new(MrfClassifier::following(published.clone(), MrfVariant::Precomputed))),
+            "mrf-swap" => Ok(Follower::Mrf(Box::new(MrfClassifier::following(published.clone(), MrfVariant::Swap)))),
+            "mrf" => Ok(Follower::Mrf(Box::new(MrfClassifier::following(published.clone(), MrfVariant::Precomputed)))),
+            _ => Ok(Follower::Rebuilt(Box::new(Inspectable::new(name, snap.clone())?), 0)),
         })
-        .collect();
+        .collect::<Result<_, Error>>()?;
     let assignment = assign(planner, packets, dispatch_spec, k, seed)?;
     let mut report = UpdateReport { checked: check, ..Default::default() };
     report.generations.push(GenerationReport { rules: snap.len() as u64, ..Default::default() });
@@ -318,10 +340,10 @@ pub fn run_with_updates(
                 let got = c.classify(p);
                 (got, c.snapshot().generation)
             }
-            Follower::Static(c, generation) => {
+            Follower::Rebuilt(c, generation) => {
                 if *generation != published.version() {
                     *generation = published.version();
-                    **c = StaticClassifier::new(sets[*generation as usize].clone());
+                    **c = Inspectable::new(name, sets[*generation as usize].clone())?;
                 }
                 (c.classify(p), *generation)
             }

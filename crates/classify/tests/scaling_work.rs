@@ -79,7 +79,7 @@ fn check_counts_every_packet_and_a_million_flows_need_no_flow_state() {
     assert_eq!(spec.flows(), 1_000_000);
     let planner = RuleAwarePlanner::new(Arc::new(Snapshot::new(spec.rule_set().unwrap())));
     let packets = spec.trace(30_000, 2).unwrap();
-    let report = check(&planner, &packets, "mrf", "rss", 4, 1).unwrap();
+    let report = check(&planner, &packets, "mrf", "rss", 4, 1, 0).unwrap();
     assert_eq!((report.checked, report.mismatches), (30_000, 0));
     assert_eq!(report.matches.iter().sum::<u64>(), 30_000);
 }

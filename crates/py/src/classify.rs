@@ -206,7 +206,7 @@ impl PacketWorkload {
 
     /// Checks every verdict against brute force: {checked, mismatches, first_mismatch,
     /// matches, default_hits}.
-    #[pyo3(signature = (algo, dispatch, k, seed = 1))]
+    #[pyo3(signature = (algo, dispatch, k, seed = 1, front = 0))]
     fn check<'py>(
         &self,
         py: Python<'py>,
@@ -214,9 +214,10 @@ impl PacketWorkload {
         dispatch: &str,
         k: usize,
         seed: u64,
+        front: usize,
     ) -> PyResult<Bound<'py, PyAny>> {
         let (planner, packets) = (&self.planner, &self.packets);
-        let r = py.allow_threads(|| run::check(planner, packets, algo, dispatch, k, seed)).map_err(to_py)?;
+        let r = py.allow_threads(|| run::check(planner, packets, algo, dispatch, k, seed, front)).map_err(to_py)?;
         record(py, &r)
     }
 

@@ -15,6 +15,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from superlinear import _native
+from superlinear.classify.compare import cmd_compare
 from superlinear.classify.workload import CLASSBENCH_SETS, DEFAULT_PACKETS, PacketWorkloadSpec, load
 from superlinear.common.args import fraction, non_negative_int, positive_int
 from superlinear.common.bounds import check_memory
@@ -29,7 +30,7 @@ from superlinear.common.study import Progress as ProgressLine
 from superlinear.experiments.repeats import median_run, spread
 from superlinear.output.paths import output_file
 
-ACTIONS = ("run", "bench", "gen-rules", "gen-trace", "convert", "algorithms")
+ACTIONS = ("run", "bench", "compare", "gen-rules", "gen-trace", "convert", "algorithms")
 KINDS = ("projected = serial dispatcher CPU time + slowest worker's own CPU time; measured = wall clock with real "
          "threads (only k ≤ cores); work = rules compared (exact).")
 
@@ -76,7 +77,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     check_workers(args.workers, info["rules"], info["packets"])
     modes = ["projected"] + (["measured"] if not args.no_measure else [])
     config = {"algo": args.algo, "dispatch": args.dispatch, "k": args.workers, "modes": modes, "stats": True,
-              "window": args.window, "seed": args.seed, "warmup": args.warmup}
+              "window": args.window, "seed": args.seed, "warmup": args.warmup, "front": args.front}
     runs = [interruptible(lambda: w.run(config)) for _ in range(args.repeats)]
     raw = runs[0]
     median, times = median_run(runs)
@@ -97,7 +98,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                            "workers": [{k: v for k, v in s.items() if k != "matches"} for s in raw["stats"]],
                            "rule_matches": matches, "default_hits": default_hits, "kinds": KINDS}
     if args.check:
-        doc["check"] = w.check(args.algo, args.dispatch, args.workers, args.seed)
+        doc["check"] = w.check(args.algo, args.dispatch, args.workers, args.seed, args.front)
         doc["check"].pop("matches", None)
     if args.json:
         print(json.dumps(doc, indent=1))
@@ -110,7 +111,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 #: Options of a plain run that a run with --updates does not use (it classifies once, in trace
 #: order, with no timing, per-worker statistics or warm-up).
-NOT_WITH_UPDATES = frozenset({"no_measure", "window", "top", "warmup", "repeats"})
+NOT_WITH_UPDATES = frozenset({"no_measure", "window", "top", "warmup", "repeats", "front"})
 
 
 def cmd_updates(args: argparse.Namespace, w: Any, info: dict[str, Any]) -> int:
@@ -333,11 +334,13 @@ def used_options(action: str, rules: bool) -> frozenset[str]:
     if action == "run":
         source = FILE_OPTIONS if rules else SYNTHETIC_OPTIONS | {"synthetic"}
         return source | {"algo", "workers", "dispatch", "check", "packets", "warmup", "calibration", "window", "top",
-                         "no_measure", "seed", "json", "updates", "repeats"}
+                         "no_measure", "seed", "json", "updates", "repeats", "front"}
     if action == "bench":
         source = (FILE_OPTIONS | {"warmup", "seed", "calibration"}) if rules else frozenset({"data", "sizes",
                                                                                               "actions"})
         return source | {"packets", "algo", "quick", "out", "json"}
+    if action == "compare":
+        return frozenset({"data", "sizes", "actions", "packets", "repeats", "peer", "algo", "json"})
     if action == "gen-rules":
         return SYNTHETIC_OPTIONS | {"seed", "format", "out"}
     if action == "gen-trace":
@@ -372,7 +375,7 @@ def _classifiers(args: argparse.Namespace, action: str) -> None:
     flag = spelled(args, "algo", "--algo")
     known_names = _classifier_names()
     if args.algo is None:
-        names = known_names if action == "bench" else [config_defaults("classify_run")["algo"]]
+        names = known_names if action in ("bench", "compare") else [config_defaults("classify_run")["algo"]]
     else:
         names = [a.strip() for a in args.algo.split(",") if a.strip()]
         if not names:
@@ -401,14 +404,14 @@ def cmd_classify(args: argparse.Namespace, scope: OptionScope) -> int:
         scope.check(args, used_options(action, rules) - NOT_WITH_UPDATES, "with --updates",
                     dict.fromkeys(NOT_WITH_UPDATES, "a run with updates classifies once, in trace order, untimed"))
     scope.fill(args)
-    if action in ("run", "bench"):
+    if action in ("run", "bench", "compare"):
         _classifiers(args, action)
     if action == "bench" and not args.out:
         args.out = "results/classify-bench"
     if action in ("gen-rules", "gen-trace", "convert") and args.format is None:
         args.format = {"gen-rules": "native", "gen-trace": "binary", "convert": "nft"}[action]
-    handler = {"run": cmd_run, "bench": cmd_bench, "gen-rules": cmd_gen_rules, "gen-trace": cmd_gen_trace,
-               "convert": cmd_convert, "algorithms": cmd_algorithms}[action]
+    handler = {"run": cmd_run, "bench": cmd_bench, "compare": cmd_compare, "gen-rules": cmd_gen_rules,
+               "gen-trace": cmd_gen_trace, "convert": cmd_convert, "algorithms": cmd_algorithms}[action]
     return handler(args)
 
 
@@ -436,6 +439,8 @@ def register(sub: Any) -> None:
         "                       [--dispatch " + "|".join(dispatchers) + "] [--check] [--json]\n"
         "  superlinear classify bench [--data DIR] [--classbench-size 5k] [--quick]\n"
         "                             single-core Mpps per ClassBench set\n"
+        "  superlinear classify compare [--data DIR] [--classbench-size 5k] [--packets N] [--repeats N]\n"
+        "                               [--peer DIR|TMBENCH]  ours vs the peer TupleMerge, one core, alternated\n"
         "  superlinear classify gen-rules --rules-count N [--depth D] [--catch-all F] --out F [--format nft]\n"
         "  superlinear classify gen-trace (--rules R | --rules-count N [--depth D] [--flows-per-rule F])\n"
         "                                 [--packets N] --out F [--format binary|pcap|pcapng|classbench]\n"
@@ -462,8 +467,8 @@ def register(sub: Any) -> None:
     p.add_argument("--default", default=load_defaults["default_action"],
                    choices=["accept", "drop", "reject", "queue"],
                    help=f"default policy when the file sets none (default {load_defaults['default_action']})")
-    p.add_argument("--algo", metavar="ALGO", help=f"classifier: {', '.join(classifiers)} (default "
-                   f"{run_defaults['algo']}); bench: a comma-separated list (default all)")
+    p.add_argument("--algo", metavar="ALGO", help="bench: a comma-separated list (compare too; default all); "
+                   f"run: one classifier (default {run_defaults['algo']}): {', '.join(classifiers)}")
     hidden_alias(p, "--algos", dest="algo")
     p.add_argument("--k", "-k", dest="workers", type=positive_int, default=run_defaults["k"],
                    help=f"workers k (default {run_defaults['k']})")
@@ -484,6 +489,8 @@ def register(sub: Any) -> None:
     p.add_argument("--calibration", type=positive_int, default=100_000,
                    help="packets at the start of the trace that calibrate the rule-aware dispatcher "
                    "(default 100000; the whole trace if shorter)")
+    p.add_argument("--front", type=positive_int, default=run_defaults["front"], metavar="N",
+                   help=f"rule-cache: front capacity in rules (default {run_defaults['front']})")
     p.add_argument("--window", type=positive_int, default=10_000, help="active-rule window in packets (default 10000)")
     p.add_argument("--top", type=positive_int, default=10, help="rules shown in the match table (default 10)")
     p.add_argument("--no-measure", action="store_true", help="skip the real-thread run")
@@ -508,6 +515,8 @@ def register(sub: Any) -> None:
                    help="bench: ClassBench sizes, comma-separated (default 5k)")
     hidden_alias(p, "--sizes", dest="sizes")
     p.add_argument("--quick", action="store_true", help="bench: fewer packets, one run")
+    p.add_argument("--peer", metavar="DIR|TMBENCH", help="compare: the peer's tmbench binary, or a folder holding it "
+                   "(built there with shared/peers/build-tuplemerge when absent); without it, ours only")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     scope = OptionScope(p)
     p.set_defaults(func=lambda args: cmd_classify(args, scope))

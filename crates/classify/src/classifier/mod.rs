@@ -1,18 +1,23 @@
-//! Classifiers: the static first-match list (what nftables does) and the self-adjusting MRF
-//! list in two variants, each a `superlinear_core::Worker<Packet>` whose work units are the
-//! rules compared. Every worker of a run shares one immutable [`Snapshot`]; a self-adjusting
+//! Classifiers: the static first-match list (what nftables does), the self-adjusting MRF
+//! list in two variants, the TupleMerge tuple-space index and a self-adjusting rule cache in
+//! front of it, each a `superlinear_core::Worker<Packet>` whose work units are the rules
+//! compared (plus hash slots probed for the tuple-space ones). Every worker of a run shares one immutable [`Snapshot`]; a self-adjusting
 //! worker keeps its own order as an array of rule indices into it (paper §4.1).
 //!
 //! Adding a classifier means one new file here and one line in [`REGISTRY`].
 
 mod mrf;
+mod rule_cache;
 mod static_list;
 pub mod stats;
+pub mod tuple_merge;
 pub mod updates;
 
 pub use mrf::{MrfClassifier, MrfVariant};
+pub use rule_cache::{RuleCacheClassifier, DEFAULT_FLOW_ENTRIES, DEFAULT_FRONT};
 pub use static_list::StaticClassifier;
 pub use stats::{StatsSink, WorkerStats};
+pub use tuple_merge::{TupleMergeClassifier, TupleParams, TupleSpace};
 pub use updates::RuleUpdates;
 
 use crate::packet::Packet;
@@ -28,7 +33,7 @@ pub struct Lookup {
     pub rule: Option<u32>,
     /// The verdict.
     pub action: Action,
-    /// Rules compared (the work units).
+    /// Rules compared (the work units; tuple-space classifiers add hash slots probed).
     pub work: u64,
     /// Position in the worker's current order where the scan stopped (0 = front).
     pub position: u32,
@@ -43,6 +48,8 @@ pub struct ClassifierOptions {
     pub stats: Option<(StatsSink, usize)>,
     /// Active-rule window in packets for the statistics.
     pub window: usize,
+    /// Front capacity of `rule-cache` in rules (0: [`DEFAULT_FRONT`]); others ignore it.
+    pub front: usize,
 }
 
 /// Builds a classifier worker over a snapshot.
@@ -79,6 +86,30 @@ pub const REGISTRY: &[ClassifierEntry] = &[
         self_adjusting: true,
         summary: "MRF, the paper's iterative variant: swap backwards, overlap test per step",
         build: |s, o| Box::new(MrfClassifier::with_options(s, MrfVariant::Swap, o)),
+    },
+    ClassifierEntry {
+        name: "tuple-merge",
+        self_adjusting: false,
+        summary: "TupleMerge tuple-space search (Daly, Liu, Torng, ToN 2019)",
+        build: |s, o| Box::new(TupleMergeClassifier::with_options(s, o)),
+    },
+    ClassifierEntry {
+        name: "rule-cache",
+        self_adjusting: true,
+        summary: "MRF front of recent rules with their cover sets, falling through to tuple-merge",
+        build: |s, o| {
+            let front = if o.front == 0 { DEFAULT_FRONT } else { o.front };
+            Box::new(RuleCacheClassifier::with_options(s, front, 0, o))
+        },
+    },
+    ClassifierEntry {
+        name: "rule-cache-flow",
+        self_adjusting: true,
+        summary: "rule-cache behind a direct-mapped exact-match flow cache (5-tuple -> rule)",
+        build: |s, o| {
+            let front = if o.front == 0 { DEFAULT_FRONT } else { o.front };
+            Box::new(RuleCacheClassifier::with_options(s, front, DEFAULT_FLOW_ENTRIES, o))
+        },
     },
 ];
 
