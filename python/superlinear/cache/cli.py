@@ -348,3 +348,7 @@ def register(sub: Any) -> None:
     _servers(b)
     _common(b)
     b.set_defaults(func=cmd_bench)
+
+    from superlinear.cache import advise_cli
+
+    advise_cli.register(cs)
