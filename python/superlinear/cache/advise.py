@@ -141,6 +141,11 @@ def predict(dist: str, rows: int, items: int, rho: float, ks: Sequence[int],
     return CacheAdvice(dist, rows, items, rho, n, tuple(curves))
 
 
+def peak_of(ks: Sequence[int], speedups: Sequence[float]) -> int:
+    """The peak (first k within :data:`PEAK_TOLERANCE` of the largest S(k)/k) of any curve."""
+    return CacheCurve("curve", tuple(ks), tuple(0.0 for _ in ks), tuple(speedups)).peak_k
+
+
 def measured_peak(ks: Sequence[int], speedups: Sequence[float]) -> int:
     """The peak (first k within :data:`PEAK_TOLERANCE` of the largest S(k)/k) of a measured curve."""
     return CacheCurve("measured", tuple(ks), tuple(0.0 for _ in ks), tuple(speedups)).peak_k

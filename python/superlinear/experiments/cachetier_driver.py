@@ -37,10 +37,11 @@ from superlinear import _native
 from superlinear.cache.client import bench_row, client_config
 from superlinear.cache.services import Services
 from superlinear.common.rows import Row
-from superlinear.experiments.fig11 import CachePanel, CacheStudy, cache_skew, fig11
+from superlinear.experiments.fig11 import CachePanel, CacheStudy, cache_sensitivity, cache_skew, fig11
 
 #: name → builder(quick) of the studies this driver runs.
-SERVICE_EXPERIMENTS: dict[str, Callable[[bool], CacheStudy]] = {"fig11": fig11, "cache-skew": cache_skew}
+SERVICE_EXPERIMENTS: dict[str, Callable[[bool], CacheStudy]] = {
+    "fig11": fig11, "cache-skew": cache_skew, "cache-sensitivity": cache_sensitivity}
 
 TABLE = "superlinear_kv"
 

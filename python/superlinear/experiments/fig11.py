@@ -53,6 +53,8 @@ class CacheStudy:
     notes: tuple[str, ...] = field(default_factory=tuple)
     #: Interleaved rounds of the whole grid; rows carry the median and range over them.
     repeats: int = 1
+    #: Also evaluate the model axes (memory per replica, ρ) and Eq. 3 beside the measured panels.
+    sensitivity: bool = False
 
 
 #: Items of 16-byte keys and 48-byte values one 4 MB memcached replica holds (measured:
@@ -120,13 +122,50 @@ def cache_skew(quick: bool = False) -> CacheStudy:
     )
 
 
+#: The skew axis of the sensitivity study: the hot set in units of what one 4 MB replica holds
+#: (10, 14 and 20 replicas' worth) and Zipf within the Fig. 11 hot set.
+SENSITIVITY_DISTS = (("hot10x", "hot:276000"), ("hot14x", f"hot:{HOT_ROWS}"), ("hot20x", "hot:552000"),
+                     ("hot14x-zipf0.8", f"hot:{HOT_ROWS}:zipf:0.8"), ("hot14x-zipf0.99", f"hot:{HOT_ROWS}:zipf:0.99"))
+#: The model axes: memory per replica (MB) and ρ multiples of the measured one.
+SENSITIVITY_MEMORY_MB = (2, 4, 8)
+SENSITIVITY_RHO = (1.5, 2.2, 5.0, 10.0)
+
+
+def cache_sensitivity(quick: bool = False) -> CacheStudy:
+    ks = (1, 8, 14) if quick else (1, 4, 8, 10, 12, 14, 15)
+    requests = 8_000 if quick else 20_000
+    return CacheStudy(
+        name="cache-sensitivity",
+        description="Fig. 11 sensitivity: speedup over linear vs key skew, memory per replica and miss cost ρ",
+        rows=1_000_000,
+        memory_mb=4,
+        replicas=max(ks),
+        panels=tuple(CachePanel(name, f"{dist}, cache and backend scaled together", ("hash", "random", "distcache"),
+                                ks, dist=dist, requests=requests) for name, dist in SENSITIVITY_DISTS),
+        notes=("Skew axis measured on the real tier (4 MB replicas, 4 client threads and 4 PostgreSQL connections "
+               "per replica); memory and ρ axes from the model (LRU simulation per replica + Eq. 3) with the "
+               "measured ρ; Eq. 3 itself (δ = items per replica / hot rows) on the same axes.",),
+        repeats=1 if quick else 3,
+        sensitivity=True,
+    )
+
+
+def workload_of(dist: str, rows: int) -> Workload:
+    """The engine's form of a tier distribution: uniform or Zipf over the rows reads can ask for
+    (a hot set's H rows, or all of them)."""
+    parts = dist.split(":")
+    if parts[0] == "hot":
+        hot = int(parts[1].replace("_", ""))
+        return Workload("zipf", hot, float(parts[3])) if len(parts) == 4 else Workload("uniform", hot, 1.0)
+    return Workload(parts[0], rows, float(parts[1]) if len(parts) > 1 else 1.0)
+
+
 def _as_experiment(study: CacheStudy) -> Experiment:
     return Experiment(
         name=study.name,
         description=study.description,
         panels=tuple(
-            Panel(name=p.name, title=p.title, workload=Workload(p.dist.split(":")[0], study.rows,
-                                                                float(p.dist.split(":")[1]) if ":" in p.dist else 1.0),
+            Panel(name=p.name, title=p.title, workload=workload_of(p.dist, study.rows),
                   series=tuple(Series("memcached+postgresql", r) for r in p.routers), ks=p.ks, requests=p.requests,
                   notes=study.notes)
             for p in study.panels
@@ -137,6 +176,11 @@ def _as_experiment(study: CacheStudy) -> Experiment:
 def experiment(quick: bool = False) -> Experiment:
     """Fig. 11 in the registry's form (run by the service-backed driver, not the engine driver)."""
     return _as_experiment(fig11(quick))
+
+
+def sensitivity_experiment(quick: bool = False) -> Experiment:
+    """The sensitivity study in the registry's form."""
+    return _as_experiment(cache_sensitivity(quick))
 
 
 def skew_experiment(quick: bool = False) -> Experiment:
