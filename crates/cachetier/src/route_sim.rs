@@ -9,6 +9,27 @@ use crate::loads::LoadCounters;
 use crate::router::{self, key_hash, View};
 use crate::store;
 use std::collections::{HashMap, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// Hashes a row id with one `fmix64` (ids are dense integers; SipHash would dominate the LRU).
+#[derive(Default)]
+struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = superlinear_core::hash::fmix64(self.0 ^ u64::from(b));
+        }
+    }
+
+    fn write_u64(&mut self, v: u64) {
+        self.0 = superlinear_core::hash::fmix64(v);
+    }
+}
 use std::time::Duration;
 
 /// Routes `requests` keys of `dist` over `rows` rows with `router` over `n` replicas (all up)
@@ -33,14 +54,14 @@ pub fn route_loads(router: &str, n: usize, dist: &str, rows: u64, requests: u64,
 /// is cleaned lazily (an entry whose stamp is no longer the key's is skipped at eviction).
 struct Lru {
     capacity: usize,
-    stamps: HashMap<u64, u64>,
+    stamps: HashMap<u64, u64, BuildHasherDefault<IdHasher>>,
     queue: VecDeque<(u64, u64)>,
     now: u64,
 }
 
 impl Lru {
     fn new(capacity: usize) -> Self {
-        Self { capacity, stamps: HashMap::new(), queue: VecDeque::new(), now: 0 }
+        Self { capacity, stamps: HashMap::default(), queue: VecDeque::new(), now: 0 }
     }
 
     /// Reads `key`; a miss fills it. Returns whether it hit.

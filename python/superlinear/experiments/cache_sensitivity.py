@@ -25,8 +25,10 @@ from superlinear.experiments.fig11 import (
     CacheStudy,
 )
 
-MODEL_KS = tuple(range(1, 16))
+MODEL_KS = (1, 2, 4, 6, 8, 10, 11, 12, 13, 14, 15)
 MODEL_ROUTERS = ("hash", "random", "distcache")
+#: Reads counted per simulated point (after the pre-fill and a warm-up).
+MODEL_REQUESTS = 100_000
 
 
 def measured_rho(rows: list[Row]) -> float:
@@ -55,7 +57,8 @@ def sensitivity_rows(study: CacheStudy, rows: list[Row]) -> list[Row]:
             if pr and all(r.get("speedup_work") for r in pr):
                 add("skew", panel.name, router, "work", [r["k"] for r in pr], [r["speedup_work"] for r in pr],
                     {"hit_rates": [r["hit_rate"] for r in pr]})
-        advice = predict(panel.dist, study.rows, items_for(study.memory_mb), rho, MODEL_KS, panel.routers)
+        advice = predict(panel.dist, study.rows, items_for(study.memory_mb), rho, MODEL_KS, panel.routers,
+                         requests=MODEL_REQUESTS)
         for c in advice.curves:
             add("skew", panel.name, c.router, "model", list(c.ks), list(c.speedups))
         delta = items_for(study.memory_mb) / support_of(panel.dist, study.rows)
@@ -64,7 +67,7 @@ def sensitivity_rows(study: CacheStudy, rows: list[Row]) -> list[Row]:
     hot = f"hot:{HOT_ROWS}"
     hits: dict[tuple[int, str], list[float]] = {}
     for mb in SENSITIVITY_MEMORY_MB:
-        advice = predict(hot, study.rows, items_for(mb), rho, MODEL_KS, MODEL_ROUTERS)
+        advice = predict(hot, study.rows, items_for(mb), rho, MODEL_KS, MODEL_ROUTERS, requests=MODEL_REQUESTS)
         for c in advice.curves:
             hits[(mb, c.router)] = list(c.hit_rates)
             add("memory", f"{mb} MB", c.router, "model", list(c.ks), list(c.speedups))
