@@ -88,3 +88,14 @@ def test_real_tier_hot_set_hit_rate_rises_to_one_with_key_hash(tmp_path: Path) -
     predicted = predict("hot:40000", 60_000, items_for(2), 2.2, ks, ("hash",), requests=20_000).curve("hash").peak_k
     measured = peak_of(list(ks), [eq3_hits(k, hits[0], h, 2.2) for k, h in zip(ks, hits, strict=True)])
     assert predicted in (3, 4) and abs(predicted - measured) <= 1, (predicted, measured, hits)
+
+
+def test_rounds_aggregate_to_median_and_range() -> None:
+    from superlinear.experiments.cachetier_driver import aggregate_rounds
+
+    rows = [{"panel": "joint", "dispatch": "hash", "k": 2, "round": i, "speedup_work": w, "hit_rate": 0.5,
+             "requests": 100, "wrong_values": 0} for i, w in enumerate((2.4, 2.0, 2.2))]
+    (row,) = aggregate_rounds(rows)
+    assert (row["speedup_work"], row["speedup_work_lo"], row["speedup_work_hi"]) == (2.2, 2.0, 2.4)
+    assert row["speedup_work_runs"] == [2.4, 2.0, 2.2] and row["repeats"] == 3 and "round" not in row
+    assert row["requests"] == 300 and row["wrong_values"] == 0
