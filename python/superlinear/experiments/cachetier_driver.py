@@ -26,6 +26,7 @@ from __future__ import annotations
 import os
 import statistics
 import tempfile
+import textwrap
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -205,8 +206,12 @@ def _plot(out: Path, study: CacheStudy, rows: list[Row]) -> list[Path]:
                 c = colours.get(router, "gray")
                 ax.plot([r["k"] for r in rr], [r["speedup_projected"] for r in rr], "-o", color=c, ms=4,
                         label=f"{router}: projected (CPU time, ideal cores)")
-                ax.plot([r["k"] for r in rr], [r["speedup_work"] for r in rr], "-", color=c, lw=0.8, alpha=0.5,
-                        label=f"{router}: work (counts × unit CPU costs)")
+                wk = [r for r in rr if r.get("speedup_work") is not None]
+                ax.errorbar([r["k"] for r in wk], [r["speedup_work"] for r in wk],
+                            yerr=[[r["speedup_work"] - r.get("speedup_work_lo", r["speedup_work"]) for r in wk],
+                                  [r.get("speedup_work_hi", r["speedup_work"]) - r["speedup_work"] for r in wk]],
+                            fmt="-", color=c, lw=1.6, alpha=0.6, capsize=2,
+                            label=f"{router}: work (counts × unit CPU costs), median [range]")
                 ax.plot([r["k"] for r in rr], [r["speedup_measured"] for r in rr], "s", mfc="none", color=c, ms=7,
                         label=f"{router}: measured ({rr[0]['cores']} cores)")
                 eq = [(r["k"], r["speedup_eq3"]) for r in rr if r.get("speedup_eq3")]
@@ -215,7 +220,7 @@ def _plot(out: Path, study: CacheStudy, rows: list[Row]) -> list[Path]:
                 ax2.plot([r["k"] for r in rr], [r["hit_rate"] for r in rr], "-o", color=c, ms=4, label=router)
             ax.set_xlabel("memcached replicas k")
             ax.set_ylabel("speedup vs k = 1")
-            ax.set_title(f"{study.name} {panel.name}: {panel.title}", fontsize=9)
+            fig.suptitle(textwrap.fill(f"{study.name} {panel.name}: {panel.title}", 120), fontsize=9)
             ax.legend(fontsize=7)
             ax2.set_xlabel("memcached replicas k")
             ax2.set_ylabel("cache hit rate")
