@@ -40,6 +40,9 @@ def test_advisor_finds_the_peak_where_the_replicas_hold_the_hot_set() -> None:
     h = a.curve("hash")
     assert h.peak_k in (7, 8, 9) and h.linear_from is not None and h.linear_from >= h.peak_k
     assert 1.8 < h.peak_ratio < 2.2
+    # The work kind (simulated counts × unit costs): superlinear, peaking where the hot set fits.
+    assert h.work_speedups is not None and h.work_peak_k in (7, 8, 9)
+    assert 1.5 < max(w / k for w, k in zip(h.work_speedups, h.ks, strict=True)) < 2.0
     r = a.curve("random")
     assert max(abs(x - 1) for x in r.ratios) < 0.05
     assert a.rows_out()[0]["speedup_model"] == pytest.approx(1.0)

@@ -10,7 +10,11 @@ and the cache and backend scaled together:
     S(k) = k · (h(1) + (1 − h(1))·ρ) / (h(k) + (1 − h(k))·ρ)
 
 which is a **model** (kind ``model``): the work the replicas and the database do per request,
-with a hit costing 1 and a miss ρ. The superlinear part is S(k)/k; it peaks where h(k) stops
+with a hit costing 1 and a miss ρ. Beside it, ``work_speedups`` predict the tier's *work* kind
+(``reproduce fig11``): the busiest participant's span from the simulated counts — a replica's
+gets + fills (its own share, so the replicas' imbalance counts), the misses' queries over 4
+connections per replica, the client's requests over 4 threads per replica — × unit CPU costs
+(:data:`UNIT_COSTS_US`, calibrated at k = 1 on the real tier). The superlinear part is S(k)/k; it peaks where h(k) stops
 growing (``peak_k``: the first k within 2 % of the largest S(k)/k) and from there the curve grows
 linearly again (``linear_from``: the first k from which each added replica adds no more than
 5 % over the average speedup per replica, S(k) − S(k−1) ≤ 1.05 · S(k−1)/(k−1)).
@@ -27,6 +31,13 @@ from superlinear.common.rows import Row
 #: Items of 16-byte keys and 48-byte values in one MB of a memcached replica (27,592 in 4 MB,
 #: measured with memcached 1.6: ``curr_items`` after offering every row).
 ITEMS_PER_MB = 27_592 / 4
+
+#: CPU µs per memcached operation (get or fill), PostgreSQL query and client request, calibrated
+#: on the k = 1 runs of ``reproduce fig11 --quick`` (panel joint, 2-vCPU VM; only their ratios
+#: matter).
+UNIT_COSTS_US = (31.6, 80.8, 80.9)
+#: Client threads and database connections per replica (Fig. 11).
+PER_REPLICA = 4
 
 #: Relative tolerances of the peak and the return to linear.
 PEAK_TOLERANCE = 0.02
@@ -45,6 +56,17 @@ def support_of(dist: str, rows: int) -> int:
     return rows
 
 
+def work_span(per: list[tuple[int, int]], k: int, costs: tuple[float, float, float] = UNIT_COSTS_US) -> float:
+    """The busiest participant's CPU per request (µs) from simulated (hits, reads) per replica:
+    a replica's gets + fills, the database's queries over its connections, the client's requests
+    over its threads (as the driver's ``work_span``)."""
+    n = max(sum(r for _, r in per), 1)
+    m, p, c = costs
+    misses = sum(r - h for h, r in per)
+    replica = max((2 * r - h) for h, r in per) * m / n
+    return max(replica, misses * p / n / (PER_REPLICA * k), c / (PER_REPLICA * k))
+
+
 def eq3_hits(k: int, h1: float, hk: float, rho: float) -> float:
     """Eq. 3 (s = 0, joint scaling) with simulated hit rates: S(k) = k·cost(h1)/cost(hk)."""
     return k * (h1 + (1 - h1) * rho) / max(hk + (1 - hk) * rho, 1e-12)
@@ -58,6 +80,12 @@ class CacheCurve:
     ks: tuple[int, ...]
     hit_rates: tuple[float, ...]
     speedups: tuple[float, ...]
+    #: The work kind predicted from the simulated per-replica counts (None: not computed).
+    work_speedups: tuple[float, ...] | None = None
+
+    @property
+    def work_peak_k(self) -> int | None:
+        return peak_of(self.ks, self.work_speedups) if self.work_speedups else None
 
     @property
     def ratios(self) -> list[float]:
@@ -113,7 +141,10 @@ class CacheAdvice:
                 out.append({"dispatch": c.router, "workload": self.dist, "m": self.rows, "k": k,
                             "items_per_replica": self.items, "rho": self.rho, "hit_rate_predicted": h,
                             "speedup_model": s, "speedup_model_over_linear": s / k,
-                            "peak_k": c.peak_k, "linear_from": c.linear_from})
+                            "peak_k": c.peak_k, "linear_from": c.linear_from, "work_peak_k": c.work_peak_k})
+            if c.work_speedups:
+                for row, w in zip(out[-len(c.ks):], c.work_speedups, strict=True):
+                    row["speedup_work_predicted"] = w
         return out
 
 
@@ -133,11 +164,14 @@ def predict(dist: str, rows: int, items: int, rho: float, ks: Sequence[int],
     curves = []
     for router in routers:
         hits: list[float] = []
+        spans: list[float] = []
         for k in ks:
             per = _native.cache_lru_sim(router, k, dist, rows, items, n, warmup, seed)
             hits.append(sum(h for h, _ in per) / max(sum(r for _, r in per), 1))
+            spans.append(work_span(per, k))
         speed = [eq3_hits(k, hits[0], h, rho) for k, h in zip(ks, hits, strict=True)]
-        curves.append(CacheCurve(router, tuple(ks), tuple(hits), tuple(speed)))
+        work = tuple(spans[0] / s if s else 0.0 for s in spans)
+        curves.append(CacheCurve(router, tuple(ks), tuple(hits), tuple(speed), work))
     return CacheAdvice(dist, rows, items, rho, n, tuple(curves))
 
 

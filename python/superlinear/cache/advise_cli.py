@@ -49,7 +49,10 @@ class CacheAdvise(Study[argparse.Namespace]):
             "dist": config.dist, "rows": config.rows, "memory_mb": config.memory_mb, "items_per_replica": items,
             "rho": config.rho, "requests_simulated": advice.requests, "kind": "model (LRU simulation + Eq. 3)",
             "curves": {c.router: {"peak_k": c.peak_k, "peak_over_linear": c.peak_ratio,
-                                  "linear_from": c.linear_from} for c in advice.curves},
+                                  "linear_from": c.linear_from, "work_peak_k": c.work_peak_k,
+                                  "work_peak_over_linear": max((w / k for w, k in zip(c.work_speedups, c.ks,
+                                                                                       strict=True)), default=None)
+                                  if c.work_speedups else None} for c in advice.curves},
         }
         if checked is not None:
             recorded["verify"] = {"predicted_peak": checked.predicted_peak, "measured_peak": checked.measured_peak,
@@ -71,17 +74,21 @@ class CacheAdvise(Study[argparse.Namespace]):
             t.add_column(f"{c.router} hit", justify="right")
             t.add_column(f"{c.router} S(k)", justify="right")
             t.add_column(f"{c.router} S/k", justify="right")
+            t.add_column(f"{c.router} work/k", justify="right")
         for i, k in enumerate(advice.curves[0].ks):
             cells = [str(k)]
             for c in advice.curves:
-                cells += [f"{c.hit_rates[i]:.3f}", f"{c.speedups[i]:.1f}", f"{c.ratios[i]:.2f}"]
+                cells += [f"{c.hit_rates[i]:.3f}", f"{c.speedups[i]:.1f}", f"{c.ratios[i]:.2f}",
+                          f"{c.work_speedups[i] / k:.2f}" if c.work_speedups else "—"]
             t.add_row(*cells)
         console.print(t)
         for c in advice.curves:
             lf = c.linear_from
             console.print(f"{c.router}: superlinearity peaks at k = {c.peak_k} ({c.peak_ratio:.2f}× linear, model); "
                           + (f"linear again from k = {lf}" if lf is not None else
-                             "still accelerating at the largest k"))
+                             "still accelerating at the largest k")
+                          + (f"; work kind (simulated counts × unit costs) peaks at k = {c.work_peak_k}"
+                             if c.work_peak_k else ""))
         if checked is not None:
             console.print(f"verify (real tier, key hash): predicted peak k = {checked.predicted_peak}, measured "
                           f"(work) k = {checked.measured_peak}, error {checked.peak_error:+d}; hit rate predicted vs "
@@ -105,7 +112,10 @@ def plot_cache_advice(out: Path, advice: CacheAdvice, checked: Verification | No
     colours = {"hash": "tab:red", "random": "tab:blue", "distcache": "tab:green"}
     for c in advice.curves:
         col = colours.get(c.router, "gray")
-        ax.plot(c.ks, c.ratios, "-o", ms=3, color=col, label=f"{c.router} (model)")
+        ax.plot(c.ks, c.ratios, "-o", ms=3, color=col, label=f"{c.router} (model: Eq. 3 with simulated hits)")
+        if c.work_speedups:
+            ax.plot(c.ks, [w / k for w, k in zip(c.work_speedups, c.ks, strict=True)], "--", color=col, lw=1,
+                    label=f"{c.router} (work predicted: simulated counts × unit costs)")
         ax2.plot(c.ks, c.hit_rates, "-o", ms=3, color=col, label=f"{c.router} (LRU simulation)")
         ax.axvline(c.peak_k, color=col, ls=":", lw=1)
     if checked is not None:
