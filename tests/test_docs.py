@@ -111,9 +111,10 @@ FIXTURES = {
 #: Where the docs say the ClassBench data lies; the test puts a tiny generated copy there instead.
 SHARED_CLASSBENCH = "../shared/data/classbench"
 #: Without --panel, a reproduction runs only its cheapest panel; with several, only the first.
-SMALLEST_PANEL = {"fig5": "e", "fig8": "d2k", "fig9": "b1", "fig11": "cache-only", "cache-skew": "zipf0.9"}
+SMALLEST_PANEL = {"fig5": "e", "fig8": "d2k", "fig9": "b1", "fig11": "cache-only", "cache-skew": "zipf0.9",
+                  "cache-sensitivity": "hot10x"}
 #: Reproductions that start their own memcached and PostgreSQL (run where this machine has them).
-SERVICE_FIGURES = {"fig11", "cache-skew"}
+SERVICE_FIGURES = {"fig11", "cache-skew", "cache-sensitivity"}
 #: Upper limits for size flags; a smaller value in the docs is kept.
 CAPS = {"--requests": 20_000, "--packets": 20_000, "--rows": 20_000, "--rules-count": 1_000}
 #: Per command: size flags capped (and added when absent, where the default is large).

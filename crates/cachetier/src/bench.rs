@@ -349,9 +349,11 @@ type PrefillItem = (Vec<u8>, Vec<u8>, u32);
 /// in one pass over the table, to its candidate replicas (its home under key hashing, both
 /// layers' candidates under DistCache, one random replica under random routing) with pipelined
 /// quiet sets; LRU keeps the most recent ones.
-/// Values and versions come from the database. Run it only while nobody writes. Returns the rows
-/// offered.
-pub fn prefill(client: &CacheAsideClient, rows: u64, seed: u64) -> Result<u64> {
+/// Values and versions come from the database. Run it only while nobody writes. Only rows that
+/// `dist` can ask for are offered (a hot set's rows; every row otherwise), so the replicas hold
+/// what a long run of that distribution's reads would leave there. Returns the rows offered.
+pub fn prefill(client: &CacheAsideClient, rows: u64, seed: u64, dist: KeyDist) -> Result<u64> {
+    let support = KeyStream::new(dist, rows.max(1), seed, seed)?;
     const RANGE: u64 = 8192;
     const BATCH: usize = 256;
     let n = client.replicas().len();
@@ -373,6 +375,9 @@ pub fn prefill(client: &CacheAsideClient, rows: u64, seed: u64) -> Result<u64> {
         let found = client.db().execute("sl_range", &[Some(&store::key(lo)), Some(&store::key(hi))])?;
         for row in found {
             let (Some(Some(k)), Some(Some(v))) = (row.0.first(), row.0.get(1)) else { continue };
+            if !store::key_id(k).is_some_and(|id| support.in_support(id)) {
+                continue;
+            }
             let version = row.int(2).unwrap_or(1).max(1) as u64;
             let mut copies = client.router().copies(key_hash(k));
             if !client.router().caches_every_copy() {

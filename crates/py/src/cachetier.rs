@@ -9,9 +9,10 @@ use std::time::Duration;
 use superlinear_cachetier::bench;
 use superlinear_cachetier::client::{CacheAsideClient, Outcome, StatsSnapshot};
 use superlinear_cachetier::config::{BenchSettings, ClientSettings};
+use superlinear_cachetier::keys::KeyDist;
 use superlinear_cachetier::memcache::{McConn, ReplicaState};
 use superlinear_cachetier::pg::{Dsn, PgConn};
-use superlinear_cachetier::route_sim::route_loads;
+use superlinear_cachetier::route_sim::{lru_hit_rates, route_loads};
 use superlinear_cachetier::router::{self, key_hash};
 use superlinear_cachetier::store::{self, LoadReport};
 use superlinear_cachetier::Endpoint;
@@ -110,10 +111,12 @@ impl CacheClient {
         py.allow_threads(|| self.inner.flush_all()).map_err(to_py)
     }
 
-    /// Pre-fills the replicas from the table (see the crate's `bench::prefill`); returns rows offered.
-    #[pyo3(signature = (rows, seed = 1))]
-    fn prefill(&self, py: Python<'_>, rows: u64, seed: u64) -> PyResult<u64> {
-        py.allow_threads(|| bench::prefill(&self.inner, rows, seed)).map_err(to_py)
+    /// Pre-fills the replicas from the table (see the crate's `bench::prefill`) with the rows
+    /// `dist` can ask for; returns rows offered.
+    #[pyo3(signature = (rows, seed = 1, dist = "uniform"))]
+    fn prefill(&self, py: Python<'_>, rows: u64, seed: u64, dist: &str) -> PyResult<u64> {
+        let dist = KeyDist::parse(dist).map_err(to_py)?;
+        py.allow_threads(|| bench::prefill(&self.inner, rows, seed, dist)).map_err(to_py)
     }
 
     /// Runs one benchmark phase with this client (config: threads, requests, rows, dist, seed,
@@ -183,10 +186,30 @@ fn cache_route_sim(router: &str, n: usize, dist: &str, rows: u64, requests: u64,
     route_loads(router, n, dist, rows, requests, seed).map_err(to_py)
 }
 
+/// Hits and reads per replica of `n` LRU replicas of `capacity` items each, fed `requests`
+/// reads of a distribution by a router after `warmup` uncounted reads; no servers. Deterministic.
+#[pyfunction]
+#[pyo3(signature = (router, n, dist, rows, capacity, requests, warmup, seed = 1))]
+#[allow(clippy::too_many_arguments)]
+fn cache_lru_sim(
+    py: Python<'_>,
+    router: &str,
+    n: usize,
+    dist: &str,
+    rows: u64,
+    capacity: usize,
+    requests: u64,
+    warmup: u64,
+    seed: u64,
+) -> PyResult<Vec<(u64, u64)>> {
+    py.allow_threads(|| lru_hit_rates(router, n, dist, rows, capacity, requests, warmup, seed)).map_err(to_py)
+}
+
 /// Adds the cache tier's classes and functions to the module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<CacheClient>()?;
     m.add_function(wrap_pyfunction!(cache_load, m)?)?;
+    m.add_function(wrap_pyfunction!(cache_lru_sim, m)?)?;
     m.add_function(wrap_pyfunction!(cache_sql, m)?)?;
     m.add_function(wrap_pyfunction!(cache_memcached_stats, m)?)?;
     m.add_function(wrap_pyfunction!(cache_routers, m)?)?;

@@ -189,7 +189,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if args.flush:
         client.flush_all()
     if args.prefill:
-        client.prefill(args.rows, args.seed)
+        client.prefill(args.rows, args.seed, args.dist)
     bench = {"threads": threads, "rows": args.rows, "dist": args.dist, "seed": args.seed,
              "max_seconds": args.max_seconds, "write_fraction": args.write_fraction}
     if args.warmup:
@@ -335,7 +335,8 @@ def register(sub: Any) -> None:
     b.add_argument("--rows", type=positive_int,
                    help="rows to draw keys from (default: all that `cache load` loaded; no more than that)")
     b.add_argument("--dist", default=bench_defaults["dist"],
-                   help=with_default("uniform or zipf:ALPHA", "cache_bench", "dist"))
+                   help=with_default("uniform, zipf:ALPHA, hot:H (uniform over H hot rows) or hot:H:zipf:ALPHA",
+                                     "cache_bench", "dist"))
     b.add_argument("--write-fraction", type=float, default=bench_defaults["write_fraction"],
                    help=with_default("fraction of writes", "cache_bench", "write_fraction"))
     b.add_argument("--warmup", type=non_negative_int, default=0, help="requests before the measured phase (default 0)")
@@ -348,3 +349,7 @@ def register(sub: Any) -> None:
     _servers(b)
     _common(b)
     b.set_defaults(func=cmd_bench)
+
+    from superlinear.cache import advise_cli
+
+    advise_cli.register(cs)

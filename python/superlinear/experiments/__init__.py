@@ -13,6 +13,7 @@ REGISTRY: dict[str, Callable[[bool], Experiment]] = {
     "fig5": fig5.experiment,
     "fig11": fig11.experiment,
     "cache-skew": fig11.skew_experiment,
+    "cache-sensitivity": fig11.sensitivity_experiment,
     "fig8": fig8.experiment,
     "fig9": fig9.experiment,
 }

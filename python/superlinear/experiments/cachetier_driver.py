@@ -24,7 +24,9 @@ Speedups carry their kind (DESIGN.md):
 from __future__ import annotations
 
 import os
+import statistics
 import tempfile
+import textwrap
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -36,10 +38,11 @@ from superlinear import _native
 from superlinear.cache.client import bench_row, client_config
 from superlinear.cache.services import Services
 from superlinear.common.rows import Row
-from superlinear.experiments.fig11 import CachePanel, CacheStudy, cache_skew, fig11
+from superlinear.experiments.fig11 import CachePanel, CacheStudy, cache_sensitivity, cache_skew, fig11
 
 #: name → builder(quick) of the studies this driver runs.
-SERVICE_EXPERIMENTS: dict[str, Callable[[bool], CacheStudy]] = {"fig11": fig11, "cache-skew": cache_skew}
+SERVICE_EXPERIMENTS: dict[str, Callable[[bool], CacheStudy]] = {
+    "fig11": fig11, "cache-skew": cache_skew, "cache-sensitivity": cache_sensitivity}
 
 TABLE = "superlinear_kv"
 
@@ -54,12 +57,14 @@ def _db_connections(panel: CachePanel, k: int) -> int:
 
 def run_points(study: CacheStudy, panels: list[CachePanel], router: str, k: int, replicas: list[str], dsn: str,
                seed: int = 1) -> list[Row]:
-    """The runs of every panel at (router, k): the caches are flushed and warmed once, then each
-    panel's benchmark runs on them (a run leaves an LRU cache in the same statistical state)."""
+    """The runs of every panel at (router, k): the caches are flushed and pre-filled once per key
+    distribution (with the rows it can ask for), then each panel's benchmark runs on them (a run
+    leaves an LRU cache in the same statistical state)."""
     rows: list[Row] = []
-    warmed = False
+    warmed: str | None = None
     for i, panel in enumerate(panels):
         # Each panel draws its own keys: re-reading the previous panel's keys would hit on them.
+        # (A hot set is the same rows for every seed: there the panels share their warm caches.)
         seed_i = seed + 7919 * (i + 1)
         threads = _threads(panel, k)
         db = _db_connections(panel, k)
@@ -67,12 +72,13 @@ def run_points(study: CacheStudy, panels: list[CachePanel], router: str, k: int,
         bench = {"threads": threads, "rows": study.rows, "dist": panel.dist, "seed": seed_i,
                  "max_seconds": study.max_seconds_per_run, "write_fraction": 0.0}
         if panel.warm == "prefill":
-            if not warmed:
+            if warmed != panel.dist:
                 client.flush_all()
-                client.prefill(study.rows, seed)
-                warmed = True
+                client.prefill(study.rows, seed, panel.dist)
+                warmed = panel.dist
         else:
             client.flush_all()
+            warmed = None
             if panel.warmup_requests:
                 client.bench({**bench, "requests": panel.warmup_requests, "seed": seed_i + 1})
         report = client.bench({**bench, "requests": panel.requests})
@@ -110,12 +116,12 @@ def work_span(row: Row, unit: dict[str, float]) -> tuple[float, str]:
 
 def add_speedups(rows: list[Row]) -> None:
     """Speedups against k = 1 of the same panel and router, with their kinds; Eq. 3 as a model."""
-    base: dict[tuple[str, str], Row] = {}
+    base: dict[tuple[str, str, int], Row] = {}
     for r in rows:
         if r["k"] == 1:
-            base[(r["panel"], r["dispatch"])] = r
+            base[(r["panel"], r["dispatch"], r.get("round", 0))] = r
     for r in rows:
-        b = base.get((r["panel"], r["dispatch"]))
+        b = base.get((r["panel"], r["dispatch"], r.get("round", 0)))
 
         def ratio(key: str, b: Row | None = b, r: Row = r) -> float | None:
             if b is None or not b.get(key) or not r.get(key):
@@ -140,7 +146,10 @@ def add_speedups(rows: list[Row]) -> None:
         r["work_bottleneck"] = who
         if span and span1:
             r["speedup_work"] = (r["requests"] / span) / (b["requests"] / span1)
-        if r["dispatch"] == "hash" and r["workload"] == "uniform":
+        r["miss_penalty_rho"] = miss_penalty(unit)
+        if r["dispatch"] == "hash" and not r["workload"].startswith("zipf"):
+            # Eq. 3 assumes uniform requests over the rows the caches can be asked for (all rows,
+            # or the hot set): δ = the single replica's measured hit rate.
             r["speedup_eq3"] = eq3_speedup(r["k"], b["hit_rate"], miss_penalty(unit), r["backend"])
 
 
@@ -197,8 +206,12 @@ def _plot(out: Path, study: CacheStudy, rows: list[Row]) -> list[Path]:
                 c = colours.get(router, "gray")
                 ax.plot([r["k"] for r in rr], [r["speedup_projected"] for r in rr], "-o", color=c, ms=4,
                         label=f"{router}: projected (CPU time, ideal cores)")
-                ax.plot([r["k"] for r in rr], [r["speedup_work"] for r in rr], "-", color=c, lw=0.8, alpha=0.5,
-                        label=f"{router}: work (counts × unit CPU costs)")
+                wk = [r for r in rr if r.get("speedup_work") is not None]
+                ax.errorbar([r["k"] for r in wk], [r["speedup_work"] for r in wk],
+                            yerr=[[r["speedup_work"] - r.get("speedup_work_lo", r["speedup_work"]) for r in wk],
+                                  [r.get("speedup_work_hi", r["speedup_work"]) - r["speedup_work"] for r in wk]],
+                            fmt="-", color=c, lw=1.6, alpha=0.6, capsize=2,
+                            label=f"{router}: work (counts × unit CPU costs), median [range]")
                 ax.plot([r["k"] for r in rr], [r["speedup_measured"] for r in rr], "s", mfc="none", color=c, ms=7,
                         label=f"{router}: measured ({rr[0]['cores']} cores)")
                 eq = [(r["k"], r["speedup_eq3"]) for r in rr if r.get("speedup_eq3")]
@@ -207,7 +220,7 @@ def _plot(out: Path, study: CacheStudy, rows: list[Row]) -> list[Path]:
                 ax2.plot([r["k"] for r in rr], [r["hit_rate"] for r in rr], "-o", color=c, ms=4, label=router)
             ax.set_xlabel("memcached replicas k")
             ax.set_ylabel("speedup vs k = 1")
-            ax.set_title(f"{study.name} {panel.name}: {panel.title}", fontsize=9)
+            fig.suptitle(textwrap.fill(f"{study.name} {panel.name}: {panel.title}", 120), fontsize=9)
             ax.legend(fontsize=7)
             ax2.set_xlabel("memcached replicas k")
             ax2.set_ylabel("cache hit rate")
@@ -242,6 +255,17 @@ def _summary(study: CacheStudy, rows: list[Row]) -> Table:
     return t
 
 
+def _ranged(row: Row, field: str, digits: int) -> str:
+    """``median [lo–hi]`` of a row's figure over its rounds (the one value after one round)."""
+    v = row.get(field)
+    if v is None:
+        return "—"
+    lo, hi = row.get(f"{field}_lo"), row.get(f"{field}_hi")
+    if lo is None or hi is None or row.get("repeats", 1) < 2:
+        return f"{v:.{digits}f}"
+    return f"{v:.{digits}f} [{lo:.{digits}f}–{hi:.{digits}f}]"
+
+
 def findings(study: CacheStudy, rows: list[Row]) -> list[str]:
     """The sentences the issue asks for, computed from the rows (each number with its kind)."""
     out: list[str] = []
@@ -258,18 +282,25 @@ def findings(study: CacheStudy, rows: list[Row]) -> list[str]:
 
                 def above(kind: str, rr: list[Row] = rr) -> str:
                     sup = [r for r in rr if (r.get(kind) or 0) > r["k"] * 1.05]
+                    name = kind.split('_')[1]
                     if not sup:
-                        return f"{kind.split('_')[1]} never above linear"
+                        return f"{name} never above linear"
                     best = max(sup, key=lambda r: (r.get(kind) or 0) / r["k"])
-                    return (f"{kind.split('_')[1]} above linear at k ∈ {[r['k'] for r in sup]}, best "
-                            f"{best[kind]:.1f}× at k={best['k']} ({best[kind] / best['k']:.2f}× linear)")
+                    return (f"{name} above linear at k ∈ {[r['k'] for r in sup]}, peak {_ranged(best, kind, 1)}× at "
+                            f"k={best['k']} ({best[kind] / best['k']:.2f}× linear, median)")
 
+                at14 = next((r for r in rr if r["k"] == 14), None)
+                worst = max(rr, key=lambda r: abs((r.get("speedup_work") or r["k"]) / r["k"] - 1))
                 out.append(
-                    f"{panel.name}/{router}: hit rate {rr[0]['hit_rate']:.3f} → {last['hit_rate']:.3f} (count) "
-                    f"from k=1 to k={last['k']}; at k={last['k']}: work {last.get('speedup_work') or 0:.1f}×, "
-                    f"projected {last.get('speedup_projected') or 0:.1f}×, measured "
-                    f"{last.get('speedup_measured') or 0:.2f}× on {last['cores']} cores (bottleneck by work: "
-                    f"{last.get('work_bottleneck')}); {above('speedup_work')}; {above('speedup_projected')}")
+                    f"{panel.name}/{router}: hit rate {_ranged(rr[0], 'hit_rate', 3)} → {_ranged(last, 'hit_rate', 3)} "
+                    f"(count) from k=1 to k={last['k']}"
+                    + (f", {_ranged(at14, 'hit_rate', 3)} at k=14" if at14 else "")
+                    + f"; at k={last['k']}: work {_ranged(last, 'speedup_work', 1)}×, projected "
+                    f"{_ranged(last, 'speedup_projected', 1)}×, measured {_ranged(last, 'speedup_measured', 2)}× on "
+                    f"{last['cores']} cores (bottleneck by work: {last.get('work_bottleneck')}); "
+                    f"{above('speedup_work')}; {above('speedup_projected')}; farthest from linear (work): "
+                    f"{(worst.get('speedup_work') or 0) / worst['k']:.2f}× linear at k={worst['k']}; "
+                    f"median [range] over {last.get('repeats', 1)} rounds")
             first = min(pr, key=lambda r: r["k"]) if pr else None
             if first is not None:
                 out.append(f"{panel.name}: at k={first['k']} the run already has {first['threads']} client "
@@ -304,7 +335,7 @@ def run_study(study: CacheStudy, panels: list[str] | None, out: Path, show_progr
         with Progress(TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
                       TimeElapsedColumn(),
                       disable=not show_progress, transient=True) as progress:
-            total = sum(len(p.routers) * len(p.ks) for p in chosen)
+            total = study.repeats * sum(len(p.routers) * len(p.ks) for p in chosen)
             task = progress.add_task(f"{study.name}: starting {study.replicas} memcached + PostgreSQL", total=total)
             state = services.up(study.replicas, study.memory_mb, pg=True)
             assert state.postgres is not None
@@ -313,18 +344,57 @@ def run_study(study: CacheStudy, panels: list[str] | None, out: Path, show_progr
             _native.cache_load(dsn, study.rows, TABLE, False)
             routers = list(dict.fromkeys(r for p in chosen for r in p.routers))
             ks = sorted({k for p in chosen for k in p.ks})
-            for router in routers:
-                for k in ks:
-                    at = [p for p in chosen if router in p.routers and k in p.ks]
-                    if not at:
-                        continue
-                    progress.update(task, description=f"{study.name}: {router} routing, k={k}")
-                    rows.extend(run_points(study, at, router, k, state.addresses(), dsn))
-                    progress.advance(task, len(at))
+            # Rounds are interleaved: every round runs every (router, k) once, in the same order.
+            for rnd in range(study.repeats):
+                for router in routers:
+                    for k in ks:
+                        at = [p for p in chosen if router in p.routers and k in p.ks]
+                        if not at:
+                            continue
+                        progress.update(task, description=f"{study.name}: round {rnd + 1}/{study.repeats}, "
+                                                          f"{router} routing, k={k}")
+                        points = run_points(study, at, router, k, state.addresses(), dsn, seed=1 + 104_729 * rnd)
+                        for r in points:
+                            r["round"] = rnd
+                        rows.extend(points)
+                        progress.advance(task, len(at))
     finally:
         if own_dir:
             services.down(purge=True)
     order = [p.name for p in study.panels]
-    rows.sort(key=lambda r: (order.index(r["panel"]), r["dispatch"], r["k"]))
+    rows.sort(key=lambda r: (order.index(r["panel"]), r["dispatch"], r["k"], r["round"]))
     add_speedups(rows)
-    return rows
+    return aggregate_rounds(rows)
+
+
+#: Figures of a cache row whose median and range over the rounds a row carries.
+CACHE_RANGED = ("speedup_work", "speedup_projected", "speedup_measured", "speedup_eq3", "hit_rate",
+                "throughput_rps_measured", "throughput_rps_projected", "throughput_rps_work", "miss_penalty_rho",
+                "max_over_mean_load", "machine_utilisation")
+#: Counts summed over the rounds.
+CACHE_SUMMED = ("requests", "wrong_values", "stale_values", "errors", "missing", "db_reads")
+
+
+def aggregate_rounds(rows: list[Row]) -> list[Row]:
+    """One row per (panel, router, k): the median of every figure in :data:`CACHE_RANGED` over the
+    rounds, its range as ``FIELD_lo`` / ``FIELD_hi`` and the rounds' values as ``FIELD_runs``;
+    counts in :data:`CACHE_SUMMED` summed (``requests`` is then every round's reads)."""
+    groups: dict[tuple[str, str, int], list[Row]] = {}
+    for r in rows:
+        groups.setdefault((r["panel"], r["dispatch"], r["k"]), []).append(r)
+    out: list[Row] = []
+    for rounds in groups.values():
+        row = dict(rounds[0])
+        row.pop("round", None)
+        row["repeats"] = len(rounds)
+        for field in CACHE_RANGED:
+            values = [float(r[field]) for r in rounds if r.get(field) is not None]
+            if not values:
+                continue
+            row[field] = float(statistics.median(values))
+            row[f"{field}_lo"], row[f"{field}_hi"] = min(values), max(values)
+            row[f"{field}_runs"] = values
+        for field in CACHE_SUMMED:
+            row[field] = sum(r.get(field) or 0 for r in rounds)
+        out.append(row)
+    return out

@@ -8,6 +8,7 @@ Both are :class:`~superlinear.common.study.Study` objects, and so is a TOML swee
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 import sys
 import time
@@ -107,19 +108,33 @@ class CacheTierFigure(Study[argparse.Namespace]):
         from superlinear.experiments.cachetier_driver import SERVICE_EXPERIMENTS, findings, run_study
 
         study = SERVICE_EXPERIMENTS[self.experiment](config.quick)
+        if getattr(config, "repeats", None):
+            study = dataclasses.replace(study, repeats=config.repeats)
         panels = config.panel
         started = time.monotonic()
         rows = run_study(study, panels, Path(config.out), show_progress=progress is not None)
         recorded = {"quick": config.quick, "description": study.description, "rows": study.rows,
                     "memory_mb": study.memory_mb, "replicas": study.replicas, "notes": list(study.notes),
                     "panels": [p.__dict__ for p in study.panels if not panels or p.name in panels],
-                    "findings": findings(study, rows), "seconds": round(time.monotonic() - started, 1)}
+                    "findings": findings(study, rows), "repeats": study.repeats}
+        if study.sensitivity:
+            from superlinear.experiments.cache_sensitivity import sensitivity_rows, summary_lines
+
+            srows = sensitivity_rows(study, rows)
+            recorded["sensitivity"] = srows
+            recorded["sensitivity_summary"] = summary_lines(srows)
+        recorded["seconds"] = round(time.monotonic() - started, 1)
         return Outcome(rows, recorded, extra=study)
 
     def plot(self, out: Path, config: argparse.Namespace, outcome: Outcome) -> list[Path]:
         from superlinear.experiments.cachetier_driver import _plot
 
-        return _plot(out, outcome.extra, outcome.rows)
+        paths = _plot(out, outcome.extra, outcome.rows)
+        if "sensitivity" in outcome.config:
+            from superlinear.experiments.cache_sensitivity import plot_sensitivity
+
+            paths += plot_sensitivity(out, outcome.config["sensitivity"])
+        return paths
 
     def table(self, config: argparse.Namespace, outcome: Outcome) -> None:
         from superlinear.experiments.cachetier_driver import _summary, findings
@@ -128,6 +143,8 @@ class CacheTierFigure(Study[argparse.Namespace]):
         wide.print(_summary(outcome.extra, outcome.rows))
         for line in findings(outcome.extra, outcome.rows):
             wide.print("• " + line)
+        for line in outcome.config.get("sensitivity_summary", []):
+            wide.print("◦ " + line)
 
     def footer(self, out: Path, path: Path, plots: list[Path], outcome: Outcome) -> list[str]:
         return [f"results: {path} and {out / 'result.csv'}",

@@ -1,0 +1,163 @@
+"""``superlinear cache advise``: the speedup curve of a cache tier predicted from a key
+distribution, the memory of one replica and ρ (:mod:`superlinear.cache.advise`); ``--verify``
+runs the real tier at the same k and compares the peak."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from rich.table import Table
+
+from superlinear import _native
+from superlinear.cache.advise import DEFAULT_RHO, CacheAdvice, Verification, items_for, predict, verify
+from superlinear.common.args import int_list, non_negative_finite, positive_int
+from superlinear.common.errors import SuperlinearError
+from superlinear.common.study import Outcome, Progress, Study, add_study_options, console
+
+
+class CacheAdvise(Study[argparse.Namespace]):
+    """``cache advise``: predicted hit rates and speedups per router, the peak and the return to linear."""
+
+    experiment = "cache-advise"
+
+    def config_from(self, args: argparse.Namespace) -> argparse.Namespace:
+        try:
+            _native.cache_lru_sim("hash", 1, args.dist, args.rows, 1, 1, 0, 1)
+        except SuperlinearError as e:
+            raise SuperlinearError(f"--dist: {e}") from None
+        routers = [r.strip() for r in args.routers.split(",") if r.strip()]
+        known = {r["name"] for r in _native.cache_routers()}
+        bad = [r for r in routers if r not in known]
+        if bad or not routers:
+            raise SuperlinearError(f"--routers: unknown router(s) {', '.join(bad) or '(none)'} "
+                                   f"(known: {', '.join(sorted(known))})")
+        if args.verify and "hash" not in routers:
+            raise SuperlinearError("--verify compares key hash: keep hash in --routers")
+        args.router_list = routers
+        args.ks = int_list("--k", args.k)
+        return args
+
+    def run(self, config: argparse.Namespace, progress: Progress | None) -> Outcome:
+        items = config.items or items_for(config.memory_mb)
+        advice = predict(config.dist, config.rows, items, config.rho, config.ks, config.router_list,
+                         seed=config.seed)
+        checked = (verify(advice, config.memory_mb, config.verify_requests, str(Path(config.out) / "verify"),
+                          progress is not None) if config.verify else None)
+        recorded: dict[str, Any] = {
+            "dist": config.dist, "rows": config.rows, "memory_mb": config.memory_mb, "items_per_replica": items,
+            "rho": config.rho, "requests_simulated": advice.requests, "kind": "model (LRU simulation + Eq. 3)",
+            "curves": {c.router: {"peak_k": c.peak_k, "peak_over_linear": c.peak_ratio,
+                                  "linear_from": c.linear_from, "work_peak_k": c.work_peak_k,
+                                  "work_peak_over_linear": max((w / k for w, k in zip(c.work_speedups, c.ks,
+                                                                                       strict=True)), default=None)
+                                  if c.work_speedups else None} for c in advice.curves},
+        }
+        if checked is not None:
+            recorded["verify"] = {"predicted_peak": checked.predicted_peak, "measured_peak": checked.measured_peak,
+                                  "peak_error": checked.peak_error, "ks": list(checked.ks),
+                                  "measured_hit_rate": list(checked.measured_hits),
+                                  "measured_speedup_work": list(checked.measured_work),
+                                  "predicted_hit_rate": list(checked.predicted_hits)}
+        return Outcome(advice.rows_out(), recorded, extra=(advice, checked))
+
+    def plot(self, out: Path, config: argparse.Namespace, outcome: Outcome) -> list[Path]:
+        return plot_cache_advice(out, *outcome.extra)
+
+    def table(self, config: argparse.Namespace, outcome: Outcome) -> None:
+        advice, checked = outcome.extra
+        t = Table(title=f"cache advise: {advice.dist} over {advice.rows:,} rows, {advice.items:,} items per replica, "
+                  f"ρ = {advice.rho:g} (model: LRU simulation + Eq. 3)")
+        t.add_column("k", justify="right")
+        for c in advice.curves:
+            t.add_column(f"{c.router} hit", justify="right")
+            t.add_column(f"{c.router} S(k)", justify="right")
+            t.add_column(f"{c.router} S/k", justify="right")
+            t.add_column(f"{c.router} work/k", justify="right")
+        for i, k in enumerate(advice.curves[0].ks):
+            cells = [str(k)]
+            for c in advice.curves:
+                cells += [f"{c.hit_rates[i]:.3f}", f"{c.speedups[i]:.1f}", f"{c.ratios[i]:.2f}",
+                          f"{c.work_speedups[i] / k:.2f}" if c.work_speedups else "—"]
+            t.add_row(*cells)
+        console.print(t)
+        for c in advice.curves:
+            lf = c.linear_from
+            console.print(f"{c.router}: superlinearity peaks at k = {c.peak_k} ({c.peak_ratio:.2f}× linear, model); "
+                          + (f"linear again from k = {lf}" if lf is not None else
+                             "still accelerating at the largest k")
+                          + (f"; work kind (simulated counts × unit costs) peaks at k = {c.work_peak_k}"
+                             if c.work_peak_k else ""))
+        if checked is not None:
+            console.print(f"verify (real tier, key hash): predicted peak k = {checked.predicted_peak}, measured "
+                          f"(work) k = {checked.measured_peak}, error {checked.peak_error:+d}; hit rate predicted vs "
+                          "measured: " + ", ".join(f"k={k} {p:.3f}/{m:.3f}" for k, p, m in
+                                                   zip(checked.ks, checked.predicted_hits, checked.measured_hits,
+                                                       strict=True)))
+
+    def footer(self, out: Path, path: Path, plots: list[Path], outcome: Outcome) -> list[str]:
+        return [f"results: {path}; plots: {', '.join(str(p) for p in plots if p.suffix == '.png')}"]
+
+
+def plot_cache_advice(out: Path, advice: CacheAdvice, checked: Verification | None) -> list[Path]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from superlinear.output.figures import save_figure
+
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(10, 4))
+    colours = {"hash": "tab:red", "random": "tab:blue", "distcache": "tab:green"}
+    for c in advice.curves:
+        col = colours.get(c.router, "gray")
+        ax.plot(c.ks, c.ratios, "-o", ms=3, color=col, label=f"{c.router} (model: Eq. 3 with simulated hits)")
+        if c.work_speedups:
+            ax.plot(c.ks, [w / k for w, k in zip(c.work_speedups, c.ks, strict=True)], "--", color=col, lw=1,
+                    label=f"{c.router} (work predicted: simulated counts × unit costs)")
+        ax2.plot(c.ks, c.hit_rates, "-o", ms=3, color=col, label=f"{c.router} (LRU simulation)")
+        ax.axvline(c.peak_k, color=col, ls=":", lw=1)
+    if checked is not None:
+        ax.plot(checked.ks, [w / k for w, k in zip(checked.measured_work, checked.ks, strict=True)], "s",
+                mfc="none", color="black", label="hash, real tier (work)")
+        ax2.plot(checked.ks, checked.measured_hits, "s", mfc="none", color="black", label="hash, real tier (count)")
+    ax.axhline(1, color="black", ls="--", lw=1)
+    ax.set_xlabel("replicas k")
+    ax.set_ylabel("speedup / k (over linear)")
+    ax.set_title(f"{advice.dist}, {advice.items:,} items/replica, ρ = {advice.rho:g}", fontsize=9)
+    ax.legend(fontsize=7)
+    ax2.set_xlabel("replicas k")
+    ax2.set_ylabel("hit rate")
+    ax2.set_ylim(0, 1.02)
+    ax2.legend(fontsize=7)
+    fig.tight_layout()
+    path = save_figure(fig, out / "cache-advise")
+    plt.close(fig)
+    return [path]
+
+
+def register(cs: Any) -> None:
+    """Adds ``advise`` to the ``cache`` subcommands."""
+    a = cs.add_parser("advise", help="predict the tier's speedup curve, its peak and return to linear",
+                      description="Simulate each replica as an exact LRU of its share of the keys (key hash, random, "
+                      "DistCache) and evaluate the paper's Eq. 3 with those hit rates: the predicted speedup at each "
+                      "k, the replica count where superlinearity peaks and where the curve is linear again. A model, "
+                      "no servers; --verify runs the real tier (key hash) and compares the peak.")
+    a.add_argument("--dist", default="hot:386000",
+                   help="uniform, zipf:ALPHA, hot:H or hot:H:zipf:ALPHA (default hot:386000, Fig. 11)")
+    a.add_argument("--rows", type=positive_int, default=1_000_000, help="rows in the table (default 1,000,000)")
+    a.add_argument("--memory-mb", type=positive_int, default=4, help="memory per replica in MB (default 4)")
+    a.add_argument("--items", type=positive_int, help="items per replica instead of --memory-mb's estimate")
+    a.add_argument("--rho", type=non_negative_finite, default=DEFAULT_RHO,
+                   help=f"CPU of a miss over a hit (default {DEFAULT_RHO:g}, as the tier measured here)")
+    a.add_argument("--k", default=",".join(str(k) for k in range(1, 16)), help="replica counts (default 1..15)")
+    a.add_argument("--routers", default="hash,random", help="comma-separated routers (default hash,random)")
+    a.add_argument("--seed", type=positive_int, default=1)
+    a.add_argument("--verify", action="store_true", help="also run the real tier (key hash) at every k and compare")
+    a.add_argument("--verify-requests", type=positive_int, default=6_000,
+                   help="requests per point of --verify (default 6,000)")
+    add_study_options(a, CacheAdvise(), "results/cache-advise")
+
+
+__all__ = ["CacheAdvise", "register"]

@@ -1,0 +1,104 @@
+"""Fig. 11 as the paper shows it, at tiny sizes: hot-set key distributions, the LRU simulation
+and the cache advisor without servers; then the real tier (memcached + PostgreSQL started by the
+project's own services code), skipped only where the binaries are not installed."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_cli import assert_clean_error
+
+from superlinear import _native
+from superlinear.cache.advise import eq3_hits, items_for, peak_of, predict
+from superlinear.cache.services import binaries_available
+from superlinear.experiments.fig11 import HOT_ROWS, ITEMS_PER_4MB, CachePanel, CacheStudy, fig11, workload_of
+
+HAVE, WHY = binaries_available()
+
+
+def _rate(pairs: list[tuple[int, int]]) -> float:
+    return sum(h for h, _ in pairs) / max(sum(r for _, r in pairs), 1)
+
+
+def test_lru_simulation_hit_rate_grows_with_key_hash_only_and_repeats() -> None:
+    hash_rates = [_rate(_native.cache_lru_sim("hash", k, "hot:8000", 50_000, 1_000, 20_000, 8_000, 3))
+                  for k in range(1, 11)]
+    assert all(b >= a - 0.01 for a, b in itertools.pairwise(hash_rates)), hash_rates
+    assert abs(hash_rates[0] - 0.125) < 0.02 and hash_rates[-1] > 0.95, hash_rates
+    rand = [_rate(_native.cache_lru_sim("random", k, "hot:8000", 50_000, 1_000, 20_000, 8_000, 3)) for k in (1, 8)]
+    assert all(abs(r - 0.125) < 0.02 for r in rand), rand
+    again = _native.cache_lru_sim("hash", 4, "hot:8000:zipf:0.9", 50_000, 1_000, 5_000, 1_000, 3)
+    assert again == _native.cache_lru_sim("hash", 4, "hot:8000:zipf:0.9", 50_000, 1_000, 5_000, 1_000, 3)
+
+
+def test_advisor_finds_the_peak_where_the_replicas_hold_the_hot_set() -> None:
+    # 8 replicas of 1,000 items hold the 8,000 hot rows: the superlinearity peaks there.
+    a = predict("hot:8000", 50_000, 1_000, 2.2, range(1, 13), ("hash", "random"), requests=20_000)
+    h = a.curve("hash")
+    assert h.peak_k in (7, 8, 9) and h.linear_from is not None and h.linear_from >= h.peak_k
+    assert 1.8 < h.peak_ratio < 2.2
+    # The work kind (simulated counts × unit costs): superlinear, peaking where the hot set fits.
+    assert h.work_speedups is not None and h.work_peak_k in (7, 8, 9)
+    assert 1.5 < max(w / k for w, k in zip(h.work_speedups, h.ks, strict=True)) < 2.0
+    r = a.curve("random")
+    assert max(abs(x - 1) for x in r.ratios) < 0.05
+    assert a.rows_out()[0]["speedup_model"] == pytest.approx(1.0)
+    assert peak_of([1, 2, 3], [1.0, 2.5, 3.6]) == 2
+
+
+def test_fig11_default_is_the_papers_setup() -> None:
+    for quick in (False, True):
+        s = fig11(quick)
+        assert (s.rows, s.memory_mb, max(s.panels[0].ks), s.repeats) == (1_000_000, 4, 15, 3)
+        joint = next(p for p in s.panels if p.name == "joint")
+        assert joint.dist == f"hot:{HOT_ROWS}" and joint.threads_per_replica == 4 and joint.db_per_replica == 4
+        assert any(p.name == "all-rows" and p.dist == "uniform" for p in s.panels)
+    # 14 replicas of 4 MB hold the hot set, 13 do not.
+    assert 13 * ITEMS_PER_4MB < HOT_ROWS <= 14 * ITEMS_PER_4MB
+    assert items_for(4) == ITEMS_PER_4MB
+    assert workload_of(f"hot:{HOT_ROWS}:zipf:0.99", 10**6).m == HOT_ROWS
+
+
+def test_cache_advise_cli_and_its_errors(cli: Any, tmp_path: Path) -> None:
+    r = cli("cache", "advise", "--dist", "hot:8000", "--rows", "50000", "--items", "1000", "--k", "1,4,8,10",
+            "--out", str(tmp_path), "--json")
+    assert r.returncode == 0, r.stderr
+    assert '"peak_k": 8' in r.stdout
+    assert_clean_error(cli("cache", "advise", "--dist", "hot:x", "--out", str(tmp_path)), "--dist")
+    assert_clean_error(cli("cache", "advise", "--routers", "nonesuch", "--out", str(tmp_path)), "--routers")
+
+
+@pytest.mark.skipif(not HAVE, reason=f"cache tier tests need real servers: {WHY}")
+def test_real_tier_hot_set_hit_rate_rises_to_one_with_key_hash(tmp_path: Path) -> None:
+    from superlinear.experiments.cachetier_driver import run_study
+
+    # 2 MB replicas hold 13,796 items: 3 of them hold the 40,000 hot rows.
+    ks = (1, 2, 3, 4)
+    study = CacheStudy(name="tiny-fig11", description="tiny", rows=60_000, memory_mb=2, replicas=4,
+                       panels=(CachePanel("joint", "tiny", ("hash", "random"), ks, dist="hot:40000", requests=3_000,
+                                          threads_per_replica=1, db_per_replica=1),))
+    rows = run_study(study, None, tmp_path, False)
+    assert sum(r["wrong_values"] + r["errors"] + r["missing"] for r in rows) == 0
+    hits = [r["hit_rate"] for r in sorted((r for r in rows if r["dispatch"] == "hash"), key=lambda r: r["k"])]
+    assert all(b >= a - 0.02 for a, b in itertools.pairwise(hits)), hits
+    assert 0.25 < hits[0] < 0.45 and hits[-1] > 0.95, hits
+    rand = [r["hit_rate"] for r in rows if r["dispatch"] == "random"]
+    assert all(0.2 < h < 0.45 for h in rand), rand
+    # The advisor's peak is in the grid and where the measured hit rates put it (Eq. 3 on counts).
+    predicted = predict("hot:40000", 60_000, items_for(2), 2.2, ks, ("hash",), requests=20_000).curve("hash").peak_k
+    measured = peak_of(list(ks), [eq3_hits(k, hits[0], h, 2.2) for k, h in zip(ks, hits, strict=True)])
+    assert predicted in (3, 4) and abs(predicted - measured) <= 1, (predicted, measured, hits)
+
+
+def test_rounds_aggregate_to_median_and_range() -> None:
+    from superlinear.experiments.cachetier_driver import aggregate_rounds
+
+    rows = [{"panel": "joint", "dispatch": "hash", "k": 2, "round": i, "speedup_work": w, "hit_rate": 0.5,
+             "requests": 100, "wrong_values": 0} for i, w in enumerate((2.4, 2.0, 2.2))]
+    (row,) = aggregate_rounds(rows)
+    assert (row["speedup_work"], row["speedup_work_lo"], row["speedup_work_hi"]) == (2.2, 2.0, 2.4)
+    assert row["speedup_work_runs"] == [2.4, 2.0, 2.2] and row["repeats"] == 3 and "round" not in row
+    assert row["requests"] == 300 and row["wrong_values"] == 0
