@@ -39,6 +39,7 @@ impl StaticClassifier {
             work: if rule.is_some() { position as u64 + 1 } else { n as u64 },
             position,
             chain: 0,
+            moved: 0,
         };
         if let Some(s) = self.stats.as_mut() {
             s.record(&lookup);
