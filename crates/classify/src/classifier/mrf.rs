@@ -72,6 +72,8 @@ pub struct MrfClassifier {
     label: Vec<u64>,
     /// Second work counter so far (see the module documentation).
     moved_total: u64,
+    /// Times the whole order was relabelled (a closed label gap).
+    relabels: u64,
     variant: MrfVariant,
     /// Whether order labels are read at all (some rule has dependencies or same-action
     /// overlaps); without, they are not maintained.
@@ -121,6 +123,7 @@ impl MrfClassifier {
             order,
             label,
             moved_total: 0,
+            relabels: 0,
             variant,
             track,
             updates: None,
@@ -165,6 +168,11 @@ impl MrfClassifier {
     /// documentation).
     pub fn moved(&self) -> u64 {
         self.moved_total
+    }
+
+    /// Times this worker relabelled its whole order (bookkeeping, not counted as work).
+    pub fn relabels(&self) -> u64 {
+        self.relabels
     }
 
     /// (position where the scan stopped, exact first-match rule, work, entries walked) without
@@ -293,6 +301,7 @@ impl MrfClassifier {
     /// closed, or the front has reached label 0).
     #[cold]
     fn relabel(&mut self) {
+        self.relabels += 1;
         for (j, &r) in self.order.iter().enumerate() {
             self.label[r as usize] = LABEL_BASE + j as u64 * LABEL_GAP;
         }
@@ -379,6 +388,7 @@ impl Drop for MrfClassifier {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::generate::SyntheticSpec;
     use crate::rules::{native, ReadOptions};
 
     fn fig6() -> Arc<Snapshot> {
@@ -427,5 +437,64 @@ mod tests {
         let l = c.classify(&narrow);
         assert_eq!(l.rule, Some(1));
         assert_eq!(l.work, 2, "one scan step plus one same-action check");
+    }
+
+    /// Both variants, the brute-force first match and the order invariant, packet by packet.
+    fn agree(snap: &Arc<Snapshot>, packets: &[Packet]) -> (MrfClassifier, MrfClassifier) {
+        let mut pre = MrfClassifier::new(snap.clone(), MrfVariant::Precomputed);
+        let mut swap = MrfClassifier::new(snap.clone(), MrfVariant::Swap);
+        for p in packets {
+            let want = snap.rules.first_match(p).map(|r| r as u32);
+            let (a, b) = (pre.classify(p), swap.classify(p));
+            assert_eq!((a.rule, a.work, a.chain), (want, b.work, b.chain), "{p}");
+            assert_eq!(pre.order(), swap.order(), "{p}");
+        }
+        for u in 0..snap.len() as u32 {
+            for &v in snap.deps.deps(u) {
+                assert!(pre.position_of(v) < pre.position_of(u), "rule {u} ahead of its dependency {v}");
+            }
+        }
+        (pre, swap)
+    }
+
+    #[test]
+    fn deep_dependency_chains_keep_both_variants_exact_and_equal() {
+        for (depth, seed) in [(4, 1), (12, 2), (31, 3)] {
+            let spec = SyntheticSpec { rules: 40, depth, flows_per_rule: 3, catch_all_fraction: 0.05 };
+            let snap = Arc::new(Snapshot::new(spec.rule_set().unwrap()));
+            assert!(snap.deps.max_depth() >= depth as u32, "depth {depth}");
+            let (pre, _) = agree(&snap, &spec.trace(4_000, seed).unwrap());
+            assert!(pre.moved() > 0);
+        }
+    }
+
+    #[test]
+    fn closed_label_gaps_relabel_without_changing_the_order() {
+        // Rule 0 is a dependency of every other rule; hitting rules 200, 199, ... moves each
+        // right behind rule 0, into the one gap between rule 0 and the rule moved before: the
+        // gap closes after about 32 moves and the order is relabelled, more than once.
+        let mut text = String::from("drop src 10.0.0.1 dport 0-1000\n");
+        for i in 1..=200 {
+            text.push_str(&format!("accept dport {i}\n"));
+        }
+        let snap = Arc::new(Snapshot::new(native::parse(&text, "t", &ReadOptions::default()).unwrap()));
+        let packets: Vec<Packet> = (1..=200u16).rev().map(|i| Packet::new(0x0a00_0002, 1, 1, i, 6)).collect();
+        let (pre, _) = agree(&snap, &[packets.clone(), packets].concat());
+        assert!(pre.relabels() >= 2, "{} relabels", pre.relabels());
+        assert_eq!(pre.order()[0], 0);
+    }
+
+    #[test]
+    fn the_second_counter_counts_moves_and_walks() {
+        // Fig. 6, rule 5 hit from the initial order: the exact-rule check reads its one
+        // same-action overlap (rule 1); its one dependency (rule 3) is read, and it moves from
+        // position 4 to 3 (2 positions rewritten); rule 3's one dependency (rule 1) is read and
+        // it moves from 2 to 1 (2 positions); rule 1 has none and stays at the front.
+        let mut c = MrfClassifier::new(fig6(), MrfVariant::Precomputed);
+        let l = c.classify(&Packet::new(0xc0a8_0001, 0x1700_002d, 1, 3478, 17));
+        assert_eq!(l.moved, 1 + (1 + 2) + (1 + 2));
+        assert_eq!(c.order(), &[0, 2, 1, 4, 3]);
+        assert_eq!(c.moved(), l.moved);
+        assert_eq!(c.entries_moved(), Some(l.moved));
     }
 }
