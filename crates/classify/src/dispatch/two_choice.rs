@@ -12,17 +12,20 @@
 //! Every later packet of the flow finds the pin in a small flow table and goes to the same
 //! worker, so locality for MRF is the same as RSS's over the same fields.
 //!
-//! The flow table is set-associative: 2^16 entries in buckets of four, each entry the flow's
-//! 32-bit Toeplitz hash and its worker (8 bytes; 512 KiB). A flow is known by its hash (two
-//! flows with one hash are one flow here, which only ever puts them on one worker). Entries are
+//! The flow table is set-associative: 2^16 entries in buckets of four (256 KiB), the bucket
+//! chosen by the low 14 bits of the flow's Toeplitz hash, each entry 16 more bits of the hash as
+//! a tag and the worker (4 bytes). A flow is known by those 30 bits (two flows that share them
+//! are one flow here, which only ever puts them on one worker). Entries are
 //! never evicted: a flow whose bucket is full when it first arrives is not pinned and always goes
 //! to its first candidate, the plain RSS choice, so flow affinity holds strictly, for every flow,
 //! for the whole run (tested). A deployment would age idle entries out, re-placing a flow only
 //! after it went idle; the replayed traces here hold far fewer flows than the table (under 20,000
 //! on the 5k ClassBench sets).
 //!
-//! Serial cost: the Toeplitz hash (the tables RSS uses), a second hash of it, one bucket read
-//! and, for a new flow, two load compares and a write. Descriptors are routed eight at a time,
+//! Serial cost: the Toeplitz hash (the tables RSS uses), one bucket read and, for a new flow,
+//! a second hash for the other candidate, a load compare and a write. (A first version with
+//! 8-byte entries, a 512 KiB table and a mixed bucket index cost 20–30 ns per packet on the
+//! ClassBench traces, twice RSS's.) Descriptors are routed eight at a time,
 //! hashing all eight and prefetching their buckets before the lookups, so the bucket reads
 //! overlap. The dispatch is timed like every other dispatcher's (serial dispatcher CPU time).
 
@@ -46,8 +49,8 @@ pub struct TwoChoiceDispatcher {
     hasher: FieldHasher,
     k: u64,
     salt: u64,
-    /// `(hash << 32) | (worker + 1)`, 0 = free.
-    table: Vec<u64>,
+    /// `(tag << 16) | (worker + 1)`, 0 = free.
+    table: Vec<u32>,
     /// Packets given to each worker so far (the load the choice compares).
     load: Vec<u64>,
 }
@@ -81,24 +84,26 @@ impl TwoChoiceDispatcher {
         (first as usize, second as usize)
     }
 
+    /// The first entry of the flow's bucket: the hash's low bits (the first candidate is taken
+    /// from its high bits by multiply-shift, so the two are independent).
     #[inline(always)]
     fn bucket(&self, hash: u32) -> usize {
-        // Bucket index from the hash's mix, so that it is independent of the first candidate.
-        (fmix64(hash as u64) as usize & (TABLE_ENTRIES / BUCKET - 1)) * BUCKET
+        (hash as usize & (TABLE_ENTRIES / BUCKET - 1)) * BUCKET
     }
 
     /// The worker of a flow with this hash: its pin, or a new pin to the less loaded candidate.
     #[inline(always)]
     fn place(&mut self, hash: u32) -> usize {
         let b = self.bucket(hash);
-        let key = (hash as u64) << 32;
+        // The 16 hash bits above the bucket index's 14.
+        let key = (hash >> 14) << 16;
         let mut free = None;
         for slot in b..b + BUCKET {
             let e = self.table[slot];
             if e == 0 {
                 free = free.or(Some(slot));
-            } else if e & !0xffff_ffff == key {
-                let w = (e as u32 - 1) as usize;
+            } else if e & 0xffff_0000 == key {
+                let w = (e & 0xffff) as usize - 1;
                 self.load[w] += 1;
                 return w;
             }
@@ -108,7 +113,7 @@ impl TwoChoiceDispatcher {
             // A new flow: the less loaded candidate (the first on a tie), pinned.
             Some(slot) => {
                 let w = if self.load[second] < self.load[first] { second } else { first };
-                self.table[slot] = key | (w as u64 + 1);
+                self.table[slot] = key | (w as u32 + 1);
                 w
             }
             // Its bucket is full: never pinned, so always the first candidate.
