@@ -427,7 +427,8 @@ def _classifier_names() -> list[str]:
 
 def _dispatch_help() -> str:
     """``--dispatch`` forms from the registry; ``rss`` takes the fields it hashes."""
-    forms = [("rss:FIELDS (sip,dip,sport,dport,proto; dip/24 for a prefix)" if d["name"] == "rss" else d["name"])
+    forms = [("rss:FIELDS (sip,dip,sport,dport,proto; dip/24 for a prefix)" if d["name"] == "rss"
+              else "two-choice:FIELDS (as rss)" if d["name"] == "two-choice" else d["name"])
              for d in _native.classify_dispatchers()]
     return known(forms) + " (default 5-tuple RSS)"
 
@@ -435,7 +436,8 @@ def _dispatch_help() -> str:
 def register(sub: Any) -> None:
     """Adds ``classify`` and its actions (``classify algorithms`` is an alias of ``list classify``)."""
     classifiers = _classifier_names()
-    dispatchers = [("rss:FIELDS" if d["name"] == "rss" else d["name"]) for d in _native.classify_dispatchers()]
+    dispatchers = [(f"{d['name']}:FIELDS" if d["name"] in ("rss", "two-choice") else d["name"])
+                   for d in _native.classify_dispatchers()]
     p = sub.add_parser(
         "classify", help="packet classification: static list or self-adjusting MRF behind RSS (paper §4)",
         formatter_class=argparse.RawDescriptionHelpFormatter,
