@@ -25,6 +25,10 @@ class Accounting(TypedDict):
     work_total: int
     hit_rate: float | None
     load_imbalance: float
+    work_imbalance: float
+    worker_entries_moved: list[int | None]
+    entries_moved_total: int | None
+    work_with_moves_span: int | None
 
 class RunRecord(TypedDict):
     items: int

@@ -11,6 +11,8 @@ use superlinear_core::accounting::{Accounting, AccountingRecord};
 pub struct WorkerStatsRecord<'a> {
     pub packets: u64,
     pub work: u64,
+    /// Entries moved (the second work counter).
+    pub entries_moved: u64,
     pub default_hits: u64,
     pub distinct_rules: usize,
     pub mean_active_rules: f64,
@@ -32,6 +34,7 @@ impl<'a> WorkerStatsRecord<'a> {
         Self {
             packets: s.packets,
             work: s.work,
+            entries_moved: s.moved,
             default_hits: s.default_hits,
             distinct_rules: s.distinct_rules(),
             mean_active_rules: s.mean_active(),

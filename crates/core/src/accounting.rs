@@ -33,6 +33,10 @@ pub struct Accounting {
     pub worker_requests: Vec<u64>,
     /// Cache hits per worker over the counted requests (caches only).
     pub worker_hits: Vec<Option<u64>>,
+    /// The second work counter per worker over the counted requests, for workers that count
+    /// their self-adjustment upkeep apart from `worker_work` (`Worker::entries_moved`: the MRF
+    /// classifier's list entries moved and dependency-list entries walked); `None` otherwise.
+    pub worker_entries_moved: Vec<Option<u64>>,
 }
 
 impl Accounting {
@@ -74,6 +78,45 @@ impl Accounting {
             1.0
         }
     }
+
+    /// Largest over mean work per worker (1.0 = perfectly balanced): the busiest worker's work
+    /// sets the projected and the work speedup, so this is what the imbalance costs them.
+    pub fn work_imbalance(&self) -> f64 {
+        max_over_mean(&self.worker_work, self.k)
+    }
+
+    /// The second work counter summed over workers (`None` unless every worker counts it).
+    pub fn entries_moved_total(&self) -> Option<u64> {
+        if self.worker_entries_moved.is_empty() {
+            return None;
+        }
+        self.worker_entries_moved.iter().copied().sum()
+    }
+
+    /// Each worker's work plus its entries moved (`None` unless every worker counts them):
+    /// closer to a self-adjusting worker's real cost than the rules compared alone.
+    pub fn worker_work_with_moves(&self) -> Option<Vec<u64>> {
+        if self.worker_entries_moved.is_empty() || self.worker_entries_moved.len() != self.worker_work.len() {
+            return None;
+        }
+        self.worker_work.iter().zip(&self.worker_entries_moved).map(|(&w, m)| m.map(|m| w + m)).collect()
+    }
+
+    /// The busiest worker's work plus entries moved (the combined work's span).
+    pub fn work_with_moves_span(&self) -> Option<u64> {
+        self.worker_work_with_moves().map(|v| v.into_iter().max().unwrap_or(0))
+    }
+}
+
+/// Largest over mean of per-worker counts spread over k workers (1.0 when there is nothing).
+fn max_over_mean(per_worker: &[u64], k: usize) -> f64 {
+    let max = per_worker.iter().copied().max().unwrap_or(0) as f64;
+    let mean = per_worker.iter().sum::<u64>() as f64 / k.max(1) as f64;
+    if mean > 0.0 {
+        max / mean
+    } else {
+        1.0
+    }
 }
 
 /// An [`Accounting`] with its derived figures: the one record of a run's cost that results
@@ -96,7 +139,16 @@ pub struct AccountingRecord<'a> {
     pub work_span: u64,
     pub work_total: u64,
     pub hit_rate: Option<f64>,
+    /// Busiest worker's requests over the mean.
     pub load_imbalance: f64,
+    /// Busiest worker's work over the mean.
+    pub work_imbalance: f64,
+    /// The second work counter per worker (`Worker::entries_moved`), where counted.
+    pub worker_entries_moved: &'a [Option<u64>],
+    /// Its sum, when every worker counts it.
+    pub entries_moved_total: Option<u64>,
+    /// The busiest worker's work plus entries moved, when counted.
+    pub work_with_moves_span: Option<u64>,
 }
 
 impl Accounting {
@@ -120,6 +172,10 @@ impl Accounting {
             work_total: self.work_total(),
             hit_rate: self.hit_rate(),
             load_imbalance: self.load_imbalance(),
+            work_imbalance: self.work_imbalance(),
+            worker_entries_moved: &self.worker_entries_moved,
+            entries_moved_total: self.entries_moved_total(),
+            work_with_moves_span: self.work_with_moves_span(),
         }
     }
 }
@@ -161,6 +217,7 @@ mod tests {
             worker_work: vec![3, 4],
             worker_requests: vec![4, 6],
             worker_hits: vec![Some(1), Some(2)],
+            worker_entries_moved: vec![Some(10), Some(1)],
             wall_ns: None,
         };
         assert_eq!(a.projected_ns(), 50);
@@ -168,6 +225,11 @@ mod tests {
         assert_eq!(a.work_span(), 4);
         assert_eq!(a.hit_rate(), Some(0.3));
         assert!((a.load_imbalance() - 1.2).abs() < 1e-12);
+        assert!((a.work_imbalance() - 8.0 / 7.0).abs() < 1e-12);
+        assert_eq!(a.entries_moved_total(), Some(11));
+        assert_eq!(a.work_with_moves_span(), Some(13), "worker 0: 3 compared + 10 moved");
+        let uncounted = Accounting { worker_entries_moved: vec![None, None], ..a.clone() };
+        assert_eq!((uncounted.entries_moved_total(), uncounted.work_with_moves_span()), (None, None));
         let base = Accounting {
             k: 1,
             dispatcher_cpu_ns: 10,

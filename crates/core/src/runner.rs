@@ -51,6 +51,7 @@ struct Outcome {
     work: u64,
     served: u64,
     hits: Option<u64>,
+    moved: Option<u64>,
     end: Option<Instant>,
 }
 
@@ -157,7 +158,7 @@ pub fn route_into_batches<R: Copy + Default>(
     }
 }
 
-fn hits_delta(after: Option<u64>, before: Option<u64>) -> Option<u64> {
+fn counter_delta(after: Option<u64>, before: Option<u64>) -> Option<u64> {
     Some(after? - before.unwrap_or(0))
 }
 
@@ -181,6 +182,7 @@ fn into_accounting(
         worker_work: outcomes.iter().map(|o| o.work).collect(),
         worker_requests: outcomes.iter().map(|o| o.served).collect(),
         worker_hits: outcomes.iter().map(|o| o.hits).collect(),
+        worker_entries_moved: outcomes.iter().map(|o| o.moved).collect(),
     }
 }
 
@@ -344,13 +346,15 @@ fn serve_pass<R: Copy + Send + Sync>(
                 while let Some(&i) = which.get(next.fetch_add(1, Ordering::Relaxed)) {
                     let mut worker = factory(i);
                     serve_in_slices(worker.as_mut(), &warm[i]);
-                    let hits0 = worker.hits();
+                    let (hits0, moved0) = (worker.hits(), worker.entries_moved());
                     let t0 = thread_cpu_ns();
                     let work = serve_in_slices(worker.as_mut(), &counted[i]);
                     let cpu_ns = thread_cpu_ns() - t0;
-                    let hits = hits_delta(worker.hits(), hits0);
+                    let hits = counter_delta(worker.hits(), hits0);
+                    let moved = counter_delta(worker.entries_moved(), moved0);
                     drop(worker);
-                    let outcome = Outcome { cpu_ns, work, served: counted[i].len() as u64, hits, end: None };
+                    let served = counted[i].len() as u64;
+                    let outcome = Outcome { cpu_ns, work, served, hits, moved, end: None };
                     results.lock().expect("no poisoned lock").push((i, outcome));
                 }
             });
@@ -512,6 +516,7 @@ pub fn run_threaded<R: Copy + Default + Send + Sync>(
                 let mut worker = factory(i);
                 ready.wait();
                 let (mut measuring, mut t0, mut work, mut served, mut hits0) = (false, 0, 0, 0, None);
+                let mut moved0 = None;
                 let mut last_served = None;
                 let mut backoff =
                     if placement == Placement::SingleCore { Backoff::new() } else { Backoff::dedicated() };
@@ -531,14 +536,16 @@ pub fn run_threaded<R: Copy + Default + Send + Sync>(
                         Ok(Message::Start) => {
                             measuring = true;
                             hits0 = worker.hits();
+                            moved0 = worker.entries_moved();
                             t0 = thread_cpu_ns();
                             started.fetch_add(1, Ordering::Release);
                         }
                         Ok(Message::Stop) => {
                             // Idle waiting after the last batch is not part of the run.
                             let cpu_ns = thread_cpu_ns() - t0;
-                            let hits = hits_delta(worker.hits(), hits0);
-                            return Outcome { cpu_ns, work, served, hits, end: last_served };
+                            let hits = counter_delta(worker.hits(), hits0);
+                            let moved = counter_delta(worker.entries_moved(), moved0);
+                            return Outcome { cpu_ns, work, served, hits, moved, end: last_served };
                         }
                         Err(_) => backoff.snooze(),
                     }

@@ -20,6 +20,15 @@ pub trait Worker<R = u64>: Send {
     fn hits(&self) -> Option<u64> {
         None
     }
+
+    /// The second work counter so far, for self-adjusting workers that count their upkeep
+    /// apart from `serve`'s work (the MRF classifier: list entries moved and dependency-list
+    /// entries walked, `superlinear_classify::classifier::Lookup::moved`); `None` for
+    /// everything else. Cumulative, like [`Worker::hits`]: runners take the difference over
+    /// the counted requests.
+    fn entries_moved(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// Parameters shared by the worker constructors; each worker reads the ones it needs.

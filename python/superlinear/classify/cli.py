@@ -34,7 +34,8 @@ from superlinear.output.paths import output_file
 
 ACTIONS = ("run", "bench", "compare", "gen-rules", "gen-trace", "convert", "algorithms")
 KINDS = ("projected = serial dispatcher CPU time + slowest worker's own CPU time; measured = wall clock with real "
-         "threads (only k ≤ cores); work = rules compared (exact).")
+         "threads (only k ≤ cores); work = rules compared (exact); entries moved = MRF's upkeep, positions rewritten "
+         "by moves plus dependency- and same-action-list entries read (exact; 0 for the static list).")
 
 
 def _workload(args: argparse.Namespace) -> Any:
@@ -62,13 +63,13 @@ MAX_WORKERS = 65_535
 
 def check_workers(workers: int, rules: int, packets: int) -> None:
     """Refuses worker counts the dispatchers cannot name or this machine cannot hold: each
-    worker keeps an order and a position array over the rules, and every packet is copied into
-    its worker's stream."""
+    worker keeps an order (4 bytes a rule) and order labels (8 bytes a rule) over the rules,
+    and every packet is copied into its worker's stream."""
     if workers > MAX_WORKERS:
         raise SuperlinearError(f"--workers {workers:,}: at most {MAX_WORKERS:,} (the RSS indirection table "
                                "names workers with 16 bits)")
     check_memory(f"--workers {workers:,} over {rules:,} rules and {packets:,} packets",
-                 8.0 * workers * rules + 48.0 * packets + 4096.0 * workers)
+                 12.0 * workers * rules + 48.0 * packets + 4096.0 * workers)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -97,6 +98,8 @@ def cmd_run(args: argparse.Namespace) -> int:
                            "mpps_measured": m["requests"] * 1e3 / m["wall_ns"] if m and m["wall_ns"] else None,
                            "mpps_measured_runs": [p["requests"] * 1e3 / w for w in walls],
                            "projected": p, "measured": m, "work_per_packet": p["work_total"] / max(p["requests"], 1),
+                           "entries_moved_per_packet": (p["entries_moved_total"] or 0) / max(p["requests"], 1),
+                           "load_imbalance": p["load_imbalance"], "work_imbalance": p["work_imbalance"],
                            "workers": [{k: v for k, v in s.items() if k != "matches"} for s in raw["stats"]],
                            "rule_matches": matches, "default_hits": default_hits, "kinds": KINDS}
     if args.check:
@@ -171,14 +174,20 @@ def _print_run(doc: dict[str, Any], top: int) -> None:
                   + (f", {spread(doc['mpps_measured_runs'], ',.3f')} Mpps measured" if doc["mpps_measured"] else
                      ", measured: skipped (--no-measure)" if doc["measured"] is None and doc["k"] <= doc["cores"] else
                      f", measured: — (k = {doc['k']} > {doc['cores']} cores)"))
-    console.print(f"  work: {doc['work_per_packet']:,.1f} rules compared per packet, busiest worker "
-                  f"{p['work_span']:,}, load imbalance {p['load_imbalance']:.2f}")
+    console.print(f"  work: {doc['work_per_packet']:,.1f} rules compared and {doc['entries_moved_per_packet']:,.1f} "
+                  f"entries moved per packet; busiest worker {p['work_span']:,} rules compared"
+                  + (f" ({p['work_with_moves_span']:,} with entries moved)" if p["work_with_moves_span"] is not None
+                     else ""))
+    console.print(f"  imbalance (busiest worker / mean): packets {p['load_imbalance']:.2f}, work "
+                  f"{p['work_imbalance']:.2f}")
     t = Table(title="per-worker statistics", caption=KINDS, caption_justify="left")
-    for c in ("worker", "packets", "mean position", "mean active rules / window", "max active", "mean chain levels",
-              "distinct rules"):
+    for c in ("worker", "packets", "rules compared / packet", "entries moved / packet", "mean position",
+              "mean active rules / window", "max active", "mean chain levels", "distinct rules"):
         t.add_column(c, justify="right")
     for i, s in enumerate(doc["workers"]):
-        t.add_row(str(i), f"{s['packets']:,}", f"{s['mean_position']:,.1f}", f"{s['mean_active_rules']:,.1f}",
+        n = max(s["packets"], 1)
+        t.add_row(str(i), f"{s['packets']:,}", f"{s['work'] / n:,.1f}", f"{s['entries_moved'] / n:,.1f}",
+                  f"{s['mean_position']:,.1f}", f"{s['mean_active_rules']:,.1f}",
                   f"{s['max_active_rules']:,}", f"{s['mean_chain']:.2f}", f"{s['distinct_rules']:,}")
     console.print(t)
     ranked = sorted(((c, i) for i, c in enumerate(doc["rule_matches"]) if c), reverse=True)[:top]
@@ -435,7 +444,8 @@ def _classifier_names() -> list[str]:
 
 def _dispatch_help() -> str:
     """``--dispatch`` forms from the registry; ``rss`` takes the fields it hashes."""
-    forms = [("rss:FIELDS (sip,dip,sport,dport,proto; dip/24 for a prefix)" if d["name"] == "rss" else d["name"])
+    forms = [("rss:FIELDS (sip,dip,sport,dport,proto; dip/24 for a prefix)" if d["name"] == "rss"
+              else "two-choice:FIELDS (as rss)" if d["name"] == "two-choice" else d["name"])
              for d in _native.classify_dispatchers()]
     return known(forms) + " (default 5-tuple RSS)"
 
@@ -443,7 +453,8 @@ def _dispatch_help() -> str:
 def register(sub: Any) -> None:
     """Adds ``classify`` and its actions (``classify algorithms`` is an alias of ``list classify``)."""
     classifiers = _classifier_names()
-    dispatchers = [("rss:FIELDS" if d["name"] == "rss" else d["name"]) for d in _native.classify_dispatchers()]
+    dispatchers = [(f"{d['name']}:FIELDS" if d["name"] in ("rss", "two-choice") else d["name"])
+                   for d in _native.classify_dispatchers()]
     p = sub.add_parser(
         "classify", help="packet classification: static list or self-adjusting MRF behind RSS (paper §4)",
         formatter_class=argparse.RawDescriptionHelpFormatter,

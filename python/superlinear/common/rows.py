@@ -40,6 +40,16 @@ class EngineRow(TypedDict, total=False):
     goodput_mrps: float | None
     goodput_ratio: float | None
     hit_rate: float | None
+    #: The busiest worker's requests (packets) and work over the mean (exact).
+    load_imbalance: float | None
+    work_imbalance: float | None
+    #: The second work counter (self-adjusting classifiers: list entries moved and dependency-
+    #: list entries walked), summed over workers, per request, and added to the busiest
+    #: worker's work; None where the workers do not count it.
+    entries_moved: int | None
+    entries_moved_per_request: float | None
+    work_with_moves_span: int | None
+    speedup_work_with_moves: float | None
 
 
 class Machine(TypedDict):

@@ -140,7 +140,17 @@ def speedup_row(panel: Panel, series: Series, k: int, result: RunRecord, base: R
         # Mean worker CPU time per request: the mean per-packet latency of Fig. 9a (projected).
         mean_service_ns_projected=sum(p["worker_cpu_ns"]) / max(p["requests"], 1),
         hit_rate=p["hit_rate"],
+        # The busiest worker over the mean, in packets (requests) and in work: the busiest
+        # worker sets the projected and the work speedup.
         load_imbalance=p["load_imbalance"],
+        work_imbalance=p["work_imbalance"],
+        # The second work counter of self-adjusting classifiers (MRF: list entries moved and
+        # dependency-list entries walked; docs/classification.md); None where not counted.
+        entries_moved=p["entries_moved_total"],
+        entries_moved_per_request=(p["entries_moved_total"] / max(p["requests"], 1)
+                                   if p["entries_moved_total"] is not None else None),
+        work_with_moves_span=p["work_with_moves_span"],
+        speedup_work_with_moves=_ratio(bp["work_with_moves_span"], p["work_with_moves_span"]),
     )
     return row
 

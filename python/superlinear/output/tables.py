@@ -59,7 +59,8 @@ def summary_table(rows: list[Row], title: str) -> Table:
         ks = sorted(r["k"] for r in rs)
         hidden |= set(ks) - shown_ks(ks)
     caption = (HONESTY + f" {unit}: projected throughput (measured goodput for single-core rows). vs static k=1: "
-               "projected throughput over the panel's non-adapting structure (static list, tree or no cache) at k = 1.")
+               "projected throughput over the panel's non-adapting structure (static list, tree or no cache) at k = 1. "
+               "imbalance: the busiest worker's packets (requests) / work over the mean (exact).")
     repeats = max((r.get("repeats", 1) for r in rows), default=1)
     if repeats > 1:
         caption += (f" Timed figures: median \\[range] of {repeats} independent runs, interleaved across series; "
@@ -68,7 +69,8 @@ def summary_table(rows: list[Row], title: str) -> Table:
         left_out = ", ".join(map(str, sorted(hidden)))
         caption += f" Left out here: k = {left_out} (every k is in result.csv and the plots)."
     table = Table(title=title, caption=caption, caption_justify="left", show_lines=False)
-    cols = ("panel", "series", "k", "measured ×", "projected ×", "work ×", unit, "vs static k=1", "hit rate")
+    cols = ("panel", "series", "k", "measured ×", "projected ×", "work ×", unit, "vs static k=1", "hit rate",
+            "imbalance pkt / work")
     for col in cols:
         table.add_column(col, justify="right" if col not in ("panel", "series") else "left")
     for (panel, algo, dispatch, warmup), rs in by_series.items():
@@ -89,5 +91,6 @@ def summary_table(rows: list[Row], title: str) -> Table:
                 fmt(mreqs, 3),
                 fmt(r.get("throughput_vs_static_k1"), 2),
                 fmt(r.get("hit_rate"), 3),
+                f"{fmt(r.get('load_imbalance'), 2)} / {fmt(r.get('work_imbalance'), 2)}",
             )
     return table

@@ -39,6 +39,11 @@ pub struct Lookup {
     pub position: u32,
     /// Dependency-chain levels the self-adjustment touched (0 for static lists).
     pub chain: u32,
+    /// The second work counter, the self-adjustment's upkeep that `work` leaves out (0 for
+    /// static lists): positions rewritten in the worker's order by the moves, plus entries of
+    /// the dependency and same-action lists read, plus rules tested by a backward dependency
+    /// scan. See `mrf.rs` for exactly what each variant counts.
+    pub moved: u64,
 }
 
 /// Options every classifier constructor takes.

@@ -7,12 +7,36 @@
 //!
 //! * [`MrfVariant::Precomputed`], the optimisation the paper leaves for further study: the
 //!   nearest dependency ahead is the one at the largest position among the rule's precomputed
-//!   dependencies (a position array per worker); when a rule has more dependencies than rules
-//!   ahead of it, a backward scan with the exact dependency test is cheaper and used instead.
-//!   The moved block shifts by one with a `memmove`.
+//!   dependencies (an order label per rule, below); when a rule has more dependencies than
+//!   rules ahead of it, a backward scan with the exact dependency test is cheaper and used
+//!   instead. The moved block shifts by one with a `memmove`.
 //! * [`MrfVariant::Swap`], the paper's iterative kernel variant: swap the rule with its
 //!   predecessor unless it depends on it, in which case continue with the predecessor; one
 //!   overlap test per position down to the head.
+//!
+//! **Order labels instead of positions** (issue 17). Comparing two rules' places in the order
+//! is all the dependency walk and the exact-rule check need, and an order label answers it: a
+//! `u64` per rule, increasing front to back. A move gives the moved rule a label between its new
+//! neighbours' (or below the front's) and leaves every other label alone, since the shifted
+//! block keeps its relative order; only when two neighbours' labels are adjacent is the whole
+//! order relabelled (every 32 moves to one spot at worst, far rarer in practice). A position
+//! array instead had to be rewritten for the whole shifted block on every hit, a scattered
+//! store per shifted rule: that rewrite was the largest part of MRF's cost per packet at k = 1
+//! on the ClassBench sets, more than the scan. The two indices a move needs (where the exact
+//! rule and the nearest dependency stand) are found by a sequential search of the order, over
+//! at most the block the move shifts anyway.
+//!
+//! A copy of the rules' compact bodies laid out in scan order (so the scan streams without the
+//! `order[i]` indirection) was measured too and left out: moving 28-byte bodies with the order
+//! cost more than the indirection (see docs/classification.md).
+//!
+//! **The second work counter** ([`Lookup::moved`]): the upkeep that "rules compared" leaves
+//! out. `Precomputed` counts every position rewritten in the order by a move (the moved rule
+//! and each rule of the block shifted behind it), every dependency-list entry read to find the
+//! nearest dependency ahead, every rule tested by the backward-scan fallback, and every
+//! same-action-list entry read by the exact-rule check in `find` (the entries that are then
+//! compared are work as well). `Swap` counts one dependency test per position it passes and
+//! two positions rewritten per swap, plus the same `find` walk.
 //!
 //! The order invariant (every rule behind all of its dependencies) keeps every verdict equal
 //! to the static list's. The dependency definition ignores overlaps with equal actions, so the
@@ -42,11 +66,17 @@ pub enum MrfVariant {
 /// A self-adjusting MRF classifier: one per worker, its order private, the rules shared.
 pub struct MrfClassifier {
     snap: Arc<Snapshot>,
+    /// Rule ids in this worker's order, front first.
     order: Vec<u32>,
-    pos: Vec<u32>,
+    /// Each rule id's order label: increasing front to back (maintained only when `track`).
+    label: Vec<u64>,
+    /// Second work counter so far (see the module documentation).
+    moved_total: u64,
+    /// Times the whole order was relabelled (a closed label gap).
+    relabels: u64,
     variant: MrfVariant,
-    /// Whether positions are read at all (some rule has dependencies or same-action
-    /// overlaps); without, the position array is not maintained.
+    /// Whether order labels are read at all (some rule has dependencies or same-action
+    /// overlaps); without, they are not maintained.
     track: bool,
     updates: Option<Arc<RuleUpdates>>,
     stats: Option<WorkerStats>,
@@ -58,9 +88,23 @@ fn tracks_positions(snap: &Snapshot) -> bool {
     snap.deps.edges() > 0 || snap.deps.same_action_pairs() > 0
 }
 
-fn fresh_order(n: usize) -> (Vec<u32>, Vec<u32>) {
+/// Label of the front of a fresh or relabelled order: room for 2^62 / LABEL_GAP moves to the
+/// front before the labels run out (and the order is relabelled).
+const LABEL_BASE: u64 = 1 << 62;
+/// Distance of neighbouring labels after (re)labelling: 32 moves into one gap before it closes.
+const LABEL_GAP: u64 = 1 << 32;
+
+fn fresh_order(n: usize) -> (Vec<u32>, Vec<u64>) {
+    // Rule ids are u32; labels up to LABEL_BASE + 2^32 · LABEL_GAP fit a u64.
     let order: Vec<u32> = (0..n as u32).collect();
-    (order.clone(), order)
+    let label = (0..n as u64).map(|j| LABEL_BASE + j * LABEL_GAP).collect();
+    (order, label)
+}
+
+/// Entries of an upkeep pass, for the second work counter.
+#[inline(always)]
+fn count(n: usize) -> u64 {
+    n as u64
 }
 
 impl MrfClassifier {
@@ -71,10 +115,22 @@ impl MrfClassifier {
 
     /// With statistics delivered to a sink on drop.
     pub fn with_options(snap: Arc<Snapshot>, variant: MrfVariant, opts: ClassifierOptions) -> Self {
-        let (order, pos) = fresh_order(snap.len());
+        let (order, label) = fresh_order(snap.len());
         let stats = opts.stats.as_ref().map(|_| WorkerStats::new(snap.len(), opts.window));
         let track = tracks_positions(&snap);
-        Self { snap, order, pos, variant, track, updates: None, stats, sink: opts.stats, window: opts.window }
+        Self {
+            snap,
+            order,
+            label,
+            moved_total: 0,
+            relabels: 0,
+            variant,
+            track,
+            updates: None,
+            stats,
+            sink: opts.stats,
+            window: opts.window,
+        }
     }
 
     /// A classifier following a [`RuleUpdates`] handle: before each lookup it checks (one
@@ -99,11 +155,7 @@ impl MrfClassifier {
 
     /// Where rule `rule` stands in this worker's order now (0 = front).
     pub fn position_of(&self, rule: u32) -> usize {
-        if self.track {
-            self.pos[rule as usize] as usize
-        } else {
-            self.order.iter().position(|&r| r == rule).unwrap_or(self.order.len())
-        }
+        self.order.iter().position(|&r| r == rule).unwrap_or(self.order.len())
     }
 
     /// The work `p` would cost now, without reordering: rules compared until the first match
@@ -112,38 +164,52 @@ impl MrfClassifier {
         self.find(p).2
     }
 
-    /// (position where the scan stopped, exact first-match rule, work) without reordering.
+    /// The second work counter so far: entries moved and list entries walked (see the module
+    /// documentation).
+    pub fn moved(&self) -> u64 {
+        self.moved_total
+    }
+
+    /// Times this worker relabelled its whole order (bookkeeping, not counted as work).
+    pub fn relabels(&self) -> u64 {
+        self.relabels
+    }
+
+    /// (position where the scan stopped, exact first-match rule, work, entries walked) without
+    /// reordering.
     #[inline(always)]
-    fn find(&self, p: &Packet) -> (usize, Option<u32>, u64) {
+    fn find(&self, p: &Packet) -> (usize, Option<u32>, u64, u64) {
         let (i, mut work) = self.scan(p);
         let Some(&found) = self.order.get(i) else {
-            return (i, None, work);
+            return (i, None, work, 0);
         };
         let mut best = found;
         let table = &self.snap.table;
-        for &v in self.snap.deps.same_action(found) {
-            if self.pos[v as usize] as usize > i && v < best {
+        let same = self.snap.deps.same_action(found);
+        let here = if same.is_empty() { 0 } else { self.label[found as usize] };
+        for &v in same {
+            if self.label[v as usize] > here && v < best {
                 work += 1;
                 if table[v as usize].matches(p) {
                     best = v;
                 }
             }
         }
-        (i, Some(best), work)
+        (i, Some(best), work, count(same.len()))
     }
 
     fn maybe_reload(&mut self) {
         if let Some(u) = &self.updates {
             if u.version() != self.snap.generation {
                 let snap = u.current();
-                let (order, pos) = fresh_order(snap.len());
+                let (order, label) = fresh_order(snap.len());
                 if let Some(s) = self.stats.as_mut() {
                     s.resize(snap.len(), self.window);
                 }
                 self.track = tracks_positions(&snap);
                 self.snap = snap;
                 self.order = order;
-                self.pos = pos;
+                self.label = label;
             }
         }
     }
@@ -152,22 +218,18 @@ impl MrfClassifier {
     #[inline(always)]
     fn scan(&self, p: &Packet) -> (usize, u64) {
         let table = &self.snap.table[..];
-        let mut i = 0;
-        for &r in &self.order {
-            // Plain bounds-checked indexing (no `unsafe`): ids in `order` are < table.len().
-            if table[r as usize].matches(p) {
-                return (i, i as u64 + 1);
-            }
-            i += 1;
+        // Plain bounds-checked indexing (no `unsafe`): ids in `order` are < table.len().
+        match self.order.iter().position(|&r| table[r as usize].matches(p)) {
+            Some(i) => (i, i as u64 + 1),
+            None => (self.order.len(), self.order.len() as u64),
         }
-        (i, i as u64)
     }
 
     /// Classifies one packet and self-adjusts.
     #[inline]
     pub fn classify(&mut self, p: &Packet) -> Lookup {
         self.maybe_reload();
-        let (i, best, work) = self.find(p);
+        let (i, best, work, walked) = self.find(p);
         let Some(best) = best else {
             let lookup = Lookup {
                 rule: None,
@@ -175,6 +237,7 @@ impl MrfClassifier {
                 work,
                 position: i as u32,
                 chain: 0,
+                moved: 0,
             };
             if let Some(s) = self.stats.as_mut() {
                 s.record(&lookup);
@@ -182,87 +245,124 @@ impl MrfClassifier {
             return lookup;
         };
         let action = self.snap.table[best as usize].action();
-        let chain = match self.variant {
-            MrfVariant::Precomputed => {
-                self.move_precomputed(best, if best == self.order[i] { i } else { self.pos[best as usize] as usize })
-            }
-            MrfVariant::Swap => {
-                self.move_swap(if best == self.order[i] { i } else { self.pos[best as usize] as usize })
-            }
+        // The exact rule sits behind the one found, if it is another one.
+        let at = if best == self.order[i] { i } else { i + self.index_from(i, best) };
+        let (chain, moved) = match self.variant {
+            MrfVariant::Precomputed => self.move_precomputed(best, at),
+            MrfVariant::Swap => self.move_swap(at),
         };
-        let lookup = Lookup { rule: Some(best), action, work, position: i as u32, chain };
+        let moved = moved + walked;
+        self.moved_total += moved;
+        let lookup = Lookup { rule: Some(best), action, work, position: i as u32, chain, moved };
         if let Some(s) = self.stats.as_mut() {
             s.record(&lookup);
         }
         lookup
     }
 
-    /// Moves `rule` from `p` to `target` (≤ p), shifting the block in between back by one.
+    /// Where `rule` stands at or behind position `from` (it must be there).
     #[inline]
-    fn shift(&mut self, target: usize, p: usize) {
+    fn index_from(&self, from: usize, rule: u32) -> usize {
+        self.order[from..].iter().position(|&r| r == rule).expect("the rule stands behind")
+    }
+
+    /// Moves the rule at `p` to `target` (≤ p), shifting the block in between back by one;
+    /// returns the positions rewritten. Only the moved rule's label changes (a relabelling of
+    /// the whole order aside, when its new neighbours' labels are adjacent).
+    #[inline]
+    fn shift(&mut self, target: usize, p: usize) -> u64 {
         if target >= p {
-            return;
+            return 0;
         }
         let moved = self.order[p];
         if self.track {
-            // New positions first, read from the order before `copy_within` rewrites it; a
-            // slice walk, because this loop is on the hot path of every hit.
-            let (order, pos) = (&self.order[target..p], &mut self.pos);
-            for (j, &r) in (target as u32 + 1..).zip(order) {
-                pos[r as usize] = j;
+            // Between the new neighbours: the rule ahead (if any) and the one now at `target`.
+            let behind = self.label[self.order[target] as usize];
+            let ahead = if target == 0 {
+                behind.saturating_sub(2 * LABEL_GAP)
+            } else {
+                self.label[self.order[target - 1] as usize]
+            };
+            if behind - ahead >= 2 {
+                self.label[moved as usize] = ahead + (behind - ahead) / 2;
+            } else {
+                self.order.copy_within(target..p, target + 1);
+                self.order[target] = moved;
+                self.relabel();
+                return count(p - target + 1);
             }
-            pos[moved as usize] = target as u32;
         }
         self.order.copy_within(target..p, target + 1);
         self.order[target] = moved;
+        count(p - target + 1)
     }
 
-    /// MRF with precomputed dependencies; returns the chain levels touched.
-    fn move_precomputed(&mut self, rule: u32, at: usize) -> u32 {
+    /// Spreads the labels evenly again, front to back (when a gap between two neighbours has
+    /// closed, or the front has reached label 0).
+    #[cold]
+    fn relabel(&mut self) {
+        self.relabels += 1;
+        for (j, &r) in self.order.iter().enumerate() {
+            self.label[r as usize] = LABEL_BASE + j as u64 * LABEL_GAP;
+        }
+    }
+
+    /// MRF with precomputed dependencies; returns (chain levels touched, entries moved and
+    /// walked).
+    fn move_precomputed(&mut self, rule: u32, at: usize) -> (u32, u64) {
         let mut y = rule;
         let mut p = at;
         let mut levels = 0;
+        let mut moved = 0;
         loop {
             levels += 1;
             let deps = self.snap.deps.deps(y);
             let next = if deps.is_empty() {
                 None
             } else if deps.len() <= p {
-                deps.iter().copied().max_by_key(|&v| self.pos[v as usize])
+                moved += count(deps.len());
+                let z = deps.iter().copied().max_by_key(|&v| self.label[v as usize]).expect("not empty");
+                // Its index: the nearest place ahead of `p` holding it.
+                self.order[..p].iter().rposition(|&r| r == z)
             } else {
                 // More dependencies than rules ahead: scan back with the exact test.
-                (0..p).rev().map(|j| self.order[j]).find(|&v| self.snap.depends(y, v))
+                let found = (0..p).rev().find(|&j| self.snap.depends(y, self.order[j]));
+                moved += count(found.map_or(p, |j| p - j));
+                found
             };
-            let target = next.map_or(0, |z| self.pos[z as usize] as usize + 1);
-            self.shift(target, p);
+            let target = next.map_or(0, |j| j + 1);
+            moved += self.shift(target, p);
             match next {
-                None => return levels,
-                Some(z) => {
-                    y = z;
-                    p = self.pos[z as usize] as usize;
+                None => return (levels, moved),
+                Some(j) => {
+                    // The dependency stays where it was: the shifted block lies behind it.
+                    y = self.order[j];
+                    p = j;
                 }
             }
         }
     }
 
-    /// The paper's iterative swap variant; returns the chain levels touched.
-    fn move_swap(&mut self, at: usize) -> u32 {
+    /// The paper's iterative swap variant; returns (chain levels touched, dependency tests
+    /// plus positions rewritten).
+    fn move_swap(&mut self, at: usize) -> (u32, u64) {
         let mut cur = at;
         let mut levels = 1;
+        let mut moved = count(at);
         while cur > 0 {
             let (a, b) = (self.order[cur - 1], self.order[cur]);
             if self.snap.depends(b, a) {
                 levels += 1;
             } else {
                 self.order.swap(cur - 1, cur);
+                moved += 2;
                 if self.track {
-                    self.pos[a as usize] = cur as u32;
-                    self.pos[b as usize] = cur as u32 - 1;
+                    self.label.swap(a as usize, b as usize);
                 }
             }
             cur -= 1;
         }
-        levels
+        (levels, moved)
     }
 }
 
@@ -270,6 +370,10 @@ impl Worker<Packet> for MrfClassifier {
     #[inline]
     fn serve(&mut self, p: &Packet) -> u64 {
         self.classify(p).work
+    }
+
+    fn entries_moved(&self) -> Option<u64> {
+        Some(self.moved_total)
     }
 }
 
@@ -284,6 +388,7 @@ impl Drop for MrfClassifier {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::generate::SyntheticSpec;
     use crate::rules::{native, ReadOptions};
 
     fn fig6() -> Arc<Snapshot> {
@@ -332,5 +437,64 @@ mod tests {
         let l = c.classify(&narrow);
         assert_eq!(l.rule, Some(1));
         assert_eq!(l.work, 2, "one scan step plus one same-action check");
+    }
+
+    /// Both variants, the brute-force first match and the order invariant, packet by packet.
+    fn agree(snap: &Arc<Snapshot>, packets: &[Packet]) -> (MrfClassifier, MrfClassifier) {
+        let mut pre = MrfClassifier::new(snap.clone(), MrfVariant::Precomputed);
+        let mut swap = MrfClassifier::new(snap.clone(), MrfVariant::Swap);
+        for p in packets {
+            let want = snap.rules.first_match(p).map(|r| r as u32);
+            let (a, b) = (pre.classify(p), swap.classify(p));
+            assert_eq!((a.rule, a.work, a.chain), (want, b.work, b.chain), "{p}");
+            assert_eq!(pre.order(), swap.order(), "{p}");
+        }
+        for u in 0..snap.len() as u32 {
+            for &v in snap.deps.deps(u) {
+                assert!(pre.position_of(v) < pre.position_of(u), "rule {u} ahead of its dependency {v}");
+            }
+        }
+        (pre, swap)
+    }
+
+    #[test]
+    fn deep_dependency_chains_keep_both_variants_exact_and_equal() {
+        for (depth, seed) in [(4, 1), (12, 2), (31, 3)] {
+            let spec = SyntheticSpec { rules: 40, depth, flows_per_rule: 3, catch_all_fraction: 0.05 };
+            let snap = Arc::new(Snapshot::new(spec.rule_set().unwrap()));
+            assert!(snap.deps.max_depth() >= depth as u32, "depth {depth}");
+            let (pre, _) = agree(&snap, &spec.trace(4_000, seed).unwrap());
+            assert!(pre.moved() > 0);
+        }
+    }
+
+    #[test]
+    fn closed_label_gaps_relabel_without_changing_the_order() {
+        // Rule 0 is a dependency of every other rule; hitting rules 200, 199, ... moves each
+        // right behind rule 0, into the one gap between rule 0 and the rule moved before: the
+        // gap closes after about 32 moves and the order is relabelled, more than once.
+        let mut text = String::from("drop src 10.0.0.1 dport 0-1000\n");
+        for i in 1..=200 {
+            text.push_str(&format!("accept dport {i}\n"));
+        }
+        let snap = Arc::new(Snapshot::new(native::parse(&text, "t", &ReadOptions::default()).unwrap()));
+        let packets: Vec<Packet> = (1..=200u16).rev().map(|i| Packet::new(0x0a00_0002, 1, 1, i, 6)).collect();
+        let (pre, _) = agree(&snap, &[packets.clone(), packets].concat());
+        assert!(pre.relabels() >= 2, "{} relabels", pre.relabels());
+        assert_eq!(pre.order()[0], 0);
+    }
+
+    #[test]
+    fn the_second_counter_counts_moves_and_walks() {
+        // Fig. 6, rule 5 hit from the initial order: the exact-rule check reads its one
+        // same-action overlap (rule 1); its one dependency (rule 3) is read, and it moves from
+        // position 4 to 3 (2 positions rewritten); rule 3's one dependency (rule 1) is read and
+        // it moves from 2 to 1 (2 positions); rule 1 has none and stays at the front.
+        let mut c = MrfClassifier::new(fig6(), MrfVariant::Precomputed);
+        let l = c.classify(&Packet::new(0xc0a8_0001, 0x1700_002d, 1, 3478, 17));
+        assert_eq!(l.moved, 1 + (1 + 2) + (1 + 2));
+        assert_eq!(c.order(), &[0, 2, 1, 4, 3]);
+        assert_eq!(c.moved(), l.moved);
+        assert_eq!(c.entries_moved(), Some(l.moved));
     }
 }

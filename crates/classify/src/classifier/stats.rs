@@ -23,6 +23,8 @@ pub struct WorkerStats {
     pub packets: u64,
     /// Rules compared.
     pub work: u64,
+    /// Entries moved (the second work counter, [`Lookup::moved`]).
+    pub moved: u64,
     /// Packets per first-match rule.
     pub matches: Vec<u64>,
     /// Packets no rule matched (default policy).
@@ -55,6 +57,7 @@ impl WorkerStats {
         Self {
             packets: 0,
             work: 0,
+            moved: 0,
             matches: vec![0; rules],
             default_hits: 0,
             position_hist: [0; POSITION_BUCKETS],
@@ -82,6 +85,7 @@ impl WorkerStats {
     pub fn record(&mut self, l: &Lookup) {
         self.packets += 1;
         self.work += l.work;
+        self.moved += l.moved;
         match l.rule {
             Some(r) => {
                 let r = r as usize;
@@ -186,6 +190,7 @@ mod tests {
             work: 1,
             position,
             chain,
+            moved: 2,
         };
         for x in
             [l(Some(0), 0, 1), l(Some(1), 1, 1), l(Some(0), 0, 1), l(Some(2), 5, 3), l(None, 4, 0), l(Some(2), 0, 1)]
@@ -197,6 +202,7 @@ mod tests {
         assert_eq!(s.position_hist[0], 3);
         assert_eq!(s.position_hist[3], 2, "positions 4 and 5");
         assert_eq!(s.default_hits, 1);
+        assert_eq!(s.moved, 12);
         assert_eq!(s.distinct_rules(), 3);
         let sink = StatsSink::new(2);
         sink.deliver(1, s.clone());

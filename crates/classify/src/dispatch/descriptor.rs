@@ -110,6 +110,14 @@ impl Worker<Descriptor> for DescriptorWorker {
         }
         work
     }
+
+    fn hits(&self) -> Option<u64> {
+        self.inner.hits()
+    }
+
+    fn entries_moved(&self) -> Option<u64> {
+        self.inner.entries_moved()
+    }
 }
 
 #[cfg(test)]

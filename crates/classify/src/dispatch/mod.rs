@@ -1,20 +1,23 @@
 //! Packet dispatchers (`superlinear_core::dispatch::Dispatcher<Packet>`): RSS with the
-//! Toeplitz hash over configurable fields, the rule-aware dispatcher, and the core's
-//! round-robin and random dispatchers (which are generic over the request type).
+//! Toeplitz hash over configurable fields, two-choice flow pinning over the same fields, the
+//! rule-aware dispatcher, and the core's round-robin and random dispatchers (which are generic
+//! over the request type).
 //!
 //! A dispatcher is named by a spec: `rss:FIELDS` (e.g. `rss:sip,dip,sport,dport,proto`,
-//! `rss:dport`), `rule`, `rr`, `random`. Adding one means a new file and a line in [`REGISTRY`].
+//! `rss:dport`), `two-choice:FIELDS`, `rule`, `rr`, `random`. Adding one means a new file and a line in [`REGISTRY`].
 
 pub mod descriptor;
 pub mod rss;
 pub mod rule_aware;
 pub mod toeplitz;
 pub mod toeplitz_gfni;
+pub mod two_choice;
 
 pub use rss::{FieldMask, RssToeplitzDispatcher};
 pub use rule_aware::{
     score_with_law, score_with_mrf, FieldScore, RuleAwareDispatcher, RuleAwarePlan, RuleAwarePlanner,
 };
+pub use two_choice::TwoChoiceDispatcher;
 
 use crate::packet::Packet;
 use descriptor::Descriptor;
@@ -45,9 +48,21 @@ pub struct PacketDispatcherEntry {
     pub descriptors: DescriptorDispatcherConstructor,
 }
 
+/// The fields of `rss:FIELDS` and `two-choice:FIELDS` (the 5-tuple without an argument).
+fn fields(arg: &str) -> Result<FieldMask, Error> {
+    if arg.is_empty() {
+        Ok(FieldMask::FIVE_TUPLE)
+    } else {
+        FieldMask::parse(arg)
+    }
+}
+
 fn rss(arg: &str, k: usize) -> Result<RssToeplitzDispatcher, Error> {
-    let fields = if arg.is_empty() { FieldMask::FIVE_TUPLE } else { FieldMask::parse(arg)? };
-    Ok(RssToeplitzDispatcher::new(fields, k))
+    Ok(RssToeplitzDispatcher::new(fields(arg)?, k))
+}
+
+fn two_choice(arg: &str, k: usize, seed: u64) -> Result<TwoChoiceDispatcher, Error> {
+    Ok(TwoChoiceDispatcher::new(fields(arg)?, k, seed))
 }
 
 fn no_argument(name: &str, arg: &str) -> Result<(), Error> {
@@ -66,6 +81,13 @@ pub const REGISTRY: &[PacketDispatcherEntry] = &[
         summary: "RSS: Toeplitz hash (Microsoft key) over rss:FIELDS (sip,dip,sport,dport,proto; default 5-tuple), indirection table",
         build: |arg, k, _, _| Ok(Box::new(rss(arg, k)?)),
         descriptors: |arg, k, _, _, p| Ok(descriptor::boxed(rss(arg, k)?, p)),
+    },
+    PacketDispatcherEntry {
+        name: "two-choice",
+        flow_affine: true,
+        summary: "two-choice flow pinning over two-choice:FIELDS (as rss; default 5-tuple): a flow's first packet picks the less loaded of two hashed workers, the rest follow (spreads heavy flows)",
+        build: |arg, k, seed, _| Ok(Box::new(two_choice(arg, k, seed)?)),
+        descriptors: |arg, k, seed, _, p| Ok(descriptor::boxed(two_choice(arg, k, seed)?, p)),
     },
     PacketDispatcherEntry {
         name: "rule",
@@ -153,7 +175,7 @@ pub fn build_descriptors(
 pub fn describe(spec: &str, k: usize, planner: &RuleAwarePlanner) -> Result<String, Error> {
     let (entry, arg) = lookup(spec)?;
     Ok(match entry.name {
-        "rss" => format!("rss:{}", if arg.is_empty() { FieldMask::FIVE_TUPLE } else { FieldMask::parse(arg)? }.name()),
+        "rss" | "two-choice" => format!("{}:{}", entry.name, fields(arg)?.name()),
         "rule" => format!("rule({})", planner.fields(k.max(1)).name()),
         other => other.to_string(),
     })
@@ -170,5 +192,18 @@ mod tests {
         }
         assert_eq!(lookup("rss").unwrap().0.name, "rss");
         assert_eq!(lookup("rss:dport").unwrap().1, "dport");
+        assert!(lookup("two-choice:").is_err());
+        assert_eq!(lookup("two-choice:sip,dip").unwrap().0.name, "two-choice");
+    }
+
+    #[test]
+    fn two_choice_is_named_and_built_like_rss() {
+        let planner = RuleAwarePlanner::new(Arc::new(crate::Snapshot::new(
+            crate::rules::native::parse("accept dport 80\n", "t", &Default::default()).unwrap(),
+        )));
+        assert_eq!(describe("two-choice", 4, &planner).unwrap(), "two-choice:sip,dip,sport,dport,proto");
+        assert_eq!(describe("two-choice:dport,sip", 4, &planner).unwrap(), "two-choice:sip,dport");
+        assert!(build("two-choice:mac", 4, 1, &planner).is_err());
+        assert!(build("two-choice:dip/24", 4, 1, &planner).is_ok());
     }
 }
