@@ -2,7 +2,8 @@
 dependency depth d = 1, 2, 4, 8 (each of 5k base rules becomes a chain of d + 1 rules, traffic to
 the chain tails); (c) flow diversity 1, 5, 50, 500 flows per rule (5k independent rules, 5-tuple
 RSS); (d) hash functions at 500 flows per rule: source IP only, 5-tuple, destination port, and
-the rule-aware dispatcher; (e–g) the same dispatcher comparison on ClassBench acl1, ipc1, fw1."""
+the rule-aware dispatcher; (e–g) the same dispatcher comparison on ClassBench acl1, ipc1, fw1, with
+the two-choice balancing dispatcher beside them; (a) also shows the tuple-space classifiers."""
 
 from __future__ import annotations
 
@@ -22,7 +23,8 @@ from superlinear.experiments.spec import Experiment, Panel
 
 __all__ = ["experiment"]
 
-DISPATCHERS = ("rss:sip", RSS5, "rss:sip,dip", "rss:dip", "rss:dport", "rule")
+DISPATCHERS = ("rss:sip", RSS5, "rss:sip,dip", "rss:dip", "rss:dport", "rule",
+               "two-choice:" + RSS5.removeprefix("rss:"))
 
 
 def experiment(quick: bool = False, data: Path | None = None) -> Experiment:

@@ -22,7 +22,9 @@
 //!
 //! **Work units**: front rules compared (scan positions plus same-action checks) plus, on a
 //! front miss, the tuple-space work (slots probed plus rules compared); a flow-cache hit costs 1
-//! (one entry compared) and a flow-cache miss adds 1 to what follows.
+//! (one entry compared) and a flow-cache miss adds 1 to what follows. The second counter
+//! (entries moved, as `mrf.rs` counts it): front positions rewritten by admissions, evictions and
+//! MRF moves, plus dependency and same-action list entries read.
 
 use super::stats::WorkerStats;
 use super::tuple_merge::TupleSpace;
@@ -88,6 +90,9 @@ pub struct RuleCacheClassifier {
     stamp: Vec<u32>,
     stamp_now: u32,
     scratch: Vec<u32>,
+    /// Upkeep so far (the second work counter, `Lookup::moved`): front positions rewritten by
+    /// inserts, removals and moves, plus dependency and same-action list entries read.
+    moved_total: u64,
     flow: Option<FlowCache>,
     stats: Option<WorkerStats>,
     sink: Option<(super::StatsSink, usize)>,
@@ -119,6 +124,7 @@ impl RuleCacheClassifier {
             stamp: vec![0; n],
             stamp_now: 0,
             scratch: Vec::new(),
+            moved_total: 0,
             flow: (flow_entries > 0).then(|| FlowCache::new(flow_entries)),
             stats,
             sink: opts.stats,
@@ -193,6 +199,7 @@ impl RuleCacheClassifier {
     fn insert_at(&mut self, at: usize, rule: u32) {
         self.front.insert(at, rule);
         self.front_rules.insert(at, self.snap.table[rule as usize]);
+        self.moved_total += (self.front.len() - at) as u64;
         for (j, &r) in self.front.iter().enumerate().skip(at) {
             self.pos[r as usize] = j as u32;
         }
@@ -203,6 +210,7 @@ impl RuleCacheClassifier {
         let rule = self.front.remove(at);
         self.front_rules.remove(at);
         self.pos[rule as usize] = ABSENT;
+        self.moved_total += (self.front.len() - at) as u64;
         for (j, &r) in self.front.iter().enumerate().skip(at) {
             self.pos[r as usize] = j as u32;
         }
@@ -222,6 +230,7 @@ impl RuleCacheClassifier {
         self.front_rules.copy_within(target..p, target + 1);
         self.front[target] = moved;
         self.front_rules[target] = moved_rule;
+        self.moved_total += (p - target + 1) as u64;
         for (j, &r) in self.front.iter().enumerate().take(p + 1).skip(target) {
             self.pos[r as usize] = j as u32;
         }
@@ -235,6 +244,7 @@ impl RuleCacheClassifier {
         let mut levels = 0;
         loop {
             levels += 1;
+            self.moved_total += self.snap.deps.deps(y).len() as u64;
             // Every dependency of a front rule is in the front (cover-set invariant).
             let next = self.snap.deps.deps(y).iter().copied().max_by_key(|&v| self.pos[v as usize]);
             let target = next.map_or(0, |z| self.pos[z as usize] as usize + 1);
@@ -284,6 +294,7 @@ impl RuleCacheClassifier {
     /// Classifies one packet and self-adjusts.
     #[inline]
     pub fn classify(&mut self, p: &Packet) -> Lookup {
+        let moved_before = self.moved_total;
         let mut work = 0u64;
         let mut flow_slot = None;
         if let Some(f) = &self.flow {
@@ -292,11 +303,13 @@ impl RuleCacheClassifier {
             work += 1;
             if rule != EMPTY_FLOW && key == *p {
                 let rule = (rule != DEFAULT_RULE).then_some(rule);
-                return self.finish(Lookup { rule, action: self.snap.action_of(rule), work, position: 0, chain: 0 });
+                let lookup = Lookup { rule, action: self.snap.action_of(rule), work, position: 0, chain: 0, moved: 0 };
+                return self.finish(lookup);
             }
             flow_slot = Some(s);
         }
-        let lookup = self.classify_front(p, work);
+        let mut lookup = self.classify_front(p, work);
+        lookup.moved = self.moved_total - moved_before;
         if let (Some(s), Some(f)) = (flow_slot, self.flow.as_mut()) {
             f.entries[s] = (*p, lookup.rule.unwrap_or(DEFAULT_RULE));
         }
@@ -321,11 +334,12 @@ impl RuleCacheClassifier {
             let m = self.space.search(p);
             work += m.work;
             let chain = m.rule.map_or(0, |t| self.admit(t));
-            return Lookup { rule: m.rule, action: self.snap.action_of(m.rule), work, position, chain };
+            return Lookup { rule: m.rule, action: self.snap.action_of(m.rule), work, position, chain, moved: 0 };
         };
         work += i as u64 + 1;
         let found = self.front[i];
         let mut best = found;
+        self.moved_total += self.snap.deps.same_action(found).len() as u64;
         for &v in self.snap.deps.same_action(found) {
             // Same-action overlaps ahead of `found` were compared by the scan already.
             if self.pos[v as usize] as usize > i && v < best {
@@ -337,7 +351,7 @@ impl RuleCacheClassifier {
         }
         let chain = self.promote(self.pos[best as usize] as usize);
         let action = Action::from_code(self.snap.table[best as usize].action_code());
-        Lookup { rule: Some(best), action, work, position: i as u32, chain }
+        Lookup { rule: Some(best), action, work, position: i as u32, chain, moved: 0 }
     }
 }
 
@@ -345,6 +359,10 @@ impl Worker<Packet> for RuleCacheClassifier {
     #[inline]
     fn serve(&mut self, p: &Packet) -> u64 {
         self.classify(p).work
+    }
+
+    fn entries_moved(&self) -> Option<u64> {
+        Some(self.moved_total)
     }
 }
 

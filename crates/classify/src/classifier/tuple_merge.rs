@@ -412,8 +412,14 @@ impl TupleMergeClassifier {
     #[inline]
     pub fn classify(&mut self, p: &Packet) -> Lookup {
         let m = self.space.search(p);
-        let lookup =
-            Lookup { rule: m.rule, action: self.snap.action_of(m.rule), work: m.work, position: m.tables, chain: 0 };
+        let lookup = Lookup {
+            rule: m.rule,
+            action: self.snap.action_of(m.rule),
+            work: m.work,
+            position: m.tables,
+            chain: 0,
+            moved: 0,
+        };
         if let Some(s) = self.stats.as_mut() {
             s.record(&lookup);
         }
@@ -425,6 +431,10 @@ impl Worker<Packet> for TupleMergeClassifier {
     #[inline]
     fn serve(&mut self, p: &Packet) -> u64 {
         self.classify(p).work
+    }
+
+    fn entries_moved(&self) -> Option<u64> {
+        Some(0)
     }
 }
 
