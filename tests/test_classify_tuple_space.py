@@ -52,7 +52,7 @@ def test_registry_lists_them(cli: Cli) -> None:
     assert {"tuple-merge", "rule-cache", "rule-cache-flow"} <= names
 
 
-def test_compare_runs_ours_on_a_classbench_folder(cli: Cli, tmp_path: Path, rules: Path) -> None:
+def _classbench_folder(cli: Cli, tmp_path: Path, rules: Path) -> Path:
     data = tmp_path / "cb"
     data.mkdir()
     for name in ("acl1", "ipc1", "fw1"):
@@ -61,11 +61,17 @@ def test_compare_runs_ours_on_a_classbench_folder(cli: Cli, tmp_path: Path, rule
                       "--out", str(data / f"{name}_1k_trace"))):
             r = cli("classify", *args)
             assert r.returncode == 0, r.stderr
+    return data
+
+
+@pytest.mark.parametrize("traffic", ["trace", "uniform"])
+def test_compare_runs_ours_on_a_classbench_folder(cli: Cli, tmp_path: Path, rules: Path, traffic: str) -> None:
+    data = _classbench_folder(cli, tmp_path, rules)
     r = cli("classify", "compare", "--data", str(data), "--classbench-size", "1k", "--packets", "3000",
-            "--repeats", "2", "--algo", "static,tuple-merge,rule-cache", "--json")
+            "--repeats", "2", "--algo", "static,tuple-merge,rule-cache", "--traffic", traffic, "--json")
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
-    assert doc["peer"] is None
+    assert doc["peer"] is None and doc["traffic"] == traffic
     assert [(row["rules_set"], row["algo"]) for row in doc["rows"]][:3] == [
         ("acl1_1k", "static"), ("acl1_1k", "tuple-merge"), ("acl1_1k", "rule-cache")]
     assert all(row["counts_agree"] and len(row["mpps_runs"]) == 2 for row in doc["rows"])

@@ -363,7 +363,7 @@ def used_options(action: str, rules: bool) -> frozenset[str]:
                                                                                               "actions"})
         return source | {"packets", "algo", "quick", "out", "json"}
     if action == "compare":
-        return frozenset({"data", "sizes", "actions", "packets", "repeats", "peer", "algo", "json"})
+        return frozenset({"data", "sizes", "actions", "packets", "repeats", "peer", "algo", "traffic", "json"})
     if action == "gen-rules":
         return SYNTHETIC_OPTIONS | {"seed", "format", "out"}
     if action == "gen-trace":
@@ -465,7 +465,8 @@ def register(sub: Any) -> None:
         "  superlinear classify bench [--data DIR] [--classbench-size 5k] [--quick]\n"
         "                             single-core Mpps per ClassBench set\n"
         "  superlinear classify compare [--data DIR] [--classbench-size 5k] [--packets N] [--repeats N]\n"
-        "                               [--peer DIR|TMBENCH]  ours vs the peer TupleMerge, one core, alternated\n"
+        "                               [--traffic trace|uniform] [--peer DIR|TMBENCH]\n"
+        "                               ours vs the peer TupleMerge, one core, alternated\n"
         "  superlinear classify gen-rules --rules-count N [--depth D] [--catch-all F] --out F [--format nft]\n"
         "  superlinear classify gen-trace (--rules R | --rules-count N [--depth D] [--flows-per-rule F])\n"
         "                                 [--packets N] --out F [--format binary|pcap|pcapng|classbench]\n"
@@ -542,6 +543,9 @@ def register(sub: Any) -> None:
     p.add_argument("--quick", action="store_true", help="bench: fewer packets, one run")
     p.add_argument("--peer", metavar="DIR|TMBENCH", help="compare: the peer's tmbench binary, or a folder holding it "
                    "(built there with shared/peers/build-tuplemerge when absent); without it, ours only")
+    p.add_argument("--traffic", choices=("trace", "uniform"), default="trace",
+                   help="compare: the set's own ClassBench trace (default), or headers without locality: each packet "
+                   "a uniformly random rule and a header uniformly inside it, the same packets for both sides")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     scope = OptionScope(p)
     p.set_defaults(func=lambda args: cmd_classify(args, scope))

@@ -108,9 +108,17 @@ def cmd_compare(args: argparse.Namespace) -> int:
                 trace = Path(str(rules) + "_trace")
                 if not rules.exists() or not trace.exists():
                     raise SuperlinearError(f"{rules}: no such ClassBench rule set (or its _trace)")
-                w = load(PacketWorkloadSpec(kind="files", rules=str(rules), trace=str(trace), packets=packets,
-                                            actions=args.actions))
                 label = f"{name}_{size}"
+                if args.traffic == "uniform":
+                    # No locality: every packet a random rule's random header (generated once and
+                    # written for the peer, so that both sides classify the same packets).
+                    w = load(PacketWorkloadSpec(kind="files", rules=str(rules), packets=packets,
+                                                actions=args.actions))
+                    trace = Path(tmp) / f"{label}_uniform_trace"
+                    w.write_trace(str(trace), "classbench")
+                else:
+                    w = load(PacketWorkloadSpec(kind="files", rules=str(rules), trace=str(trace), packets=packets,
+                                                actions=args.actions))
                 reference = _our_counts(w, "static")
                 ours: dict[str, list[float]] = {a: [] for a in args.algos}
                 work: dict[str, float] = {}
@@ -142,7 +150,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
                                  "work_per_packet": work.get(algo), "counts_agree": counts_ok[algo],
                                  "ratio_to": best_peer if ratio else None, "ratio_runs": ratio})
                     agree &= counts_ok[algo]
-    doc = {"kind": KIND, "core": core, "repeats": args.repeats, "peer": str(exe) if exe else None, "rows": rows}
+    doc = {"kind": KIND, "core": core, "repeats": args.repeats, "traffic": args.traffic,
+           "peer": str(exe) if exe else None, "rows": rows}
     if args.json:
         print(json.dumps(doc, indent=1))
     else:
@@ -156,7 +165,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def _print(doc: dict[str, Any]) -> None:
     caption = doc["kind"].replace("[", "\\[") + ("" if doc["peer"] else "; no --peer: ours only")
-    t = Table(title=f"single-core classification, ours and the peer ({doc['repeats']} alternated runs, core "
+    traffic = "the sets' traces" if doc["traffic"] == "trace" else "headers without locality"
+    t = Table(title=f"single-core classification, ours and the peer, {traffic} ({doc['repeats']} alternated runs, core "
               f"{doc['core']})", caption=caption, caption_justify="left")
     for c in ("rule set", "side", "classifier", "Mpps", "work / packet", "counts agree", "ours / best peer",
               "best peer"):
