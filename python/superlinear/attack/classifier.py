@@ -14,12 +14,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from superlinear import _native
 from superlinear.attack.studies import COLORS, log_space
 from superlinear.common.defaults import config_defaults
+from superlinear.common.interrupt import interruptible
 from superlinear.common.rows import Row
 from superlinear.output.figures import save_figure
 
@@ -78,7 +80,7 @@ def run_classifier_study(study: ClassifierStudy, progress: Progress | None = Non
     """Runs every adversary; returns one row per (adversary, policy, attack rate) and a summary."""
     say = progress or (lambda _msg: None)
     say(f"{study.algo} vs {', '.join(study.adversaries)}")
-    res = _native.sched_classifier_attack(study.native())
+    res = interruptible(partial(_native.sched_classifier_attack, study.native()))
     workload = res["workload"]
     rows: list[Row] = []
     summary: dict[str, Any] = {"workload": workload, "adversaries": {}}

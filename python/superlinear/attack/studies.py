@@ -20,11 +20,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from superlinear import _native
 from superlinear.common.defaults import config_defaults
+from superlinear.common.interrupt import interruptible
 from superlinear.common.rows import Row
 from superlinear.output.figures import save_figure
 
@@ -151,7 +153,7 @@ def _sweep_rows(panel: str, sweep: SweepRecord, jmax: float) -> list[Row]:
 def run_sim_study(study: SimStudy, progress: Progress | None = None) -> tuple[list[Row], dict[str, Any]]:
     """Runs the sweep and the J_max growth panel; returns rows and the per-policy summary."""
     say = progress or (lambda _msg: None)
-    stats = _native.sched_innocent_stats(study.traffic.native())
+    stats = interruptible(partial(_native.sched_innocent_stats, study.traffic.native()))
     r_max = stats["r_max"]
     rates = [r * 1e3 for r in study.attack_rates_gbps] if study.attack_rates_gbps else log_space(
         1e-4 * r_max, r_max, 17)
@@ -167,7 +169,8 @@ def run_sim_study(study: SimStudy, progress: Progress | None = None) -> tuple[li
     main_sweeps: dict[str, SweepRecord] = {}
     for policy in study.policies:
         say(f"sweep: {policy}")
-        sweep = main_sweeps[policy] = _native.sched_sweep(_sim_config(study, study.traffic, policy, rates))
+        config = _sim_config(study, study.traffic, policy, rates)
+        sweep = main_sweeps[policy] = interruptible(partial(_native.sched_sweep, config))
         rows += _sweep_rows("sweep", sweep, study.traffic.job_max)
         best = max((p for p in sweep["points"] if p["resolved"]), key=lambda p: p["df"], default=sweep["points"][-1])
         summary["policies"][policy] = {
@@ -190,7 +193,7 @@ def run_sim_study(study: SimStudy, progress: Progress | None = None) -> tuple[li
                     sweep = main_sweeps[policy]
                 else:
                     say(f"J_max = {jmax:g} µs: {policy}")
-                    sweep = _native.sched_sweep(_sim_config(study, traffic, policy, jrates))
+                    sweep = interruptible(partial(_native.sched_sweep, _sim_config(study, traffic, policy, jrates)))
                 pts = _sweep_rows("growth", sweep, jmax)
                 rows += pts
                 growth.append({"panel": "growth-summary", "kind": "simulated", "policy": policy, "job_max_us": jmax,
@@ -265,13 +268,13 @@ def run_worker_study(study: WorkerStudy, progress: Progress | None = None) -> tu
     summary: dict[str, Any] = {"adversaries": {}}
     for adversary in study.adversaries:
         say(f"{study.algo} vs {adversary}")
-        res = _native.sched_key_attack({
+        res = interruptible(partial(_native.sched_key_attack, {
             "algo": study.algo, "adversary": adversary, "workload": "trace" if study.trace else study.workload,
             "m": study.m, "alpha": study.alpha, "trace": study.trace, "requests": study.requests,
             "packet": study.packet, "load": study.load, "attack_fractions": list(study.attack_fractions),
             "policies": list(study.policies), "buffer": study.buffer, "learn": study.learn,
             "us_per_work": study.us_per_work, "seed": study.seed, "threads": study.threads,
-        })
+        }))
         base = {r["policy"]: r["outcome"]["goodput"] for r in res["rows"] if r["attack_fraction"] == 0.0}
         for r in res["rows"]:
             o = r["outcome"]
@@ -335,7 +338,8 @@ def run_queue_bench(bench: QueueBench, progress: Progress | None = None) -> list
         for pattern in bench.patterns:
             for queue in bench.queues:
                 say(f"n = {n:,}: {queue} / {pattern}")
-                r = _native.sched_bench_queue(queue, pattern, n, bench.pairs, bench.width, bench.levels, bench.seed)
+                r = interruptible(partial(_native.sched_bench_queue, queue, pattern, n, bench.pairs, bench.width,
+                                              bench.levels, bench.seed))
                 if r is None:
                     continue
                 rows.append({"kind": "measured", "queue": queue, "pattern": pattern, "n": n, "pairs": r["pairs"],
