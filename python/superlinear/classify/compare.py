@@ -10,6 +10,7 @@ import argparse
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import tempfile
 from pathlib import Path
@@ -27,11 +28,6 @@ PEER_ALGOS = ("TMOnline", "TMOffline", "PartitionSort")
 #: Where the peer's build script may be (``$SUPERLINEAR_PEERS`` first).
 PEER_DIRS = (Path("../shared/peers"), Path("shared/peers"), Path("/work/shared/peers"))
 KIND = "measured: thread CPU time of the lookup loop, one pinned core; median [lo–hi] of alternated runs"
-
-
-def _median(values: list[float]) -> float:
-    s = sorted(values)
-    return s[(len(s) - 1) // 2] if len(s) % 2 else (s[len(s) // 2 - 1] + s[len(s) // 2]) / 2
 
 
 def resolve_peer(arg: str) -> Path:
@@ -141,12 +137,12 @@ def cmd_compare(args: argparse.Namespace) -> int:
                         if algo not in counts_ok:
                             peer = json.loads(out.read_text())
                             counts_ok[algo] = (list(peer["counts"]), int(peer.get("default", 0))) == reference
-                best_peer = max(peers, key=lambda a: _median(peers[a])) if peers else None
+                best_peer = max(peers, key=lambda a: statistics.median(peers[a])) if peers else None
                 for algo, runs in [*ours.items(), *peers.items()]:
                     ratio = ([o / p for o, p in zip(runs, peers[best_peer], strict=True)]
                              if best_peer and algo in ours else [])
                     rows.append({"rules_set": label, "side": "ours" if algo in ours else "peer", "algo": algo,
-                                 "packets": packets, "mpps_runs": runs, "mpps_median": _median(runs),
+                                 "packets": packets, "mpps_runs": runs, "mpps_median": statistics.median(runs),
                                  "work_per_packet": work.get(algo), "counts_agree": counts_ok[algo],
                                  "ratio_to": best_peer if ratio else None, "ratio_runs": ratio})
                     agree &= counts_ok[algo]
