@@ -6,6 +6,9 @@ a run ends with its stability summary."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 from test_cli import Cli
@@ -79,6 +82,37 @@ def test_sweep_file_sets_repeats_and_the_flag_overrides(cli: Cli, tmp_path: Path
     r = cli("sweep", str(cfg), "--out", str(tmp_path / "b"), "--json", "--repeats", "1")
     assert r.returncode == 0, r.stderr
     assert {row["repeats"] for row in json.loads(r.stdout)["rows"]} == {1}
+
+
+def test_the_timed_window_spans_the_runs_of_every_point(cli: Cli, tmp_path: Path) -> None:
+    cfg = tmp_path / "grid.toml"
+    cfg.write_text('algos = ["mtf"]\ndispatch = ["hash"]\nk = [1, 2]\nrequests = 2000\nrepeats = 1\n'
+                   '[workload]\nkind = "uniform"\nm = 200\n')
+    # The tests' own default (conftest): no window, one threaded run per point.
+    r = cli("sweep", str(cfg), "--out", str(tmp_path / "a"), "--json")
+    assert r.returncode == 0, r.stderr
+    assert {row["runs_measured"] for row in json.loads(r.stdout)["rows"]} == {1}
+    r = cli("sweep", str(cfg), "--out", str(tmp_path / "b"), "--json", "--timed-window", "0.2")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    panel = doc["config"]["panels"][0]
+    assert (panel["point_timed_ms"], panel["baseline_timed_ms"]) == (200, 600)
+    # These runs take microseconds, so passes and threaded runs are added up to the cap of 16.
+    for row in doc["rows"]:
+        assert row["runs_projected"] >= 16 and row["runs_measured"] == 16, row
+
+
+def test_a_bad_timed_window_is_one_line(cli: Cli) -> None:
+    for bad in ("-1", "abc", "nan", ""):
+        r = cli("reproduce", "fig5", "--quick", "--timed-window", bad)
+        assert r.returncode == 2 and "Traceback" not in r.stderr
+        assert "argument --timed-window:" in r.stderr.strip().splitlines()[-1]
+    env = {**os.environ, "SUPERLINEAR_TIMED_WINDOW": "soon"}
+    r = subprocess.run([sys.executable, "-m", "superlinear", "reproduce", "fig5", "--quick", "--panel", "e"],
+                       capture_output=True, text=True, env=env, timeout=120, check=False)
+    assert r.returncode != 0 and "Traceback" not in r.stderr
+    assert r.stderr.strip().splitlines()[-1].endswith(
+        "$SUPERLINEAR_TIMED_WINDOW: expected a number of seconds, got 'soon'")
 
 
 def test_repeats_must_be_a_positive_whole_number(cli: Cli) -> None:

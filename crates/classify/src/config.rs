@@ -103,6 +103,8 @@ pub struct RunSettings {
     /// Any of `projected`, `measured`.
     pub modes: Vec<String>,
     pub repeats: usize,
+    /// Projected mode: least wall-clock milliseconds the passes span (0: `repeats` passes).
+    pub min_timed_ms: u64,
     pub parallel: usize,
     pub seed: u64,
     pub stats: bool,
@@ -120,6 +122,7 @@ impl Default for RunSettings {
             k: d.k,
             modes: vec!["projected".into()],
             repeats: d.repeats,
+            min_timed_ms: d.min_timed_ms,
             parallel: d.parallel,
             seed: d.seed,
             stats: d.stats,
@@ -143,6 +146,7 @@ impl RunSettings {
             projected: self.modes.iter().any(|m| m == "projected"),
             measured: self.modes.iter().any(|m| m == "measured"),
             repeats: self.repeats,
+            min_timed_ms: self.min_timed_ms,
             parallel: self.parallel,
             seed: self.seed,
             stats: self.stats,

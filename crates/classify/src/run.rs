@@ -16,7 +16,7 @@ use superlinear_core::accounting::Accounting;
 use superlinear_core::cputime::{available_cores, thread_cpu_ns};
 use superlinear_core::law::{Candidate, DispatcherCandidate};
 use superlinear_core::run_config::ENGINE_DISPATCH_SALT;
-use superlinear_core::runner::{run_projected, run_threaded, Placement, Streams};
+use superlinear_core::runner::{run_projected, run_threaded_within, Placement, Streams};
 use superlinear_core::{Error, Worker};
 
 /// One run: classifier × dispatcher × k.
@@ -34,6 +34,10 @@ pub struct RunSpec {
     pub measured: bool,
     /// Projected mode: best of this many runs.
     pub repeats: usize,
+    /// Projected and measured modes: passes (threaded runs) are added until they span this many
+    /// milliseconds, keeping the least time (0: `repeats` passes and one threaded run). Per-worker
+    /// statistics (`stats`) come from one threaded run whatever this is.
+    pub min_timed_ms: u64,
     /// Workers at once in projected mode (0: every core).
     pub parallel: usize,
     /// Seed of seeded dispatchers.
@@ -64,6 +68,7 @@ impl Default for RunSpec {
             projected: true,
             measured: false,
             repeats: 1,
+            min_timed_ms: 0,
             parallel: 0,
             seed: 1,
             stats: false,
@@ -131,9 +136,13 @@ pub fn execute(planner: &RuleAwarePlanner, packets: &[Packet], spec: &RunSpec) -
     let streams = Streams { warmup, counted };
     let cores = available_cores();
     let parallel = if spec.parallel == 0 { cores } else { spec.parallel };
-    let projected = spec.projected.then(|| run_projected(streams, &make, spec.k, &factory, parallel, spec.repeats));
+    let min_timed = std::time::Duration::from_millis(spec.min_timed_ms);
+    let projected =
+        spec.projected.then(|| run_projected(streams, &make, spec.k, &factory, parallel, spec.repeats, min_timed));
+    // Statistics are collected by every run; with them on, one threaded run counts them once.
+    let measured_window = if spec.stats { std::time::Duration::ZERO } else { min_timed };
     let measured = (spec.measured && spec.k <= cores)
-        .then(|| run_threaded(streams, make().as_mut(), spec.k, &factory, Placement::OneCorePerWorker));
+        .then(|| run_threaded_within(streams, &make, spec.k, &factory, Placement::OneCorePerWorker, measured_window));
     let stats = sink.map(|s| s.take()).unwrap_or_default();
     if superlinear_core::cancel::requested() {
         return Err(superlinear_core::cancel::interrupted());

@@ -66,6 +66,8 @@ pub struct RunSettings {
     pub modes: Vec<String>,
     pub parallel: usize,
     pub repeats: usize,
+    /// Projected mode: least wall-clock milliseconds the passes span (0: `repeats` passes).
+    pub min_timed_ms: u64,
 }
 
 impl Default for RunSettings {
@@ -86,6 +88,7 @@ impl Default for RunSettings {
             modes: vec!["projected".into()],
             parallel: 0,
             repeats: 1,
+            min_timed_ms: 0,
         }
     }
 }
@@ -117,6 +120,7 @@ impl RunSettings {
             modes: Modes { projected: has("projected"), measured: has("measured"), single_core: has("single_core") },
             parallel: self.parallel,
             repeats: self.repeats,
+            min_timed_ms: self.min_timed_ms,
         })
     }
 }

@@ -5,7 +5,7 @@ use crate::accounting::{Accounting, AccountingRecord};
 use crate::cputime::available_cores;
 use crate::dispatch::{self, Dispatcher};
 use crate::error::Error;
-use crate::runner::{run_projected, run_threaded, Placement, Streams};
+use crate::runner::{run_projected, run_threaded, run_threaded_within, Placement, Streams};
 use crate::worker::{Worker, WorkerParams};
 use crate::workers::AlgoSpec;
 use crate::workload::WorkloadSpec;
@@ -62,6 +62,10 @@ pub struct RunConfig {
     pub parallel: usize,
     /// Projected mode: runs of each stream, keeping the least CPU time (best of n; 1 = once).
     pub repeats: usize,
+    /// Projected and measured modes: passes (threaded runs) are added, up to
+    /// [`crate::runner::MAX_WINDOW_PASSES`], until they span this many milliseconds of wall-clock
+    /// time, keeping the least time (0: `repeats` passes and one threaded run).
+    pub min_timed_ms: u64,
 }
 
 /// Results of one configured run.
@@ -193,12 +197,14 @@ pub fn execute(config: &RunConfig) -> Result<RunReport, Error> {
     let cores = available_cores();
     let parallel = if config.parallel == 0 { cores } else { config.parallel };
     let make_dispatcher = || config.dispatcher();
+    let min_timed = std::time::Duration::from_millis(config.min_timed_ms);
     let projected = config
         .modes
         .projected
-        .then(|| run_projected(streams, &make_dispatcher, config.k, &factory, parallel, config.repeats));
-    let measured = (config.modes.measured && config.k <= cores)
-        .then(|| run_threaded(streams, config.dispatcher().as_mut(), config.k, &factory, Placement::OneCorePerWorker));
+        .then(|| run_projected(streams, &make_dispatcher, config.k, &factory, parallel, config.repeats, min_timed));
+    let measured = (config.modes.measured && config.k <= cores).then(|| {
+        run_threaded_within(streams, &make_dispatcher, config.k, &factory, Placement::OneCorePerWorker, min_timed)
+    });
     let single_core = config
         .modes
         .single_core

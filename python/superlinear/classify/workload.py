@@ -98,12 +98,12 @@ def load(spec: PacketWorkloadSpec) -> _native.PacketWorkload:
 
 
 def run_point(spec: PacketWorkloadSpec, algo: str, dispatch: str, k: int, modes: tuple[str, ...],
-              repeats: int = 1, seed: int = 1) -> RunRecord:
+              repeats: int = 1, seed: int = 1, min_timed_ms: int = 0) -> RunRecord:
     """One run of ``algo`` behind ``dispatch`` with k workers on the workload of ``spec``
-    (its warm-up served first and left out)."""
+    (its warm-up served first and left out); projected passes span at least ``min_timed_ms``."""
     w = load(spec)
     config = {"algo": algo, "dispatch": dispatch, "k": k, "modes": list(modes), "repeats": repeats, "seed": seed,
-              "warmup": spec.warmup}
+              "warmup": spec.warmup, "min_timed_ms": min_timed_ms}
     raw = interruptible(lambda: w.run(config))
     return {"items": raw["items"], "cores": raw["cores"], "projected": raw["projected"], "measured": raw["measured"],
             "single_core": None}

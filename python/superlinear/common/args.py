@@ -14,6 +14,8 @@ positive integer, got 'x'`` (``run``, ``reproduce``, ``predict``, ``classify``, 
 from __future__ import annotations
 
 import argparse
+import math
+import os
 from collections.abc import Callable, Sequence
 
 from superlinear.common.errors import SuperlinearError
@@ -174,6 +176,43 @@ def names(option: str, text: str, known: Sequence[str]) -> tuple[str, ...]:
 def name_list(text: str | None) -> list[str]:
     """Comma-separated names as given, blanks dropped; empty for no option."""
     return [n.strip() for n in text.split(",") if n.strip()] if text else []
+
+
+#: Environment variable that sets ``--timed-window`` where the flag is not given (the test suite
+#: sets it to 0: its runs check counts and shapes, not timings).
+TIMED_WINDOW_ENV = "SUPERLINEAR_TIMED_WINDOW"
+
+
+def non_negative_seconds(text: str) -> float:
+    """A duration in seconds, 0 or more (a finite number)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"must be a finite number of seconds ≥ 0, got {text!r}")
+    return value
+
+
+def add_timed_window_option(parser: argparse.ArgumentParser) -> None:
+    """``--timed-window S``: the least wall-clock time the timed passes of each point span."""
+    parser.add_argument("--timed-window", type=non_negative_seconds, metavar="S",
+                        help="each point's timed passes (projected) and threaded runs (measured) are repeated until "
+                             "they span S seconds, keeping the least time; a k = 1 baseline's span 3·S (default 1, "
+                             f"or ${TIMED_WINDOW_ENV}; 0: one pass each)")
+
+
+def timed_window(args: argparse.Namespace) -> float | None:
+    """``--timed-window``, else ``$SUPERLINEAR_TIMED_WINDOW``, else None (the panels' own windows)."""
+    if getattr(args, "timed_window", None) is not None:
+        return float(args.timed_window)
+    env = os.environ.get(TIMED_WINDOW_ENV)
+    if env is None or env == "":
+        return None
+    try:
+        return non_negative_seconds(env)
+    except argparse.ArgumentTypeError as e:
+        raise SuperlinearError(f"${TIMED_WINDOW_ENV}: {e}") from None
 
 
 def add_repeats_option(parser: argparse.ArgumentParser) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from superlinear import _native
-from superlinear.common.args import add_repeats_option, non_negative_int, positive_int
+from superlinear.common.args import add_repeats_option, add_timed_window_option, non_negative_int, positive_int
 from superlinear.common.defaults import config_defaults
 from superlinear.common.errors import SuperlinearError
 from superlinear.common.listing import Listing, add_listing_options, known, name_table
@@ -109,6 +109,7 @@ def register(sub: Any) -> None:
     s.add_argument("--out", metavar="DIR", help="output folder (default results/NAME)")
     s.add_argument("--no-measure", action="store_true", help="skip the real-thread runs")
     add_repeats_option(s)
+    add_timed_window_option(s)
     s.add_argument("--json", action="store_true", help="print result.json instead of the table")
     s.set_defaults(func=cmd_sweep)
 

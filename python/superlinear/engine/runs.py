@@ -56,6 +56,8 @@ class RunSpec:
     modes: tuple[str, ...] = tuple(_RUN["modes"])
     parallel: int = _RUN["parallel"]
     repeats: int = _RUN["repeats"]
+    #: Projected mode: passes are added until they span this many milliseconds (0: ``repeats``).
+    min_timed_ms: int = _RUN["min_timed_ms"]
 
     def to_native(self) -> dict[str, Any]:
         d = asdict(self)

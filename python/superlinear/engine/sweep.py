@@ -37,8 +37,9 @@ if TYPE_CHECKING:
 #: The run config's defaults (crates/core): the sweep's optional keys and their values.
 RUN_DEFAULTS = config_defaults("run")
 #: Run config fields the sweep sets itself: ``algos`` names the workers (caches as ``lru:C``, which
-#: gives the capacity), ``measure`` picks the modes, and the driver chooses the parallelism.
-SET_BY_SWEEP = {"algo", "capacity", "modes", "parallel"}
+#: gives the capacity), ``measure`` picks the modes, and the driver chooses the parallelism and
+#: each run's timed window (the panel's baseline and point windows).
+SET_BY_SWEEP = {"algo", "capacity", "modes", "parallel", "min_timed_ms"}
 #: The sweep's own keys: its name, the grid axes (``dispatch`` and ``k`` as lists) and ``measure``.
 SWEEP_KEYS = {"name", "algos", "dispatch", "k", "measure"}
 TOP_KEYS = SWEEP_KEYS | (set(RUN_DEFAULTS) - SET_BY_SWEEP)

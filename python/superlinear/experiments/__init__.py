@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from superlinear.experiments import fig5, fig8, fig9, fig11
+from superlinear.experiments import fig5, fig8, fig9, fig11, scaling
 from superlinear.experiments.spec import Experiment
 
 #: name → builder(quick) of every reproducible experiment.
@@ -16,10 +16,12 @@ REGISTRY: dict[str, Callable[[bool], Experiment]] = {
     "cache-sensitivity": fig11.sensitivity_experiment,
     "fig8": fig8.experiment,
     "fig9": fig9.experiment,
+    "scaling": scaling.experiment,
 }
 
 #: Experiments that read data files: name → builder(quick, data folder or None).
 DATA_REGISTRY: dict[str, Callable[[bool, Path | None], Experiment]] = {
     "fig8": fig8.experiment,
     "fig9": fig9.experiment,
+    "scaling": scaling.experiment,
 }

@@ -18,7 +18,7 @@ from typing import Any
 
 from rich.console import Console
 
-from superlinear.common.args import add_repeats_option
+from superlinear.common.args import add_repeats_option, add_timed_window_option, timed_window
 from superlinear.common.errors import SuperlinearError
 from superlinear.common.listing import known
 from superlinear.common.study import Outcome, Progress, Study, console, run_study
@@ -37,6 +37,8 @@ class ExperimentRun:
     out: Path
     #: Independent repeats of every point (None: each panel's own, 3 unless declared).
     repeats: int | None = None
+    #: Seconds every point's timed runs span (None: each panel's own windows).
+    timed_window: float | None = None
 
 
 class EngineExperiment(Study[ExperimentRun]):
@@ -61,8 +63,9 @@ class EngineExperiment(Study[ExperimentRun]):
         from superlinear.experiments.repeats import stability
         from superlinear.output.results import write_results
 
-        driver = Driver(measure=config.measure, show_progress=progress is not None, repeats=config.repeats)
-        recorded = experiment_config(config.experiment, config.panels, config.quick)
+        driver = Driver(measure=config.measure, show_progress=progress is not None, repeats=config.repeats,
+                        timed_window=config.timed_window)
+        recorded = experiment_config(config.experiment, config.panels, config.quick, config.timed_window)
         if config.repeats is not None:
             recorded["repeats"] = config.repeats
         rows = driver.run(config.experiment, config.panels,
@@ -159,7 +162,7 @@ def run_experiment(experiment: Experiment, args: argparse.Namespace, panels: lis
                    measure: bool) -> int:
     """Runs a declared experiment for a command whose ``args`` carry ``out``, ``json`` and
     ``repeats``."""
-    run = ExperimentRun(experiment, panels, quick, measure, Path(args.out), args.repeats)
+    run = ExperimentRun(experiment, panels, quick, measure, Path(args.out), args.repeats, timed_window(args))
     return run_study(EngineExperiment(run), args)
 
 
@@ -232,6 +235,7 @@ def register(sub: Any) -> None:
     r.add_argument("--exclude-warmup", action="store_true",
                    help="steady state: serve each panel's warm-up first and leave it out of every figure")
     add_repeats_option(r)
+    add_timed_window_option(r)
     r.add_argument("--json", action="store_true", help="print result.json instead of the table")
     r.add_argument("--data", metavar="DIR",
                    help="fig8/fig9: folder with the ClassBench rule sets and traces (acl1_5k, acl1_5k_trace, ...)")

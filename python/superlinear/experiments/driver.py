@@ -23,6 +23,24 @@ if TYPE_CHECKING:
     from superlinear._native import Accounting, RunRecord
 
 
+#: A k = 1 baseline's timed window, in points' windows (``--timed-window S`` gives it 3·S).
+BASELINE_WINDOWS = 3
+
+
+def _timed_ms(panel: Panel, k: int) -> int:
+    """The least timed window of a run: the baseline's or a point's."""
+    return panel.baseline_timed_ms if k == 1 else panel.point_timed_ms
+
+
+def with_timed_window(panel: Panel, seconds: float | None) -> Panel:
+    """The panel with every point's timed window set to ``seconds`` and its baselines' to
+    ``BASELINE_WINDOWS`` times that (None: the panel's own windows)."""
+    if seconds is None:
+        return panel
+    ms = round(seconds * 1000)
+    return replace(panel, point_timed_ms=ms, baseline_timed_ms=BASELINE_WINDOWS * ms)
+
+
 def _spec(panel: Panel, series: Series, k: int, modes: tuple[str, ...]) -> RunSpec:
     assert isinstance(panel.workload, Workload), "packet workloads run through superlinear.classify.workload"
     return RunSpec(
@@ -40,6 +58,7 @@ def _spec(panel: Panel, series: Series, k: int, modes: tuple[str, ...]) -> RunSp
         capacity=panel.capacity,
         modes=modes,
         repeats=1,  # one pass per run: repeats are the driver's, each an independent run
+        min_timed_ms=_timed_ms(panel, k),
     )
 
 
@@ -54,7 +73,8 @@ def _run(panel: Panel, series: Series, k: int, modes: tuple[str, ...]) -> RunRec
     if isinstance(panel.workload, PacketWorkloadSpec):
         from superlinear.classify.workload import run_point
 
-        return run_point(_packets(panel, series), series.algo, series.dispatch, k, modes, 1, panel.seed)
+        return run_point(_packets(panel, series), series.algo, series.dispatch, k, modes, 1, panel.seed,
+                         _timed_ms(panel, k))
     return run(_spec(panel, series, k, modes))
 
 
@@ -134,6 +154,10 @@ def speedup_row(panel: Panel, series: Series, k: int, result: RunRecord, base: R
         max_worker_estimate_ns=max(p["worker_estimate_ns"]),
         cost_per_work_ns=p["cost_per_work_ns"],
         workers_rerun=p["workers_rerun"],
+        # Timed runs behind each figure (the timed window's passes; docs/design.md): the fewest
+        # runs of any worker's stream in projected mode, and the threaded runs in measured mode.
+        runs_projected=min(p["worker_runs"]),
+        runs_measured=m["worker_runs"][0] if m else None,
         work_span=p["work_span"],
         work_total=p["work_total"],
         work_per_request=p["work_total"] / max(p["requests"], 1),
@@ -179,10 +203,13 @@ class Driver:
     """Runs experiments; ``measure`` adds real-thread runs for every k ≤ cores; ``repeats``
     independent rounds of every panel give each timed figure as a median with its range."""
 
-    def __init__(self, measure: bool = True, show_progress: bool = True, repeats: int | None = None) -> None:
+    def __init__(self, measure: bool = True, show_progress: bool = True, repeats: int | None = None,
+                 timed_window: float | None = None) -> None:
         self.measure = measure
         self.show_progress = show_progress
         self.repeats = repeats
+        #: Seconds every point's timed runs span (None: each panel's own windows).
+        self.timed_window = timed_window
 
     def repeats_of(self, panel: Panel) -> int:
         """Independent rounds of a panel: the driver's (``--repeats``) or the panel's own."""
@@ -196,6 +223,7 @@ class Driver:
 
         Each round runs every k = 1 baseline, then every point once; a round's speedups are
         against that round's baselines, so all figures of a round share its conditions."""
+        panel = with_timed_window(panel, self.timed_window)
         rows: list[Row] = [] if into is None else into
         rounds: dict[tuple[Series, int], list[Row]] = {}
         where: dict[tuple[Series, int], int] = {}
@@ -294,13 +322,16 @@ class Driver:
         return rows
 
 
-def experiment_config(experiment: Experiment, panels: Iterable[str] | None, quick: bool) -> dict[str, Any]:
-    """The configuration block of result.json: every panel's parameters."""
+def experiment_config(experiment: Experiment, panels: Iterable[str] | None, quick: bool,
+                      timed_window: float | None = None) -> dict[str, Any]:
+    """The configuration block of result.json: every panel's parameters (with the timed windows
+    its runs used)."""
     wanted = set(panels) if panels else None
     return {
         "quick": quick,
         "description": experiment.description,
-        "panels": [asdict(p) for p in experiment.panels if wanted is None or p.name in wanted],
+        "panels": [asdict(with_timed_window(p, timed_window)) for p in experiment.panels
+                   if wanted is None or p.name in wanted],
     }
 
 

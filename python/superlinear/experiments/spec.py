@@ -51,6 +51,11 @@ class Panel:
     seed: int = 1
     #: Independent repeats of the panel (rounds of the driver; ``--repeats`` overrides).
     repeats: int = 3
+    #: Least wall-clock milliseconds the projected passes of a k = 1 baseline span, and of every
+    #: other point (docs/design.md, "The calibrated projection"): a baseline is in every speedup
+    #: of its series, so it gets the longer window.
+    baseline_timed_ms: int = 3000
+    point_timed_ms: int = 1000
     notes: tuple[str, ...] = field(default_factory=tuple)
 
     def runs(self) -> int:

@@ -29,6 +29,7 @@ fn engine_work(
         modes: Modes { projected: true, measured: false, single_core: false },
         parallel: 1,
         repeats: 1,
+        min_timed_ms: 0,
     };
     execute(&config).unwrap().projected.unwrap().worker_work
 }

@@ -171,6 +171,7 @@ mod tests {
             modes: Modes { projected: true, measured: false, single_core: false },
             parallel: 1,
             repeats: 1,
+            min_timed_ms: 0,
         };
         execute(&config).unwrap().projected.unwrap().worker_work
     }

@@ -1,0 +1,54 @@
+"""Projected against measured speedup on a many-core machine (issue 18, docs/results/
+measured-vs-projected-16-cores.md): the headline Fig. 5a lists and the Fig. 8 acl1 classifier
+series on a grid of k that a 16-core machine can run with real threads, one worker per core.
+
+Every point is run both ways (projected and, for k ≤ cores, measured), so the table and the
+result rows show the two side by side, each the median and range of independent repeats. k = 15
+leaves the dispatcher thread a core of its own on 16 cores; at k = 16 it shares one. On a machine
+with fewer cores the points above its core count are projected only.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from superlinear.engine.runs import Workload
+from superlinear.experiments.fig5 import steady_state_warmup
+from superlinear.experiments.packets import RSS5, classbench, find_data, packet_panel, series
+from superlinear.experiments.spec import Experiment, Panel, Series
+
+__all__ = ["KS", "experiment"]
+
+#: The grid: powers of two up to 16, and 12 and 15 (15 workers + the dispatcher fill 16 cores).
+KS = (1, 2, 4, 8, 12, 15, 16)
+
+
+def experiment(quick: bool = False, data: Path | None = None) -> Experiment:
+    """Fig. 5a's four lists (and MTF + hash in steady state) at Fig. 5a's quick or full size,
+    and, with the ClassBench data, acl1 5k with the static list and MRF behind 5-tuple RSS and
+    the rule-aware dispatcher."""
+    m = 20_000 if quick else 100_000
+    panels = [
+        Panel(
+            name="lists",
+            title=f"Static vs MTF list, uniform input (m = {m:,})",
+            workload=Workload("uniform", m),
+            series=(*(Series(a, d) for a in ("static", "mtf") for d in ("rr", "hash")),
+                    Series("mtf", "hash", exclude_warmup=True)),
+            ks=KS,
+            requests=200_000 if quick else 1_000_000,
+            warmup=steady_state_warmup(m, max(KS)),
+            static_baseline="static",
+        )
+    ]
+    root = find_data(data)
+    if root is not None:
+        panels.append(packet_panel("acl1", "ClassBench acl1 5k, RSS and rule-aware dispatch",
+                                   classbench(root, "acl1", "5k", quick),
+                                   series(("static", RSS5), ("mrf", RSS5), ("mrf", "rule")), KS))
+    return Experiment(
+        name="scaling",
+        description="Projected against measured speedup, k up to 16 (measured where k ≤ cores)"
+        + (" (quick sizes)" if quick else ""),
+        panels=tuple(panels),
+    )
