@@ -103,7 +103,8 @@ pub struct RunSettings {
     /// Any of `projected`, `measured`.
     pub modes: Vec<String>,
     pub repeats: usize,
-    /// Projected mode: least wall-clock milliseconds the passes span (0: `repeats` passes).
+    /// Least wall-clock milliseconds the projected passes and the measured threaded runs span,
+    /// keeping the least time (0: `repeats` passes and one threaded run).
     pub min_timed_ms: u64,
     pub parallel: usize,
     pub seed: u64,

@@ -66,7 +66,8 @@ pub struct RunSettings {
     pub modes: Vec<String>,
     pub parallel: usize,
     pub repeats: usize,
-    /// Projected mode: least wall-clock milliseconds the passes span (0: `repeats` passes).
+    /// Least wall-clock milliseconds the projected passes and the measured threaded runs span,
+    /// keeping the least time (0: `repeats` passes and one threaded run).
     pub min_timed_ms: u64,
 }
 

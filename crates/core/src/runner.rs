@@ -205,9 +205,8 @@ pub const DISPATCH_SEGMENT: usize = 16 * CHUNK;
 /// Every worker's stream is served in `repeats` passes over all workers (at least
 /// [`UNCALIBRATED_PASSES`] when k is too small to calibrate, and more, up to
 /// [`MAX_WINDOW_PASSES`], until the passes span `min_timed` of wall-clock time), from a fresh
-/// state each time, keeping
-/// each worker's least CPU time: on shared or virtual machines a run is only ever slowed down by
-/// interference, never sped up. Then each worker's time is calibrated against the
+/// state each time, keeping each worker's least CPU time: on shared or virtual machines a run is
+/// only ever slowed down by interference, never sped up. Then each worker's time is calibrated against the
 /// cost per unit of work of all workers, re-running suspects ([`crate::calibrate`]); the result's
 /// `worker_estimate_ns` is what the projection uses, `worker_cpu_ns` what was measured. The
 /// dispatch is timed `max(repeats, DISPATCH_REPEATS)` times in segments of [`DISPATCH_SEGMENT`]
@@ -284,8 +283,8 @@ pub fn run_projected<R: Copy + Default + Send + Sync>(
     let mut runs = vec![0u32; k];
     let all: Vec<usize> = (0..k).collect();
     // With too few workers to calibrate against each other (k = 1 above all: every speedup's
-    // baseline), each worker's least time is taken over more passes instead.
-    // A short run gets more passes until together they span `min_timed`. On a virtual machine
+    // baseline), each worker's least time is taken over more passes instead. And a short run
+    // gets more passes until together they span `min_timed`: on a virtual machine
     // the cost per unit of work of every worker can rise by half for a second or more (a noisy
     // neighbour on the host's caches and memory); a pass inside such a stretch is slowed whole,
     // and calibrating its workers against each other cannot see it. Passes spread over a longer

@@ -199,7 +199,7 @@ def add_timed_window_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--timed-window", type=non_negative_seconds, metavar="S",
                         help="each point's timed passes (projected) and threaded runs (measured) are repeated until "
                              "they span S seconds, keeping the least time; a k = 1 baseline's span 3·S (default 1, "
-                             f"or ${TIMED_WINDOW_ENV}; 0: one pass each)")
+                             f"or ${TIMED_WINDOW_ENV}; 0: no window)")
 
 
 def timed_window(args: argparse.Namespace) -> float | None:
