@@ -1,8 +1,8 @@
 """Paper Fig. 5 (§3.4): static vs self-adjusting workers behind round-robin and key-hash dispatch.
 
 Full mode uses the paper's parameters; ``--quick`` shrinks m, w, ρ and the request counts so
-that all five panels finish in about three minutes on two cores (3 repeats) with the same
-shape of result.
+that all five panels finish in about ten minutes on two cores (3 repeats, each point timed over a
+1 s window) with the same shape of result.
 """
 
 from __future__ import annotations
