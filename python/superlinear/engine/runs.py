@@ -56,7 +56,8 @@ class RunSpec:
     modes: tuple[str, ...] = tuple(_RUN["modes"])
     parallel: int = _RUN["parallel"]
     repeats: int = _RUN["repeats"]
-    #: Projected mode: passes are added until they span this many milliseconds (0: ``repeats``).
+    #: Projected passes and measured threaded runs are added until they span this many
+    #: milliseconds, keeping the least time (0: ``repeats`` passes and one threaded run).
     min_timed_ms: int = _RUN["min_timed_ms"]
 
     def to_native(self) -> dict[str, Any]:

@@ -37,8 +37,6 @@ class ExperimentRun:
     out: Path
     #: Independent repeats of every point (None: each panel's own, 3 unless declared).
     repeats: int | None = None
-    #: Seconds every point's timed runs span (None: each panel's own windows).
-    timed_window: float | None = None
 
 
 class EngineExperiment(Study[ExperimentRun]):
@@ -63,9 +61,8 @@ class EngineExperiment(Study[ExperimentRun]):
         from superlinear.experiments.repeats import stability
         from superlinear.output.results import write_results
 
-        driver = Driver(measure=config.measure, show_progress=progress is not None, repeats=config.repeats,
-                        timed_window=config.timed_window)
-        recorded = experiment_config(config.experiment, config.panels, config.quick, config.timed_window)
+        driver = Driver(measure=config.measure, show_progress=progress is not None, repeats=config.repeats)
+        recorded = experiment_config(config.experiment, config.panels, config.quick)
         if config.repeats is not None:
             recorded["repeats"] = config.repeats
         rows = driver.run(config.experiment, config.panels,
@@ -162,7 +159,11 @@ def run_experiment(experiment: Experiment, args: argparse.Namespace, panels: lis
                    measure: bool) -> int:
     """Runs a declared experiment for a command whose ``args`` carry ``out``, ``json`` and
     ``repeats``."""
-    run = ExperimentRun(experiment, panels, quick, measure, Path(args.out), args.repeats, timed_window(args))
+    from superlinear.experiments.driver import with_timed_window
+
+    # The window is part of the panels, so the runs and result.json's config both carry it.
+    experiment = with_timed_window(experiment, timed_window(args))
+    run = ExperimentRun(experiment, panels, quick, measure, Path(args.out), args.repeats)
     return run_study(EngineExperiment(run), args)
 
 

@@ -32,13 +32,14 @@ def _timed_ms(panel: Panel, k: int) -> int:
     return panel.baseline_timed_ms if k == 1 else panel.point_timed_ms
 
 
-def with_timed_window(panel: Panel, seconds: float | None) -> Panel:
-    """The panel with every point's timed window set to ``seconds`` and its baselines' to
-    ``BASELINE_WINDOWS`` times that (None: the panel's own windows)."""
+def with_timed_window(experiment: Experiment, seconds: float | None) -> Experiment:
+    """The experiment with every point's timed window set to ``seconds`` and its baselines' to
+    ``BASELINE_WINDOWS`` times that (None: the panels' own windows)."""
     if seconds is None:
-        return panel
+        return experiment
     ms = round(seconds * 1000)
-    return replace(panel, point_timed_ms=ms, baseline_timed_ms=BASELINE_WINDOWS * ms)
+    panels = tuple(replace(p, point_timed_ms=ms, baseline_timed_ms=BASELINE_WINDOWS * ms) for p in experiment.panels)
+    return replace(experiment, panels=panels)
 
 
 def _spec(panel: Panel, series: Series, k: int, modes: tuple[str, ...]) -> RunSpec:
@@ -203,13 +204,10 @@ class Driver:
     """Runs experiments; ``measure`` adds real-thread runs for every k ≤ cores; ``repeats``
     independent rounds of every panel give each timed figure as a median with its range."""
 
-    def __init__(self, measure: bool = True, show_progress: bool = True, repeats: int | None = None,
-                 timed_window: float | None = None) -> None:
+    def __init__(self, measure: bool = True, show_progress: bool = True, repeats: int | None = None) -> None:
         self.measure = measure
         self.show_progress = show_progress
         self.repeats = repeats
-        #: Seconds every point's timed runs span (None: each panel's own windows).
-        self.timed_window = timed_window
 
     def repeats_of(self, panel: Panel) -> int:
         """Independent rounds of a panel: the driver's (``--repeats``) or the panel's own."""
@@ -223,7 +221,6 @@ class Driver:
 
         Each round runs every k = 1 baseline, then every point once; a round's speedups are
         against that round's baselines, so all figures of a round share its conditions."""
-        panel = with_timed_window(panel, self.timed_window)
         rows: list[Row] = [] if into is None else into
         rounds: dict[tuple[Series, int], list[Row]] = {}
         where: dict[tuple[Series, int], int] = {}
@@ -322,16 +319,13 @@ class Driver:
         return rows
 
 
-def experiment_config(experiment: Experiment, panels: Iterable[str] | None, quick: bool,
-                      timed_window: float | None = None) -> dict[str, Any]:
-    """The configuration block of result.json: every panel's parameters (with the timed windows
-    its runs used)."""
+def experiment_config(experiment: Experiment, panels: Iterable[str] | None, quick: bool) -> dict[str, Any]:
+    """The configuration block of result.json: every panel's parameters."""
     wanted = set(panels) if panels else None
     return {
         "quick": quick,
         "description": experiment.description,
-        "panels": [asdict(with_timed_window(p, timed_window)) for p in experiment.panels
-                   if wanted is None or p.name in wanted],
+        "panels": [asdict(p) for p in experiment.panels if wanted is None or p.name in wanted],
     }
 
 
