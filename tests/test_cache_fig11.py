@@ -64,7 +64,7 @@ def test_fig11_default_is_the_papers_setup() -> None:
 
 def test_cache_advise_cli_and_its_errors(cli: Any, tmp_path: Path) -> None:
     r = cli("cache", "advise", "--dist", "hot:8000", "--rows", "50000", "--items", "1000", "--k", "1,4,8,10",
-            "--out", str(tmp_path), "--json")
+            "--rho", "2.2", "--out", str(tmp_path), "--json")
     assert r.returncode == 0, r.stderr
     assert '"peak_k": 8' in r.stdout
     assert_clean_error(cli("cache", "advise", "--dist", "hot:x", "--out", str(tmp_path)), "--dist")
@@ -102,3 +102,58 @@ def test_rounds_aggregate_to_median_and_range() -> None:
     assert (row["speedup_work"], row["speedup_work_lo"], row["speedup_work_hi"]) == (2.2, 2.0, 2.4)
     assert row["speedup_work_runs"] == [2.4, 2.0, 2.2] and row["repeats"] == 3 and "round" not in row
     assert row["requests"] == 300 and row["wrong_values"] == 0
+
+
+def test_work_kind_bounds_and_the_split_client_costs() -> None:
+    """The work kind (superlinear.cache.work): the client's CPU is split into what every read pays
+    and what a read past the cache adds; the completion time is the longer of the busiest server
+    and the closed-loop client path; where the path binds at both ends, key hash's speedup over
+    linear is exactly δ + (1 − δ)·ρ (Eq. 3 with s = 0)."""
+    from superlinear.cache.work import Counts, UnitCosts, work_span
+
+    row = {"replica_requests": [10], "replica_fills": [6], "replica_cpu_sum_ns": 160, "db_backend_cpu_sum_ns": 600,
+           "db_reads": 6, "client_cpu_ns": 1000, "client_miss_cpu_ns": 600, "requests": 10, "reads_past_cache": 6,
+           "threads": 4, "db_connections": 4}
+    u = UnitCosts.from_row(row)
+    assert (u.memcached, u.postgresql, u.client_hit, u.client_miss) == (10, 100, 40, 100)
+    assert u.rho == pytest.approx((40 + 100 + 20 + 100) / (40 + 10))
+    span, who = work_span(Counts.from_row(row), u)
+    assert who == "client path" and span == pytest.approx((400 + 600 + 160 + 600) / 4)
+    # One busy replica, every read a hit, many threads: the replica binds.
+    hot = Counts(replica_ops=[1000], requests=1000, past_cache=0, db_reads=0, threads=64, db_connections=4)
+    assert work_span(hot, u) == (10_000, "memcached")
+    # k = 1 at hit rate δ against k = 10 at hit rate 1, with replicas so cheap the path binds.
+    cheap = UnitCosts(memcached=1e-3, postgresql=100, client_hit=40, client_miss=100)
+    n, delta = 10_000, 0.25
+    miss = int(n * (1 - delta))
+    one = Counts([n + miss], n, miss, miss, 4, 4)
+    ten = Counts([n // 10] * 10, n, 0, 0, 40, 40)
+    over_linear = work_span(one, cheap)[0] / work_span(ten, cheap)[0] / 10
+    assert over_linear == pytest.approx(delta + (1 - delta) * cheap.rho, rel=1e-6)
+
+
+def test_cache_advise_from_a_key_trace(cli: Any, tmp_path: Path) -> None:
+    """`cache advise --trace`: a key trace instead of a distribution. 2,000 keys read in a fixed
+    shuffled order, 250 items per replica: one LRU replica never holds a key until it returns (the
+    loop is longer than the cache), 16 key-hashed replicas hold about all of them."""
+    import json
+    import random
+
+    rnd = random.Random(3)
+    order = [f"user:{i}" for i in range(2000)]
+    rnd.shuffle(order)
+    trace = tmp_path / "keys.txt"
+    trace.write_text("\n".join(order * 5) + "\n")
+    r = cli("cache", "advise", "--trace", str(trace), "--items", "250", "--k", "1,8,16", "--out", str(tmp_path / "o"),
+            "--json")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["config"]["rows"] == 2000 and out["config"]["trace"] == str(trace)
+    hit = {(row["dispatch"], row["k"]): row["hit_rate_predicted"] for row in out["rows"]}
+    assert hit[("hash", 1)] == 0.0 and hit[("random", 16)] < 0.2
+    # At 8 replicas the average share is exactly 250 keys: the replicas that draw more thrash.
+    assert hit[("hash", 16)] > 0.95 and 0.3 < hit[("hash", 8)] < 0.9
+    bad = tmp_path / "bad.txt"
+    bad.write_text("a 1\nb\n")
+    assert_clean_error(cli("cache", "advise", "--trace", str(bad), "--out", str(tmp_path)), f"{bad}:2")
+    assert_clean_error(cli("cache", "advise", "--trace", str(trace), "--verify", "--out", str(tmp_path)), "--verify")

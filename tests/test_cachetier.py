@@ -110,6 +110,13 @@ def test_bench_hit_rate_and_no_wrong_values(tier: dict[str, Any]) -> None:
     assert report["hit_rate"] > 0.99
     assert sum(report["replica_requests"]) == 4000
     assert len(report["thread_cpu_ns"]) == 8 and report["projected_ns"] > 0
+    # The client's CPU past the cache is counted exactly where reads leave it: none when all hit.
+    st = report["stats"]
+    assert (st["miss_cpu_ns"] == 0) == (st["reads"] == st["hits"])
+    c.flush_all()
+    cold = c.bench({"threads": 2, "requests": 400, "rows": ROWS, "max_seconds": 60, "seed": 9})
+    assert cold["stats"]["hits"] < cold["stats"]["reads"] and cold["stats"]["miss_cpu_ns"] > 0
+    assert cold["stats"]["miss_cpu_ns"] < sum(cold["thread_cpu_ns"])
 
 
 def _hammer(c: Any, router: str, hot: list[str], seconds: float) -> list[str]:

@@ -185,6 +185,7 @@ class CacheStats(TypedDict):
     writes: int
     invalidations: int
     updates: int
+    miss_cpu_ns: int
 
 class ClientStats(CacheStats):
     replica_requests: list[int]
@@ -379,6 +380,9 @@ def cache_routers() -> list[dict[str, Any]]: ...
 def cache_lru_sim(
     router: str, n: int, dist: str, rows: int, capacity: int, requests: int, warmup: int, seed: int = 1
 ) -> list[tuple[int, int]]: ...
+def cache_lru_sim_trace(
+    router: str, ks: list[int], path: str, capacity: int, seed: int = 1
+) -> tuple[int, list[list[tuple[int, int]]]]: ...
 def cache_route_sim(router: str, n: int, dist: str, rows: int, requests: int, seed: int = 1) -> list[int]: ...
 # delayed hits (crates/cache, bindings crates/py/src/latency.rs)
 class LatencyTrace:

@@ -19,6 +19,7 @@ use crate::router::{self, key_hash, Router, View};
 use crate::store;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
+use superlinear_core::cputime::thread_cpu_ns;
 
 /// Everything a client needs.
 #[derive(Clone, Debug)]
@@ -98,6 +99,11 @@ pub struct Stats {
     pub writes: AtomicU64,
     pub invalidations: AtomicU64,
     pub updates: AtomicU64,
+    /// Client CPU (ns, each thread's own clock) spent on reads past the cache: the database read
+    /// and the fill of a miss, the wait of a delayed hit, a bypass. What a hit costs the client
+    /// is the rest; the work kind of `reproduce fig11` needs the two apart (a closed-loop client
+    /// thread's request path is longer on a miss).
+    pub miss_cpu_ns: AtomicU64,
 }
 
 /// A snapshot of [`Stats`].
@@ -114,6 +120,7 @@ pub struct StatsSnapshot {
     pub writes: u64,
     pub invalidations: u64,
     pub updates: u64,
+    pub miss_cpu_ns: u64,
 }
 
 impl Stats {
@@ -131,6 +138,7 @@ impl Stats {
             writes: g(&self.writes),
             invalidations: g(&self.invalidations),
             updates: g(&self.updates),
+            miss_cpu_ns: g(&self.miss_cpu_ns),
         }
     }
 
@@ -147,6 +155,7 @@ impl Stats {
             &self.writes,
             &self.invalidations,
             &self.updates,
+            &self.miss_cpu_ns,
         ] {
             a.store(0, Ordering::Relaxed);
         }
@@ -274,10 +283,27 @@ impl CacheAsideClient {
     /// Reads a key: cache first, database on a miss. `rng` is the calling thread's random state
     /// (any u64; the random and DistCache routers draw from it). `None`: no such row.
     pub fn get(&self, key: &[u8], rng: &mut u64) -> Result<(Option<Versioned>, Outcome)> {
+        let mut past_cache = None;
+        let read = self.get_inner(key, rng, &mut past_cache);
+        if let Some(cpu0) = past_cache {
+            self.stats.miss_cpu_ns.fetch_add(thread_cpu_ns().saturating_sub(cpu0), Ordering::Relaxed);
+        }
+        read
+    }
+
+    /// [`Self::get`]; `past_cache` is set to the thread's CPU clock where the read leaves the
+    /// cache for the database.
+    fn get_inner(
+        &self,
+        key: &[u8],
+        rng: &mut u64,
+        past_cache: &mut Option<u64>,
+    ) -> Result<(Option<Versioned>, Outcome)> {
         crate::memcache::check_key(key)?;
         bump(&self.stats.reads);
         let hash = key_hash(key);
         let Some(r) = self.pick(hash, rng) else {
+            *past_cache = Some(thread_cpu_ns());
             bump(&self.stats.bypass);
             return Ok((self.fetch(key, hash, 0)?.0, Outcome::Bypass));
         };
@@ -287,6 +313,7 @@ impl CacheAsideClient {
             Ok(item) => item,
             Err(Error::Unavailable { .. }) => {
                 // It is marked down now; this read is served by the database.
+                *past_cache = Some(thread_cpu_ns());
                 bump(&self.stats.replica_errors);
                 bump(&self.stats.bypass);
                 return Ok((self.fetch(key, hash, 0)?.0, Outcome::Bypass));
@@ -299,6 +326,7 @@ impl CacheAsideClient {
             bump(&self.stats.hits);
             return Ok((Some(Versioned { value: item.data, version }), Outcome::Hit));
         }
+        *past_cache = Some(thread_cpu_ns());
         let min_version = seen.version();
         let (row, queried) = self.fetch(key, hash, min_version)?;
         if !queried {

@@ -99,18 +99,50 @@ pub fn lru_hit_rates(
     warmup: u64,
     seed: u64,
 ) -> Result<Vec<(u64, u64)>> {
+    let mut keys = KeyStream::new(KeyDist::parse(dist)?, rows, seed, seed + 1)?;
+    let support = KeyDist::parse(dist)?.support(rows);
+    let prefill: Vec<u64> = (0..support).rev().map(|rank| keys.row_of(rank)).collect();
+    let reads = std::iter::repeat_with(|| keys.next_id()).take((warmup + requests) as usize);
+    replay(router, n, capacity, seed, prefill, reads, warmup)
+}
+
+/// [`lru_hit_rates`] for a key trace (row ids, one read each): the trace is played once
+/// uncounted (a warm-up that leaves every replica in the state the trace itself builds, as a
+/// tier that has served this traffic before), then once counted.
+pub fn lru_hit_rates_of_trace(
+    router: &str,
+    n: usize,
+    ids: &[u64],
+    capacity: usize,
+    seed: u64,
+) -> Result<Vec<(u64, u64)>> {
+    if ids.is_empty() {
+        return Err(Error::config("the key trace holds no reads"));
+    }
+    let reads = ids.iter().chain(ids).copied();
+    replay(router, n, capacity, seed, Vec::new(), reads, ids.len() as u64)
+}
+
+/// The LRU replicas behind `router`: `prefill` offered once each, then `reads`, of which the
+/// first `uncounted` are not counted.
+fn replay(
+    router: &str,
+    n: usize,
+    capacity: usize,
+    seed: u64,
+    prefill: Vec<u64>,
+    reads: impl Iterator<Item = u64>,
+    uncounted: u64,
+) -> Result<Vec<(u64, u64)>> {
     if n == 0 {
         return Err(Error::config("the simulation needs at least one replica"));
     }
     let r = router::build(router, n, seed)?;
-    let mut keys = KeyStream::new(KeyDist::parse(dist)?, rows, seed, seed + 1)?;
     let loads = LoadCounters::new(n, Duration::from_secs(3600));
     let up = |_: usize| true;
     let mut rng = seed;
     let mut caches: Vec<Lru> = (0..n).map(|_| Lru::new(capacity)).collect();
-    let support = KeyDist::parse(dist)?.support(rows);
-    for rank in (0..support).rev() {
-        let id = keys.row_of(rank);
+    for id in prefill {
         let h = key_hash(&store::key(id));
         if let Some(j) = r.route(h, &mut View { up: &up, loads: &loads, rng: &mut rng }) {
             caches[j].access(id);
@@ -118,13 +150,12 @@ pub fn lru_hit_rates(
     }
     let loads = LoadCounters::new(n, Duration::from_secs(3600));
     let mut out = vec![(0u64, 0u64); n];
-    for i in 0..warmup + requests {
-        let id = keys.next_id();
+    for (i, id) in reads.enumerate() {
         let h = key_hash(&store::key(id));
         let Some(j) = r.route(h, &mut View { up: &up, loads: &loads, rng: &mut rng }) else { continue };
         loads.record(j);
         let hit = caches[j].access(id);
-        if i >= warmup {
+        if i as u64 >= uncounted {
             out[j].0 += u64::from(hit);
             out[j].1 += 1;
         }
@@ -147,6 +178,13 @@ mod tests {
         assert!((h4 - 0.5).abs() < 0.05, "{h4}");
         assert!(h10 > 0.95, "{h10}");
         assert!((rate("random", 10) - 0.125).abs() < 0.02);
+        // A key trace of 8 keys read in a loop, after its uncounted first pass.
+        let ids: Vec<u64> = (0..8).cycle().take(800).collect();
+        let one = lru_hit_rates_of_trace("hash", 1, &ids, 8, 1).unwrap();
+        assert_eq!(one, vec![(800, 800)]);
+        let tight = lru_hit_rates_of_trace("hash", 1, &ids, 7, 1).unwrap();
+        assert_eq!(tight, vec![(0, 800)]); // LRU on a loop one larger than the cache never hits
+        assert!(lru_hit_rates_of_trace("hash", 1, &[], 8, 1).is_err());
         let mut lru = Lru::new(2);
         assert!(!lru.access(1) && !lru.access(2) && lru.access(1) && !lru.access(3) && !lru.access(2));
         assert!(lru.access(3) && !lru.access(1));

@@ -12,7 +12,7 @@ use superlinear_cachetier::config::{BenchSettings, ClientSettings};
 use superlinear_cachetier::keys::KeyDist;
 use superlinear_cachetier::memcache::{McConn, ReplicaState};
 use superlinear_cachetier::pg::{Dsn, PgConn};
-use superlinear_cachetier::route_sim::{lru_hit_rates, route_loads};
+use superlinear_cachetier::route_sim::{lru_hit_rates, lru_hit_rates_of_trace, route_loads};
 use superlinear_cachetier::router::{self, key_hash};
 use superlinear_cachetier::store::{self, LoadReport};
 use superlinear_cachetier::Endpoint;
@@ -205,11 +205,39 @@ fn cache_lru_sim(
     py.allow_threads(|| lru_hit_rates(router, n, dist, rows, capacity, requests, warmup, seed)).map_err(to_py)
 }
 
+/// Hits and reads of each replica.
+type HitsAndReads = Vec<(u64, u64)>;
+
+/// [`cache_lru_sim`] for a key trace (text `KEY ...` lines or the engine's binary key trace; keys
+/// numbered densely in order of first appearance, read as rows `0..objects`): the number of
+/// distinct keys, and the hits and reads per replica at every k in `ks`.
+#[pyfunction]
+#[pyo3(signature = (router, ks, path, capacity, seed = 1))]
+fn cache_lru_sim_trace(
+    py: Python<'_>,
+    router: &str,
+    ks: Vec<usize>,
+    path: &str,
+    capacity: usize,
+    seed: u64,
+) -> PyResult<(usize, Vec<HitsAndReads>)> {
+    py.allow_threads(|| {
+        let trace = superlinear_cache::LatencyTrace::read(path).map_err(to_py)?;
+        let ids: Vec<u64> = trace.requests.iter().map(|&o| u64::from(o)).collect();
+        let per_k = ks
+            .iter()
+            .map(|&k| lru_hit_rates_of_trace(router, k, &ids, capacity, seed).map_err(to_py))
+            .collect::<PyResult<Vec<_>>>()?;
+        Ok((trace.objects, per_k))
+    })
+}
+
 /// Adds the cache tier's classes and functions to the module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<CacheClient>()?;
     m.add_function(wrap_pyfunction!(cache_load, m)?)?;
     m.add_function(wrap_pyfunction!(cache_lru_sim, m)?)?;
+    m.add_function(wrap_pyfunction!(cache_lru_sim_trace, m)?)?;
     m.add_function(wrap_pyfunction!(cache_sql, m)?)?;
     m.add_function(wrap_pyfunction!(cache_memcached_stats, m)?)?;
     m.add_function(wrap_pyfunction!(cache_routers, m)?)?;

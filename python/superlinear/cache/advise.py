@@ -11,13 +11,14 @@ and the cache and backend scaled together:
 
 which is a **model** (kind ``model``): the work the replicas and the database do per request,
 with a hit costing 1 and a miss ρ. Beside it, ``work_speedups`` predict the tier's *work* kind
-(``reproduce fig11``): the busiest participant's span from the simulated counts — a replica's
-gets + fills (its own share, so the replicas' imbalance counts), the misses' queries over 4
-connections per replica, the client's requests over 4 threads per replica — × unit CPU costs
-(:data:`UNIT_COSTS_US`, calibrated at k = 1 on the real tier). The superlinear part is S(k)/k; it peaks where h(k) stops
-growing (``peak_k``: the first k within 2 % of the largest S(k)/k) and from there the curve grows
-linearly again (``linear_from``: the first k from which each added replica adds no more than
-5 % over the average speedup per replica, S(k) − S(k−1) ≤ 1.05 · S(k−1)/(k−1)).
+(``reproduce fig11``) from the simulated counts × unit CPU costs (:data:`UNIT_COSTS_US`,
+calibrated at k = 1 on the real tier), under the bounds of :mod:`superlinear.cache.work`: the
+busiest replica (its own share, so the replicas' imbalance counts), the queries over 4
+connections per replica, and the client threads' request path (4 per replica). The superlinear
+part is S(k)/k; it peaks where h(k) stops growing (``peak_k``: the first k within 2 % of the
+largest S(k)/k) and from there the curve grows linearly again (``linear_from``: the first k
+from which each added replica adds no more than 5 % over the average speedup per replica, S(k)
+− S(k−1) ≤ 1.05 · S(k−1)/(k−1)).
 """
 
 from __future__ import annotations
@@ -26,16 +27,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from superlinear import _native
+from superlinear.cache.work import Counts, UnitCosts
+from superlinear.cache.work import work_span as _work_span
 from superlinear.common.rows import Row
 
 #: Items of 16-byte keys and 48-byte values in one MB of a memcached replica (27,592 in 4 MB,
 #: measured with memcached 1.6: ``curr_items`` after offering every row).
 ITEMS_PER_MB = 27_592 / 4
 
-#: CPU µs per memcached operation (get or fill), PostgreSQL query and client request, calibrated
-#: on the k = 1 runs of ``reproduce fig11 --quick`` (panel joint, 2-vCPU VM; only their ratios
-#: matter).
-UNIT_COSTS_US = (31.6, 80.8, 80.9)
+#: CPU µs per memcached operation (get or fill), PostgreSQL query, client read and client read
+#: past the cache, calibrated on the k = 1 runs of ``reproduce fig11 --quick`` (panel joint,
+#: 2-vCPU VM; only their ratios matter).
+UNIT_COSTS_US = UnitCosts(memcached=24.0, postgresql=78.0, client_hit=26.0, client_miss=61.0)
 #: Client threads and database connections per replica (Fig. 11).
 PER_REPLICA = 4
 
@@ -56,15 +59,15 @@ def support_of(dist: str, rows: int) -> int:
     return rows
 
 
-def work_span(per: list[tuple[int, int]], k: int, costs: tuple[float, float, float] = UNIT_COSTS_US) -> float:
-    """The busiest participant's CPU per request (µs) from simulated (hits, reads) per replica:
-    a replica's gets + fills, the database's queries over its connections, the client's requests
-    over its threads (as the driver's ``work_span``)."""
+def work_span(per: list[tuple[int, int]], k: int, costs: UnitCosts = UNIT_COSTS_US) -> float:
+    """The work kind's completion time per request (µs) from simulated (hits, reads) per replica,
+    with the driver's bounds (:func:`superlinear.cache.work.work_span`): every miss is one query
+    and one fill, and there are 4 client threads and 4 connections per replica."""
     n = max(sum(r for _, r in per), 1)
-    m, p, c = costs
     misses = sum(r - h for h, r in per)
-    replica = max((2 * r - h) for h, r in per) * m / n
-    return max(replica, misses * p / n / (PER_REPLICA * k), c / (PER_REPLICA * k))
+    counts = Counts(replica_ops=[2 * r - h for h, r in per], requests=n, past_cache=misses, db_reads=misses,
+                    threads=PER_REPLICA * k, db_connections=PER_REPLICA * k)
+    return _work_span(counts, costs)[0] / n
 
 
 def eq3_hits(k: int, h1: float, hk: float, rho: float) -> float:
@@ -149,10 +152,13 @@ class CacheAdvice:
 
 
 def predict(dist: str, rows: int, items: int, rho: float, ks: Sequence[int],
-            routers: Sequence[str] = ("hash", "random"), requests: int | None = None, seed: int = 1) -> CacheAdvice:
+            routers: Sequence[str] = ("hash", "random"), requests: int | None = None, seed: int = 1,
+            trace: str | None = None) -> CacheAdvice:
     """Simulates every router's replicas at every k and evaluates Eq. 3 with the hit rates.
     ``requests`` counted per k (default 200,000), after a pre-fill with every row the distribution
-    can ask for and a warm-up of as many reads (the LRU steady state, as the real tier starts)."""
+    can ask for and a warm-up of as many reads (the LRU steady state, as the real tier starts).
+    With ``trace`` (a key trace file) the trace's reads replace the distribution: played once
+    uncounted, then once counted, and ``rows`` becomes its number of distinct keys."""
     ks = sorted(set(ks))
     if not ks or ks[0] < 1:
         raise ValueError("the replica counts must be positive")
@@ -160,19 +166,19 @@ def predict(dist: str, rows: int, items: int, rho: float, ks: Sequence[int],
         ks = [1, *ks]
     support = support_of(dist, rows)
     n = requests or 200_000
-    warmup = support
     curves = []
     for router in routers:
-        hits: list[float] = []
-        spans: list[float] = []
-        for k in ks:
-            per = _native.cache_lru_sim(router, k, dist, rows, items, n, warmup, seed)
-            hits.append(sum(h for h, _ in per) / max(sum(r for _, r in per), 1))
-            spans.append(work_span(per, k))
+        if trace is not None:
+            rows, per_k = _native.cache_lru_sim_trace(router, ks, trace, items, seed)
+            n = sum(r for _, r in per_k[0])
+        else:
+            per_k = [_native.cache_lru_sim(router, k, dist, rows, items, n, support, seed) for k in ks]
+        hits = [sum(h for h, _ in per) / max(sum(r for _, r in per), 1) for per in per_k]
+        spans = [work_span(per, k) for per, k in zip(per_k, ks, strict=True)]
         speed = [eq3_hits(k, hits[0], h, rho) for k, h in zip(ks, hits, strict=True)]
         work = tuple(spans[0] / s if s else 0.0 for s in spans)
         curves.append(CacheCurve(router, tuple(ks), tuple(hits), tuple(speed), work))
-    return CacheAdvice(dist, rows, items, rho, n, tuple(curves))
+    return CacheAdvice(f"trace:{trace}" if trace is not None else dist, rows, items, rho, n, tuple(curves))
 
 
 def peak_of(ks: Sequence[int], speedups: Sequence[float]) -> int:
@@ -185,15 +191,15 @@ def measured_peak(ks: Sequence[int], speedups: Sequence[float]) -> int:
     return CacheCurve("measured", tuple(ks), tuple(0.0 for _ in ks), tuple(speedups)).peak_k
 
 
-#: ρ the tier measured: CPU of a miss (get, query, fill, client) over a hit (get, client),
-#: calibrated on the k = 1 runs of `reproduce fig11 --quick` on the 2-vCPU VM (see
-#: docs/results/cache-tier.md); pass ``--rho`` for your servers.
-DEFAULT_RHO = 2.2
+#: ρ the tier measured: a miss's request path (client, get, query, fill) over a hit's (client,
+#: get), from :data:`UNIT_COSTS_US` (see docs/results/cache-tier.md); pass ``--rho`` for your servers.
+DEFAULT_RHO = round(UNIT_COSTS_US.rho, 1)
 
 
 @dataclass(frozen=True)
 class Verification:
-    """The advisor's peak against a real tier run of the same distribution (key hash)."""
+    """The advisor's peak (work kind, predicted from simulated counts) against a real tier run of
+    the same distribution (key hash, work kind)."""
 
     dist: str
     predicted_peak: int
@@ -210,7 +216,7 @@ class Verification:
 
 def verify(advice: CacheAdvice, memory_mb: int, requests: int, out: str, show_progress: bool) -> Verification:
     """Runs the real tier (key hash, cache and backend scaled together) at the advice's k and
-    compares the peak of the measured work speedup with the predicted one."""
+    compares the peak of the measured work speedup with the predicted work speedup's."""
     from pathlib import Path
 
     from superlinear.experiments.cachetier_driver import run_study
@@ -223,5 +229,8 @@ def verify(advice: CacheAdvice, memory_mb: int, requests: int, out: str, show_pr
                                           requests=requests),))
     rows = sorted(run_study(study, None, Path(out), show_progress), key=lambda r: r["k"])
     work = [float(r.get("speedup_work") or 0.0) for r in rows]
-    return Verification(advice.dist, curve.peak_k, measured_peak([r["k"] for r in rows], work),
+    # The same kind on both sides: the work kind predicted from simulated counts against the work
+    # kind of the real runs (Eq. 3's peak is printed beside it as the paper's model).
+    predicted = curve.work_peak_k if curve.work_peak_k is not None else curve.peak_k
+    return Verification(advice.dist, predicted, measured_peak([r["k"] for r in rows], work),
                         curve.hit_rates, tuple(float(r["hit_rate"]) for r in rows), tuple(work), curve.ks)

@@ -27,6 +27,14 @@ class CacheAdvise(Study[argparse.Namespace]):
             _native.cache_lru_sim("hash", 1, args.dist, args.rows, 1, 1, 0, 1)
         except SuperlinearError as e:
             raise SuperlinearError(f"--dist: {e}") from None
+        if args.trace is not None:
+            if args.verify:
+                raise SuperlinearError("--verify replays a distribution (--dist) on the real tier; with --trace, "
+                                       "compare against your own tier's counts instead")
+            try:  # read it once here, so that a bad file is one line before anything runs
+                _native.cache_lru_sim_trace("hash", [1], args.trace, 1, 1)
+            except SuperlinearError as e:
+                raise SuperlinearError(f"--trace: {e}") from None
         routers = [r.strip() for r in args.routers.split(",") if r.strip()]
         known = {r["name"] for r in _native.cache_routers()}
         bad = [r for r in routers if r not in known]
@@ -42,11 +50,12 @@ class CacheAdvise(Study[argparse.Namespace]):
     def run(self, config: argparse.Namespace, progress: Progress | None) -> Outcome:
         items = config.items or items_for(config.memory_mb)
         advice = predict(config.dist, config.rows, items, config.rho, config.ks, config.router_list,
-                         seed=config.seed)
+                         seed=config.seed, trace=config.trace)
         checked = (verify(advice, config.memory_mb, config.verify_requests, str(Path(config.out) / "verify"),
                           progress is not None) if config.verify else None)
         recorded: dict[str, Any] = {
-            "dist": config.dist, "rows": config.rows, "memory_mb": config.memory_mb, "items_per_replica": items,
+            "dist": advice.dist, "rows": advice.rows, "trace": config.trace, "memory_mb": config.memory_mb,
+            "items_per_replica": items,
             "rho": config.rho, "requests_simulated": advice.requests, "kind": "model (LRU simulation + Eq. 3)",
             "curves": {c.router: {"peak_k": c.peak_k, "peak_over_linear": c.peak_ratio,
                                   "linear_from": c.linear_from, "work_peak_k": c.work_peak_k,
@@ -90,7 +99,7 @@ class CacheAdvise(Study[argparse.Namespace]):
                           + (f"; work kind (simulated counts × unit costs) peaks at k = {c.work_peak_k}"
                              if c.work_peak_k else ""))
         if checked is not None:
-            console.print(f"verify (real tier, key hash): predicted peak k = {checked.predicted_peak}, measured "
+            console.print(f"verify (real tier, key hash): predicted peak (work) k = {checked.predicted_peak}, measured "
                           f"(work) k = {checked.measured_peak}, error {checked.peak_error:+d}; hit rate predicted vs "
                           "measured: " + ", ".join(f"k={k} {p:.3f}/{m:.3f}" for k, p, m in
                                                    zip(checked.ks, checked.predicted_hits, checked.measured_hits,
@@ -146,6 +155,9 @@ def register(cs: Any) -> None:
                       "no servers; --verify runs the real tier (key hash) and compares the peak.")
     a.add_argument("--dist", default="hot:386000",
                    help="uniform, zipf:ALPHA, hot:H or hot:H:zipf:ALPHA (default hot:386000, Fig. 11)")
+    a.add_argument("--trace", metavar="FILE",
+                   help="a key trace instead of --dist: one read per line ('KEY [TIMESTAMP [LATENCY]]', any token "
+                   "as KEY) or the engine's binary key trace; played once to warm the replicas, then once counted")
     a.add_argument("--rows", type=positive_int, default=1_000_000, help="rows in the table (default 1,000,000)")
     a.add_argument("--memory-mb", type=positive_int, default=4, help="memory per replica in MB (default 4)")
     a.add_argument("--items", type=positive_int, help="items per replica instead of --memory-mb's estimate")

@@ -27,8 +27,10 @@ from superlinear.common.listing import Listing, known, name_table
 
 console = Console()
 
-KINDS = ("measured = wall clock of this run on this machine; projected = the busiest participant's CPU time "
-         "(client thread, memcached replica or PostgreSQL backend), i.e. one ideal core each, no contention.")
+KINDS = ("measured = wall clock of this run on this machine; projected = CPU time on ideal cores (one per "
+         "participant, no contention): the busiest participant's (client thread, memcached replica or PostgreSQL "
+         "backend), or the client threads' mean request path (each waits for its get, query and fill), whichever "
+         "is longer.")
 
 
 def resolve_servers(args: argparse.Namespace, need_pg: bool = True, need_mc: bool = True) -> tuple[list[str], str]:

@@ -12,17 +12,21 @@ Speedups carry their kind (DESIGN.md):
   shares its few cores, so the measured curve bends as soon as the machine is saturated
   (``machine_utilisation`` near 1); it is reported for every k, labelled, because that bend is
   what this experiment must show.
-* ``speedup_projected``: the busiest participant's CPU time (one ideal core each, no contention).
+* ``speedup_projected``: CPU times on ideal cores (one each, no contention): the busiest
+  participant's, or the client threads' mean request path (closed loops wait for their servers),
+  whichever is longer.
 * ``speedup_work``: exact operation counts of each run (gets and fills per replica, database
-  queries, requests) × unit CPU costs calibrated on the k = 1 run, for the busiest participant.
-  The counts are what the routing and the hit rate decide; the unit costs are fixed, so this kind
-  is free of the noise that other processes on a shared machine add to CPU times.
+  queries, requests, reads past the cache) × unit CPU costs calibrated on the k = 1 run, under the
+  same two bounds (:mod:`superlinear.cache.work`). The counts are what the routing and the hit rate
+  decide; the unit costs are fixed, so this kind is free of the noise that other processes on a
+  shared machine add to CPU times.
 * ``speedup_eq3``: the paper's Eq. 3 (with s = 0) evaluated with the measured single-replica hit
   rate δ and the miss penalty ρ from the unit costs: a model, not a measurement.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import statistics
 import tempfile
@@ -37,6 +41,7 @@ from rich.table import Table
 from superlinear import _native
 from superlinear.cache.client import bench_row, client_config
 from superlinear.cache.services import Services
+from superlinear.cache.work import Counts, UnitCosts, busiest_participant_span, work_span
 from superlinear.common.rows import Row
 from superlinear.experiments.fig11 import CachePanel, CacheStudy, cache_sensitivity, cache_skew, fig11
 
@@ -91,35 +96,16 @@ def run_points(study: CacheStudy, panels: list[CachePanel], router: str, k: int,
     return rows
 
 
-def unit_costs(base: Row) -> dict[str, float]:
-    """CPU nanoseconds per operation, calibrated on a k = 1 run: a memcached operation (get or
-    fill), a PostgreSQL query, and the client's own work per request."""
-    ops = sum(base["replica_requests"]) + sum(base["replica_fills"])
-    return {"memcached": base["replica_cpu_sum_ns"] / max(ops, 1),
-            "postgresql": base["db_backend_cpu_sum_ns"] / max(base["db_reads"], 1),
-            "client": base["client_cpu_ns"] / max(base["requests"], 1)}
-
-
-def work_span(row: Row, unit: dict[str, float]) -> tuple[float, str]:
-    """The work kind: exact operation counts of the run × the calibrated unit costs, for the
-    busiest participant (a replica's gets + fills, a database connection's share of the queries,
-    a client thread's share of the requests). Returns (ns, which participant)."""
-    per_replica = [g + f for g, f in zip(row["replica_requests"], row["replica_fills"], strict=True)]
-    spans = {
-        "memcached": max(per_replica or [0]) * unit["memcached"],
-        "postgresql": row["db_reads"] * unit["postgresql"] / max(row["db_connections"], 1),
-        "client": row["requests"] * unit["client"] / max(row["threads"], 1),
-    }
-    who = max(spans, key=lambda w: spans[w])
-    return spans[who], who
-
-
 def add_speedups(rows: list[Row]) -> None:
     """Speedups against k = 1 of the same panel and router, with their kinds; Eq. 3 as a model."""
     base: dict[tuple[str, str, int], Row] = {}
     for r in rows:
         if r["k"] == 1:
             base[(r["panel"], r["dispatch"], r.get("round", 0))] = r
+    # The unit costs of a panel: the median over all its k = 1 runs (every router and round runs
+    # the same single replica), so that a round's noisy calibration moves no work speedup.
+    pooled = {p: UnitCosts.median_of([UnitCosts.from_row(b) for (bp, _, _), b in base.items() if bp == p])
+              for p in {bp for bp, _, _ in base}}
     for r in rows:
         b = base.get((r["panel"], r["dispatch"], r.get("round", 0)))
 
@@ -134,29 +120,26 @@ def add_speedups(rows: list[Row]) -> None:
         r["speedup_work"] = r["speedup_eq3"] = r["throughput_rps_work"] = r["work_bottleneck"] = None
         # Without a k = 1 run (the skew study) the row calibrates its own unit costs: the work
         # throughput then shows what the busiest participant's exact load allows.
-        unit = unit_costs(b if b is not None else r)
+        unit = pooled[r["panel"]] if b is not None else UnitCosts.from_row(r)
         if b is None:
-            span, who = work_span(r, unit)
+            span, who = work_span(Counts.from_row(r), unit)
             r["throughput_rps_work"] = r["requests"] * 1e9 / span if span else None
             r["work_bottleneck"] = who
             continue
-        span, who = work_span(r, unit)
-        span1, _ = work_span(b, unit)
+        span, who = work_span(Counts.from_row(r), unit)
+        span1, _ = work_span(Counts.from_row(b), unit)
         r["throughput_rps_work"] = r["requests"] * 1e9 / span if span else None
         r["work_bottleneck"] = who
         if span and span1:
             r["speedup_work"] = (r["requests"] / span) / (b["requests"] / span1)
-        r["miss_penalty_rho"] = miss_penalty(unit)
+            old, old1 = (busiest_participant_span(Counts.from_row(x), unit) for x in (r, b))
+            r["speedup_work_busiest"] = (r["requests"] / old) / (b["requests"] / old1) if old and old1 else None
+        r["miss_penalty_rho"] = unit.rho
+        r["unit_costs_ns"] = dataclasses.asdict(unit)
         if r["dispatch"] == "hash" and not r["workload"].startswith("zipf"):
             # Eq. 3 assumes uniform requests over the rows the caches can be asked for (all rows,
             # or the hot set): δ = the single replica's measured hit rate.
-            r["speedup_eq3"] = eq3_speedup(r["k"], b["hit_rate"], miss_penalty(unit), r["backend"])
-
-
-def miss_penalty(unit: dict[str, float]) -> float:
-    """ρ of Eq. 3: the CPU a miss costs (get, query, fill, client) over what a hit costs (get, client)."""
-    hit = unit["memcached"] + unit["client"]
-    return (2 * unit["memcached"] + unit["postgresql"] + unit["client"]) / max(hit, 1.0)
+            r["speedup_eq3"] = eq3_speedup(r["k"], b["hit_rate"], unit.rho, r["backend"])
 
 
 def eq3_speedup(k: int, delta: float, rho: float, backend: str, s: float = 0.0) -> float:
@@ -236,9 +219,10 @@ def _plot(out: Path, study: CacheStudy, rows: list[Row]) -> list[Path]:
 
 
 def _summary(study: CacheStudy, rows: list[Row]) -> Table:
-    t = Table(title=study.description, caption="measured: wall clock on this machine; projected: busiest "
-              "participant's CPU time (ideal cores); eq3: the paper's model with measured δ and ρ; util: CPU used / "
-              "(wall × cores).", caption_justify="left")
+    t = Table(title=study.description, caption="measured: wall clock on this machine; projected: CPU time on "
+              "ideal cores (busiest participant or the client threads' request path); work: counts × unit costs "
+              "under the same bounds; eq3: the paper's model with measured δ and ρ (a path-only model); util: CPU "
+              "used / (wall × cores).", caption_justify="left")
     for col in ("panel", "router", "k", "hit rate", "measured ×", "projected ×", "work ×", "eq3 ×", "req/s measured",
                 "req/s projected", "max/mean load", "util", "wrong"):
         t.add_column(col, justify="left" if col in ("panel", "router") else "right")
@@ -368,7 +352,8 @@ def run_study(study: CacheStudy, panels: list[str] | None, out: Path, show_progr
 
 
 #: Figures of a cache row whose median and range over the rounds a row carries.
-CACHE_RANGED = ("speedup_work", "speedup_projected", "speedup_measured", "speedup_eq3", "hit_rate",
+CACHE_RANGED = ("speedup_work", "speedup_work_busiest", "speedup_projected", "speedup_measured", "speedup_eq3",
+                "hit_rate",
                 "throughput_rps_measured", "throughput_rps_projected", "throughput_rps_work", "miss_penalty_rho",
                 "max_over_mean_load", "machine_utilisation")
 #: Counts summed over the rounds.

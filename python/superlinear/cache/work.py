@@ -1,0 +1,121 @@
+"""The cache tier's **work** kind: a run's exact operation counts × unit CPU costs, turned into a
+completion time on ideal cores (one per participant, no contention) by the two asymptotic bounds
+of a closed queueing system (Denning and Buzen, "The operational analysis of queueing network
+models", 1978; X(N) ≤ min(N / D, 1 / D_max)):
+
+* **the busiest participant**: a memcached replica's gets and fills, a PostgreSQL connection's
+  share of the queries. No server finishes its share faster than it computes it.
+* **the client path**: the paper's client threads are closed loops (App. B: "first it tries to
+  read from Memcached and, on a cache miss, makes a read from PostgreSQL and writes the result
+  back into the cache"). A thread waits for its own get, query and fill, so per request it spends
+  its own CPU plus the servers' CPU for that request; all of it over the client threads.
+
+A hit's path is a client read and a get; a miss adds the client's query and fill, the query and
+the fill. So the miss penalty ρ of Eq. 3 is the miss's path over the hit's, and where the client
+path is the longer bound at both ends, key hashing's speedup over linear is δ + (1 − δ)·ρ at full
+hit rate, as Eq. 3 says. Where a single-threaded replica is the longer bound, its work per request
+falls only from 2 − δ operations (get + fill) to 1: the paper's "replicas must be CPU-bounded".
+
+Used by the Fig. 11 driver (counts of real runs) and the advisor (counts of simulated LRUs), so
+the two compute the work kind the same way.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from superlinear.common.rows import Row
+
+
+@dataclass(frozen=True)
+class UnitCosts:
+    """CPU nanoseconds (or any one unit) per operation."""
+
+    #: A memcached get or fill.
+    memcached: float
+    #: A PostgreSQL query (its backend's CPU).
+    postgresql: float
+    #: The client's CPU that every read pays (route, get, check the value).
+    client_hit: float
+    #: The client CPU a read past the cache adds (the query's protocol, the fill).
+    client_miss: float
+
+    @classmethod
+    def from_row(cls, row: Row) -> UnitCosts:
+        """Calibrated on one run: CPU totals over the run's operation counts."""
+        ops = sum(row["replica_requests"]) + sum(row["replica_fills"])
+        past = row.get("reads_past_cache") or 0
+        miss_cpu = row.get("client_miss_cpu_ns") or 0
+        return cls(memcached=row["replica_cpu_sum_ns"] / max(ops, 1),
+                   postgresql=row["db_backend_cpu_sum_ns"] / max(row["db_reads"], 1),
+                   client_hit=(row["client_cpu_ns"] - miss_cpu) / max(row["requests"], 1),
+                   client_miss=miss_cpu / max(past, 1))
+
+    @classmethod
+    def median_of(cls, runs: Sequence[UnitCosts]) -> UnitCosts:
+        """Each unit's median over several calibration runs (the interleaved rounds' k = 1 runs)."""
+        return cls(*(statistics.median(getattr(u, f) for u in runs)
+                     for f in ("memcached", "postgresql", "client_hit", "client_miss")))
+
+    @property
+    def hit_path(self) -> float:
+        return self.client_hit + self.memcached
+
+    @property
+    def miss_path(self) -> float:
+        return self.client_hit + self.client_miss + 2 * self.memcached + self.postgresql
+
+    @property
+    def rho(self) -> float:
+        """ρ of Eq. 3: a miss's request path over a hit's."""
+        return self.miss_path / max(self.hit_path, 1e-12)
+
+
+@dataclass(frozen=True)
+class Counts:
+    """What one run (or one simulated run) did."""
+
+    #: Gets + fills each replica served.
+    replica_ops: Sequence[int]
+    requests: int
+    #: Reads that went past the cache (misses, delayed hits, bypasses).
+    past_cache: int
+    db_reads: int
+    threads: int
+    db_connections: int
+
+    @classmethod
+    def from_row(cls, row: Row) -> Counts:
+        return cls(replica_ops=[g + f for g, f in zip(row["replica_requests"], row["replica_fills"], strict=True)],
+                   requests=row["requests"], past_cache=row.get("reads_past_cache") or row["db_reads"],
+                   db_reads=row["db_reads"], threads=row["threads"], db_connections=row["db_connections"])
+
+
+def spans(counts: Counts, unit: UnitCosts) -> dict[str, float]:
+    """Each participant's time on an ideal core (a replica's, a connection's, a client thread's own
+    CPU) and the client threads' request path."""
+    own = counts.requests * unit.client_hit + counts.past_cache * unit.client_miss
+    return {
+        "memcached": max(counts.replica_ops or [0]) * unit.memcached,
+        "postgresql": counts.db_reads * unit.postgresql / max(counts.db_connections, 1),
+        "client": own / max(counts.threads, 1),
+        "client path": (own + sum(counts.replica_ops) * unit.memcached + counts.db_reads * unit.postgresql)
+        / max(counts.threads, 1),
+    }
+
+
+def work_span(counts: Counts, unit: UnitCosts) -> tuple[float, str]:
+    """The completion time the counts allow on ideal cores, and which bound sets it
+    (``memcached``, ``postgresql`` or ``client path``)."""
+    s = spans(counts, unit)
+    who = max(s, key=lambda w: s[w])
+    return s[who], who
+
+
+def busiest_participant_span(counts: Counts, unit: UnitCosts) -> float:
+    """The estimator before the client path was a bound (kept as ``speedup_work_busiest``, so the
+    change is visible): the busiest participant alone, as if the client threads never waited."""
+    s = spans(counts, unit)
+    return max(s["memcached"], s["postgresql"], s["client"])
