@@ -130,6 +130,10 @@ def test_work_kind_bounds_and_the_split_client_costs() -> None:
     ten = Counts([n // 10] * 10, n, 0, 0, 40, 40)
     over_linear = work_span(one, cheap)[0] / work_span(ten, cheap)[0] / 10
     assert over_linear == pytest.approx(delta + (1 - delta) * cheap.rho, rel=1e-6)
+    # The sensitivity study's ρ axis scales the database side of a miss to reach a given ρ.
+    scaled = u.with_rho(8.0)
+    assert scaled is not None and scaled.rho == pytest.approx(8.0) and scaled.memcached == u.memcached
+    assert u.with_rho(1.1) is None  # below what a free database leaves: client + get + fill
 
 
 def test_cache_advise_from_a_key_trace(cli: Any, tmp_path: Path) -> None:

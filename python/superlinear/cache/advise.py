@@ -23,6 +23,7 @@ from which each added replica adds no more than 5 % over the average speedup per
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -85,6 +86,13 @@ class CacheCurve:
     speedups: tuple[float, ...]
     #: The work kind predicted from the simulated per-replica counts (None: not computed).
     work_speedups: tuple[float, ...] | None = None
+    #: The simulated (hits, reads) of every replica at every k.
+    counts: tuple[list[tuple[int, int]], ...] = ()
+
+    def work_with(self, costs: UnitCosts) -> tuple[float, ...]:
+        """The work kind of the same simulated counts under other unit costs."""
+        spans = [work_span(per, k, costs) for per, k in zip(self.counts, self.ks, strict=True)]
+        return tuple(spans[0] / s if s else 0.0 for s in spans)
 
     @property
     def work_peak_k(self) -> int | None:
@@ -153,12 +161,13 @@ class CacheAdvice:
 
 def predict(dist: str, rows: int, items: int, rho: float, ks: Sequence[int],
             routers: Sequence[str] = ("hash", "random"), requests: int | None = None, seed: int = 1,
-            trace: str | None = None) -> CacheAdvice:
+            trace: str | None = None, costs: UnitCosts = UNIT_COSTS_US) -> CacheAdvice:
     """Simulates every router's replicas at every k and evaluates Eq. 3 with the hit rates.
     ``requests`` counted per k (default 200,000), after a pre-fill with every row the distribution
     can ask for and a warm-up of as many reads (the LRU steady state, as the real tier starts).
     With ``trace`` (a key trace file) the trace's reads replace the distribution: played once
-    uncounted, then once counted, and ``rows`` becomes its number of distinct keys."""
+    uncounted, then once counted, and ``rows`` becomes its number of distinct keys. ``costs``:
+    the unit costs of the work kind (default: this machine's, :data:`UNIT_COSTS_US`)."""
     ks = sorted(set(ks))
     if not ks or ks[0] < 1:
         raise ValueError("the replica counts must be positive")
@@ -174,10 +183,9 @@ def predict(dist: str, rows: int, items: int, rho: float, ks: Sequence[int],
         else:
             per_k = [_native.cache_lru_sim(router, k, dist, rows, items, n, support, seed) for k in ks]
         hits = [sum(h for h, _ in per) / max(sum(r for _, r in per), 1) for per in per_k]
-        spans = [work_span(per, k) for per, k in zip(per_k, ks, strict=True)]
         speed = [eq3_hits(k, hits[0], h, rho) for k, h in zip(ks, hits, strict=True)]
-        work = tuple(spans[0] / s if s else 0.0 for s in spans)
-        curves.append(CacheCurve(router, tuple(ks), tuple(hits), tuple(speed), work))
+        curve = CacheCurve(router, tuple(ks), tuple(hits), tuple(speed), counts=tuple(per_k))
+        curves.append(dataclasses.replace(curve, work_speedups=curve.work_with(costs)))
     return CacheAdvice(f"trace:{trace}" if trace is not None else dist, rows, items, rho, n, tuple(curves))
 
 

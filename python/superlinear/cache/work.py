@@ -22,6 +22,7 @@ the two compute the work kind the same way.
 
 from __future__ import annotations
 
+import dataclasses
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -58,6 +59,15 @@ class UnitCosts:
         """Each unit's median over several calibration runs (the interleaved rounds' k = 1 runs)."""
         return cls(*(statistics.median(getattr(u, f) for u in runs)
                      for f in ("memcached", "postgresql", "client_hit", "client_miss")))
+
+    def with_rho(self, rho: float) -> UnitCosts | None:
+        """These costs with the database side of a miss (the query and the client's part past the
+        cache) scaled so that ρ is ``rho``; None where even a free database leaves ρ above it."""
+        floor = self.client_hit + 2 * self.memcached
+        scale = (rho * self.hit_path - floor) / max(self.client_miss + self.postgresql, 1e-12)
+        if scale < 0:
+            return None
+        return dataclasses.replace(self, postgresql=self.postgresql * scale, client_miss=self.client_miss * scale)
 
     @property
     def hit_path(self) -> float:

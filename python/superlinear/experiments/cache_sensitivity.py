@@ -3,20 +3,22 @@ replica count against key skew, memory per replica and the miss cost ρ, for key
 DistCache routing, with the paper's Eq. 3 on the same axes.
 
 * skew axis: measured on the real tier (kind ``work``, the driver's rows) and the model;
-* memory and ρ axes: the model only (an LRU simulation of each replica's key share + Eq. 3,
-  :mod:`superlinear.cache.advise`), with ρ as the tier measured it (median over the k = 1 runs);
+* memory and ρ axes: predicted only (an LRU simulation of each replica's key share,
+  :mod:`superlinear.cache.advise`), as the work kind (simulated counts × the unit costs the tier
+  measured, :mod:`superlinear.cache.work`; on the ρ axis the database side of a miss is scaled)
+  and as the model (Eq. 3 with the simulated hit rates and the measured ρ);
 * Eq. 3 (:func:`superlinear.analysis.law.cache_law`, s = 0) with δ = items per replica / rows the
   distribution asks for: exact for uniform hot sets, an approximation under Zipf.
 """
 
 from __future__ import annotations
 
-import statistics
 from pathlib import Path
 from typing import Any
 
 from superlinear.analysis.law import cache_law
-from superlinear.cache.advise import items_for, peak_of, predict, support_of
+from superlinear.cache.advise import UNIT_COSTS_US, CacheCurve, items_for, peak_of, predict, support_of
+from superlinear.cache.work import UnitCosts
 from superlinear.common.rows import Row
 from superlinear.experiments.fig11 import (
     HOT_ROWS,
@@ -31,15 +33,17 @@ MODEL_ROUTERS = ("hash", "random", "distcache")
 MODEL_REQUESTS = 100_000
 
 
-def measured_rho(rows: list[Row]) -> float:
-    """ρ the tier measured: the median over the k = 1 rows of every panel (each the median of its rounds)."""
-    vals = [float(r["miss_penalty_rho"]) for r in rows if r["k"] == 1 and r.get("miss_penalty_rho")]
-    return float(statistics.median(vals)) if vals else 2.2
+def measured_costs(rows: list[Row]) -> UnitCosts:
+    """The unit costs the tier measured: each unit's median over every panel's calibration (the
+    median of its k = 1 runs); this machine's defaults where no run carries them."""
+    runs = [UnitCosts(**r["unit_costs_ns"]) for r in rows if r["k"] == 1 and r.get("unit_costs_ns")]
+    return UnitCosts.median_of(runs) if runs else UNIT_COSTS_US
 
 
 def sensitivity_rows(study: CacheStudy, rows: list[Row]) -> list[Row]:
     """One row per (axis, value, router, kind, k): speedup and speedup over linear."""
-    rho = measured_rho(rows)
+    costs = measured_costs(rows)
+    rho = costs.rho
     out: list[Row] = []
 
     def add(axis: str, value: str, router: str, kind: str, ks: list[int], speedups: list[float],
@@ -58,30 +62,40 @@ def sensitivity_rows(study: CacheStudy, rows: list[Row]) -> list[Row]:
                 add("skew", panel.name, router, "work", [r["k"] for r in pr], [r["speedup_work"] for r in pr],
                     {"hit_rates": [r["hit_rate"] for r in pr]})
         advice = predict(panel.dist, study.rows, items_for(study.memory_mb), rho, MODEL_KS, panel.routers,
-                         requests=MODEL_REQUESTS)
+                         requests=MODEL_REQUESTS, costs=costs)
         for c in advice.curves:
             add("skew", panel.name, c.router, "model", list(c.ks), list(c.speedups))
+            add("skew", panel.name, c.router, "work predicted", list(c.ks), list(c.work_speedups or ()))
         delta = items_for(study.memory_mb) / support_of(panel.dist, study.rows)
         add("skew", panel.name, "hash", "eq3", list(MODEL_KS), [cache_law(k, 0.0, delta, rho) for k in MODEL_KS])
     # Memory per replica and ρ: the model over the Fig. 11 hot set.
     hot = f"hot:{HOT_ROWS}"
     hits: dict[tuple[int, str], list[float]] = {}
+    at_4mb: list[CacheCurve] = []
     for mb in SENSITIVITY_MEMORY_MB:
-        advice = predict(hot, study.rows, items_for(mb), rho, MODEL_KS, MODEL_ROUTERS, requests=MODEL_REQUESTS)
+        advice = predict(hot, study.rows, items_for(mb), rho, MODEL_KS, MODEL_ROUTERS, requests=MODEL_REQUESTS,
+                         costs=costs)
+        if mb == 4:
+            at_4mb = list(advice.curves)
         for c in advice.curves:
             hits[(mb, c.router)] = list(c.hit_rates)
             add("memory", f"{mb} MB", c.router, "model", list(c.ks), list(c.speedups))
+            add("memory", f"{mb} MB", c.router, "work predicted", list(c.ks), list(c.work_speedups or ()))
         delta = items_for(mb) / HOT_ROWS
         add("memory", f"{mb} MB", "hash", "eq3", list(MODEL_KS), [cache_law(k, 0.0, delta, rho) for k in MODEL_KS])
     for r in sorted({*SENSITIVITY_RHO, round(rho, 2)}):
+        label = f"ρ={r:g}" + (" (measured)" if r == round(rho, 2) else "")
         for router in MODEL_ROUTERS:
             h = hits[(4, router)]
             sp = [k * (h[0] + (1 - h[0]) * r) / (hk + (1 - hk) * r) for k, hk in zip(MODEL_KS, h, strict=True)]
-            add("rho", f"ρ={r:g}" + (" (measured)" if r == round(rho, 2) else ""), router, "model",
-                list(MODEL_KS), sp)
+            add("rho", label, router, "model", list(MODEL_KS), sp)
+        # The work kind at this ρ: the database side of a miss scaled (the replicas' cost kept).
+        scaled = costs.with_rho(r)
+        if scaled is not None:
+            for c in at_4mb:
+                add("rho", label, c.router, "work predicted", list(c.ks), list(c.work_with(scaled)))
         delta = items_for(4) / HOT_ROWS
-        add("rho", f"ρ={r:g}" + (" (measured)" if r == round(rho, 2) else ""), "hash", "eq3", list(MODEL_KS),
-            [cache_law(k, 0.0, delta, r) for k in MODEL_KS])
+        add("rho", label, "hash", "eq3", list(MODEL_KS), [cache_law(k, 0.0, delta, r) for k in MODEL_KS])
     return out
 
 
@@ -108,7 +122,8 @@ def plot_sensitivity(out: Path, srows: list[Row]) -> list[Path]:
     from superlinear.output.figures import save_figure
 
     paths = []
-    styles = {"work": dict(ls="none", marker="o", ms=5), "model": dict(ls="-", lw=1.2), "eq3": dict(ls=":", lw=1.2)}
+    styles = {"work": dict(ls="none", marker="o", ms=5), "work predicted": dict(ls="--", lw=1.2),
+              "model": dict(ls="-", lw=0.8, alpha=0.6), "eq3": dict(ls=":", lw=1.2)}
     for axis, routers in (("skew", MODEL_ROUTERS), ("memory", MODEL_ROUTERS), ("rho", MODEL_ROUTERS)):
         ar = [r for r in srows if r["axis"] == axis]
         if not ar:
@@ -131,8 +146,8 @@ def plot_sensitivity(out: Path, srows: list[Row]) -> list[Path]:
             ax.grid(True, alpha=0.2)
         axes[0].set_ylabel("speedup over linear (S(k)/k)")
         axes[-1].legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-        fig.suptitle("o = work (real tier), — = model (LRU simulation + Eq. 3), ··· = Eq. 3 (δ = items / hot rows)",
-                     fontsize=8)
+        fig.suptitle("o = work (real tier), - - = work predicted (LRU simulation, counts × the tier's unit costs), "
+                     "— = model (LRU simulation + Eq. 3), ··· = Eq. 3 (δ = items / hot rows)", fontsize=8)
         fig.tight_layout()
         paths.append(save_figure(fig, out / f"cache-sensitivity-{axis}"))
         plt.close(fig)
