@@ -37,9 +37,9 @@ from superlinear.common.rows import Row
 ITEMS_PER_MB = 27_592 / 4
 
 #: CPU µs per memcached operation (get or fill), PostgreSQL query, client read and client read
-#: past the cache, calibrated on the k = 1 runs of ``reproduce fig11 --quick`` (panel joint,
-#: 2-vCPU VM; only their ratios matter).
-UNIT_COSTS_US = UnitCosts(memcached=24.0, postgresql=78.0, client_hit=26.0, client_miss=61.0)
+#: past the cache: the medians over the six k = 1 runs of ``reproduce fig11 --panel joint``
+#: (2-vCPU VM, docs/results/cache-tier.md); only their ratios matter.
+UNIT_COSTS_US = UnitCosts(memcached=21.7, postgresql=80.3, client_hit=22.6, client_miss=53.2)
 #: Client threads and database connections per replica (Fig. 11).
 PER_REPLICA = 4
 
