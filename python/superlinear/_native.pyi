@@ -29,6 +29,8 @@ class Accounting(TypedDict):
     worker_entries_moved: list[int | None]
     entries_moved_total: int | None
     work_with_moves_span: int | None
+    worker_serve_wall_ns: list[int]
+    dispatcher_blocked_ns: int | None
 
 class RunRecord(TypedDict):
     items: int

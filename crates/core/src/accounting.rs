@@ -37,6 +37,14 @@ pub struct Accounting {
     /// their self-adjustment upkeep apart from `worker_work` (`Worker::entries_moved`: the MRF
     /// classifier's list entries moved and dependency-list entries walked); `None` otherwise.
     pub worker_entries_moved: Vec<Option<u64>>,
+    /// Real-thread runs only: each worker's wall-clock time inside `serve_batch` over the counted
+    /// requests (the rest of the run's wall clock it waited on an empty ring); empty otherwise.
+    /// With [`Self::dispatcher_blocked_ns`] it says where a measured run's time went: workers
+    /// computing slower than projected, or waiting for a dispatcher that waited for them.
+    pub worker_serve_wall_ns: Vec<u64>,
+    /// Real-thread runs only: the dispatcher's wall-clock time blocked on full worker rings over
+    /// the counted requests.
+    pub dispatcher_blocked_ns: Option<u64>,
 }
 
 impl Accounting {
@@ -149,6 +157,8 @@ pub struct AccountingRecord<'a> {
     pub entries_moved_total: Option<u64>,
     /// The busiest worker's work plus entries moved, when counted.
     pub work_with_moves_span: Option<u64>,
+    pub worker_serve_wall_ns: &'a [u64],
+    pub dispatcher_blocked_ns: Option<u64>,
 }
 
 impl Accounting {
@@ -176,6 +186,8 @@ impl Accounting {
             worker_entries_moved: &self.worker_entries_moved,
             entries_moved_total: self.entries_moved_total(),
             work_with_moves_span: self.work_with_moves_span(),
+            worker_serve_wall_ns: &self.worker_serve_wall_ns,
+            dispatcher_blocked_ns: self.dispatcher_blocked_ns,
         }
     }
 }
@@ -219,6 +231,8 @@ mod tests {
             worker_hits: vec![Some(1), Some(2)],
             worker_entries_moved: vec![Some(10), Some(1)],
             wall_ns: None,
+            worker_serve_wall_ns: Vec::new(),
+            dispatcher_blocked_ns: None,
         };
         assert_eq!(a.projected_ns(), 50);
         assert_eq!(a.projected_max_cpu_ns(), 55);

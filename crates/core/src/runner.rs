@@ -53,6 +53,8 @@ struct Outcome {
     hits: Option<u64>,
     moved: Option<u64>,
     end: Option<Instant>,
+    /// Wall-clock time inside `serve_batch` (real-thread runs).
+    serve_wall_ns: u64,
 }
 
 /// Requests routed per call of [`Dispatcher::route_chunk`].
@@ -162,17 +164,24 @@ fn counter_delta(after: Option<u64>, before: Option<u64>) -> Option<u64> {
     Some(after? - before.unwrap_or(0))
 }
 
+/// What a real-thread run adds to the accounting: its wall clock and the dispatcher's time
+/// blocked on full rings.
+struct Threaded {
+    wall_ns: u64,
+    dispatcher_blocked_ns: u64,
+}
+
 fn into_accounting(
     k: usize,
     requests: usize,
     dispatcher_cpu_ns: u64,
     outcomes: Vec<Outcome>,
-    wall_ns: Option<u64>,
+    threaded: Option<Threaded>,
 ) -> Accounting {
     Accounting {
         k,
         requests: requests as u64,
-        wall_ns,
+        wall_ns: threaded.as_ref().map(|t| t.wall_ns),
         dispatcher_cpu_ns,
         worker_cpu_ns: outcomes.iter().map(|o| o.cpu_ns).collect(),
         worker_estimate_ns: outcomes.iter().map(|o| o.cpu_ns).collect(),
@@ -183,6 +192,12 @@ fn into_accounting(
         worker_requests: outcomes.iter().map(|o| o.served).collect(),
         worker_hits: outcomes.iter().map(|o| o.hits).collect(),
         worker_entries_moved: outcomes.iter().map(|o| o.moved).collect(),
+        worker_serve_wall_ns: if threaded.is_some() {
+            outcomes.iter().map(|o| o.serve_wall_ns).collect()
+        } else {
+            Vec::new()
+        },
+        dispatcher_blocked_ns: threaded.map(|t| t.dispatcher_blocked_ns),
     }
 }
 
@@ -370,7 +385,7 @@ fn serve_pass<R: Copy + Send + Sync>(
                     let moved = counter_delta(worker.entries_moved(), moved0);
                     drop(worker);
                     let served = counted[i].len() as u64;
-                    let outcome = Outcome { cpu_ns, work, served, hits, moved, end: None };
+                    let outcome = Outcome { cpu_ns, work, served, hits, moved, end: None, serve_wall_ns: 0 };
                     results.lock().expect("no poisoned lock").push((i, outcome));
                 }
             });
@@ -438,13 +453,17 @@ enum Message<R> {
     Stop,
 }
 
-fn push_blocking<R>(ring: &mut rtrb::Producer<Message<R>>, mut msg: Message<R>) {
+/// Pushes `msg`, waiting while the ring is full; returns the nanoseconds it waited (0 without a
+/// clock read when the ring had room).
+fn push_blocking<R>(ring: &mut rtrb::Producer<Message<R>>, mut msg: Message<R>) -> u64 {
     let mut backoff = Backoff::new();
+    let mut blocked_since = None;
     loop {
         match ring.push(msg) {
-            Ok(()) => return,
+            Ok(()) => return blocked_since.map_or(0, |t: Instant| t.elapsed().as_nanos() as u64),
             Err(rtrb::PushError::Full(m)) => {
                 msg = m;
+                blocked_since.get_or_insert_with(Instant::now);
                 backoff.snooze();
             }
         }
@@ -457,27 +476,30 @@ struct Rings<R> {
     recycled: Vec<rtrb::Consumer<Vec<R>>>,
     batches: Batches<R>,
     dispatched: Vec<u64>,
+    /// Time blocked on full rings since the last reset.
+    blocked_ns: u64,
 }
 
 impl<R: Copy + Default> Rings<R> {
     /// Routes every request, pushing full batches as they fill, then flushes the rest.
     fn send(&mut self, requests: &[R], dispatcher: &mut dyn Dispatcher<R>) {
-        let Rings { producers, recycled, batches, dispatched } = self;
-        let mut flush = |w: usize, batch: &[R]| Self::flush(&mut producers[w], &mut recycled[w], batch);
+        let Rings { producers, recycled, batches, dispatched, blocked_ns } = self;
+        let mut flush = |w: usize, batch: &[R]| *blocked_ns += Self::flush(&mut producers[w], &mut recycled[w], batch);
         route_into_batches(dispatcher, requests, dispatched, batches, &mut flush);
         batches.drain(flush);
     }
 
-    /// Pushes a copy of `batch` to its worker in a recycled (or new) vector.
-    fn flush(producer: &mut rtrb::Producer<Message<R>>, recycled: &mut rtrb::Consumer<Vec<R>>, batch: &[R]) {
+    /// Pushes a copy of `batch` to its worker in a recycled (or new) vector; returns the time it
+    /// waited for room.
+    fn flush(producer: &mut rtrb::Producer<Message<R>>, recycled: &mut rtrb::Consumer<Vec<R>>, batch: &[R]) -> u64 {
         let mut full = recycled.pop().unwrap_or_else(|_| Vec::with_capacity(BATCH));
         full.extend_from_slice(batch);
-        push_blocking(producer, Message::Batch(full));
+        push_blocking(producer, Message::Batch(full))
     }
 
     fn broadcast(&mut self, message: impl Fn() -> Message<R>) {
         for p in self.producers.iter_mut() {
-            push_blocking(p, message());
+            self.blocked_ns += push_blocking(p, message());
         }
     }
 }
@@ -563,6 +585,7 @@ pub fn run_threaded<R: Copy + Default + Send + Sync>(
                 let mut worker = factory(i);
                 ready.wait();
                 let (mut measuring, mut t0, mut work, mut served, mut hits0) = (false, 0, 0, 0, None);
+                let mut serve_wall_ns = 0u64;
                 let mut moved0 = None;
                 let mut last_served = None;
                 let mut backoff =
@@ -570,11 +593,14 @@ pub fn run_threaded<R: Copy + Default + Send + Sync>(
                 loop {
                     match rx.pop() {
                         Ok(Message::Batch(mut batch)) => {
+                            let began = measuring.then(Instant::now);
                             let w = worker.serve_batch(&batch);
-                            if measuring {
+                            if let Some(began) = began {
+                                let now = Instant::now();
+                                serve_wall_ns += now.duration_since(began).as_nanos() as u64;
                                 work += w;
                                 served += batch.len() as u64;
-                                last_served = Some(Instant::now());
+                                last_served = Some(now);
                             }
                             batch.clear();
                             let _ = back.push(batch);
@@ -592,7 +618,7 @@ pub fn run_threaded<R: Copy + Default + Send + Sync>(
                             let cpu_ns = thread_cpu_ns() - t0;
                             let hits = counter_delta(worker.hits(), hits0);
                             let moved = counter_delta(worker.entries_moved(), moved0);
-                            return Outcome { cpu_ns, work, served, hits, moved, end: last_served };
+                            return Outcome { cpu_ns, work, served, hits, moved, end: last_served, serve_wall_ns };
                         }
                         Err(_) => backoff.snooze(),
                     }
@@ -607,7 +633,8 @@ pub fn run_threaded<R: Copy + Default + Send + Sync>(
             }
             ready.wait();
             let dispatched = vec![0u64; k];
-            let mut rings = Rings { producers, recycled: recycle_rx, batches: Batches::new(k), dispatched };
+            let mut rings =
+                Rings { producers, recycled: recycle_rx, batches: Batches::new(k), dispatched, blocked_ns: 0 };
             rings.send(streams.warmup, dispatcher);
             rings.broadcast(|| Message::Start);
             if exclude_warmup {
@@ -619,17 +646,26 @@ pub fn run_threaded<R: Copy + Default + Send + Sync>(
             }
             let t_start = Instant::now();
             let c0 = thread_cpu_ns();
+            rings.blocked_ns = 0;
             rings.send(streams.counted, dispatcher);
             let dispatcher_cpu_ns = thread_cpu_ns() - c0;
+            let dispatcher_blocked_ns = rings.blocked_ns;
             rings.broadcast(|| Message::Stop);
-            (t_start, dispatcher_cpu_ns)
+            (t_start, dispatcher_cpu_ns, dispatcher_blocked_ns)
         });
 
-        let (t_start, dispatcher_cpu_ns) = dispatcher_side.join().expect("dispatcher thread panicked");
+        let (t_start, dispatcher_cpu_ns, dispatcher_blocked_ns) =
+            dispatcher_side.join().expect("dispatcher thread panicked");
         let outcomes: Vec<Outcome> = handles.into_iter().map(|h| h.join().expect("worker thread panicked")).collect();
         let end = outcomes.iter().filter_map(|o| o.end).max().unwrap_or(t_start);
         let wall_ns = end.saturating_duration_since(t_start).as_nanos() as u64;
-        into_accounting(k, streams.counted.len(), dispatcher_cpu_ns, outcomes, Some(wall_ns))
+        into_accounting(
+            k,
+            streams.counted.len(),
+            dispatcher_cpu_ns,
+            outcomes,
+            Some(Threaded { wall_ns, dispatcher_blocked_ns }),
+        )
     })
 }
 
@@ -763,6 +799,14 @@ mod tests {
         assert_eq!(window.worker_runs, vec![MAX_WINDOW_PASSES as u32; 2]);
         assert_eq!(window.worker_work, once.worker_work);
         assert_eq!(window.worker_work.iter().sum::<u64>(), 2_000);
+        // Where the measured run's time went: each worker's time serving, within the run's wall
+        // clock, and the dispatcher's time blocked on full rings; projected runs have neither.
+        let wall = once.wall_ns.expect("threaded");
+        assert_eq!(once.worker_serve_wall_ns.len(), 2);
+        assert!(once.worker_serve_wall_ns.iter().all(|&s| s > 0 && s <= wall), "{once:?}");
+        assert!(once.dispatcher_blocked_ns.is_some_and(|b| b <= wall));
+        let projected = run_projected(streams, &rr, 2, &factory, 2, 1, Duration::ZERO);
+        assert!(projected.worker_serve_wall_ns.is_empty() && projected.dispatcher_blocked_ns.is_none());
     }
 
     #[test]

@@ -149,6 +149,12 @@ def speedup_row(panel: Panel, series: Series, k: int, result: RunRecord, base: R
         projected_ns=p["projected_ns"],
         projected_max_cpu_ns=p["projected_max_cpu_ns"],
         wall_ns=m["wall_ns"] if m else None,
+        # Where a measured run's wall clock went (issue 18): the slowest worker's time inside its
+        # batches (against its projected CPU time: does it compute slower beside the others?)
+        # and the dispatcher's time blocked on full rings (did it wait for the workers?).
+        measured_max_worker_serve_ns=max(m["worker_serve_wall_ns"] or [0]) if m else None,
+        measured_max_worker_cpu_ns=max(m["worker_cpu_ns"]) if m else None,
+        measured_dispatcher_blocked_ns=m["dispatcher_blocked_ns"] if m else None,
         dispatcher_cpu_ns=p["dispatcher_cpu_ns"],
         dispatcher_ns_per_request=p["dispatcher_cpu_ns"] / max(p["requests"], 1),
         max_worker_cpu_ns=max(p["worker_cpu_ns"]),
