@@ -69,6 +69,7 @@ def test_cache_advise_cli_and_its_errors(cli: Any, tmp_path: Path) -> None:
     assert '"peak_k": 8' in r.stdout
     assert_clean_error(cli("cache", "advise", "--dist", "hot:x", "--out", str(tmp_path)), "--dist")
     assert_clean_error(cli("cache", "advise", "--routers", "nonesuch", "--out", str(tmp_path)), "--routers")
+    assert_clean_error(cli("cache", "advise", "--rho", "1.2", "--out", str(tmp_path)), "--rho 1.2")
 
 
 @pytest.mark.skipif(not HAVE, reason=f"cache tier tests need real servers: {WHY}")

@@ -11,7 +11,15 @@ from typing import Any
 from rich.table import Table
 
 from superlinear import _native
-from superlinear.cache.advise import DEFAULT_RHO, CacheAdvice, Verification, items_for, predict, verify
+from superlinear.cache.advise import (
+    DEFAULT_RHO,
+    UNIT_COSTS_US,
+    CacheAdvice,
+    Verification,
+    items_for,
+    predict,
+    verify,
+)
 from superlinear.common.args import int_list, non_negative_finite, positive_int
 from superlinear.common.errors import SuperlinearError
 from superlinear.common.study import Outcome, Progress, Study, add_study_options, console
@@ -44,13 +52,19 @@ class CacheAdvise(Study[argparse.Namespace]):
         if args.verify and "hash" not in routers:
             raise SuperlinearError("--verify compares key hash: keep hash in --routers")
         args.router_list = routers
+        # The work kind follows --rho too: the database side of a miss is scaled to it.
+        args.costs = UNIT_COSTS_US.with_rho(args.rho)
+        if args.costs is None:
+            floor = (UNIT_COSTS_US.client_hit + 2 * UNIT_COSTS_US.memcached) / UNIT_COSTS_US.hit_path
+            raise SuperlinearError(f"--rho {args.rho:g}: below what a miss costs even with a free database here "
+                                   f"(client + get + fill: ρ ≥ {floor:.2f})")
         args.ks = int_list("--k", args.k)
         return args
 
     def run(self, config: argparse.Namespace, progress: Progress | None) -> Outcome:
         items = config.items or items_for(config.memory_mb)
         advice = predict(config.dist, config.rows, items, config.rho, config.ks, config.router_list,
-                         seed=config.seed, trace=config.trace)
+                         seed=config.seed, trace=config.trace, costs=config.costs)
         checked = (verify(advice, config.memory_mb, config.verify_requests, str(Path(config.out) / "verify"),
                           progress is not None) if config.verify else None)
         recorded: dict[str, Any] = {
@@ -162,7 +176,9 @@ def register(cs: Any) -> None:
     a.add_argument("--memory-mb", type=positive_int, default=4, help="memory per replica in MB (default 4)")
     a.add_argument("--items", type=positive_int, help="items per replica instead of --memory-mb's estimate")
     a.add_argument("--rho", type=non_negative_finite, default=DEFAULT_RHO,
-                   help=f"CPU of a miss over a hit (default {DEFAULT_RHO:g}, as the tier measured here)")
+                   help=f"a miss's request path (client, get, query, fill) over a hit's (client, get); default "
+                   f"{DEFAULT_RHO:g}, as the tier measured here. Eq. 3 takes it as is; the work kind scales the "
+                   "database side of a miss to it")
     a.add_argument("--k", default=",".join(str(k) for k in range(1, 16)), help="replica counts (default 1..15)")
     a.add_argument("--routers", default="hash,random", help="comma-separated routers (default hash,random)")
     a.add_argument("--seed", type=positive_int, default=1)
