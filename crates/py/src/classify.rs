@@ -224,8 +224,9 @@ impl PacketWorkload {
     /// Classifies the packets while the rule changes of a schedule file are published before
     /// their packets (`rules::schedule`); with `check`, every verdict against brute force over
     /// the rule set in force. `config` reads the files of `replace` lines (rule_format is
-    /// detected there). Returns the `UpdateReport` as a dict.
-    #[pyo3(signature = (schedule, config, algo, dispatch, k, seed = 1, check = true))]
+    /// detected there); a `rule-cache` worker gets a front of `front` rules (0: the default).
+    /// Returns the `UpdateReport` as a dict.
+    #[pyo3(signature = (schedule, config, algo, dispatch, k, seed = 1, check = true, front = 0))]
     #[allow(clippy::too_many_arguments)]
     fn run_updates<'py>(
         &self,
@@ -237,6 +238,7 @@ impl PacketWorkload {
         k: usize,
         seed: u64,
         check: bool,
+        front: usize,
     ) -> PyResult<Bound<'py, PyAny>> {
         let cfg: LoadSettings = settings(config)?;
         let opts = ReadOptions { format: RuleFormat::Auto, ..cfg.read_options().map_err(to_py)? };
@@ -259,7 +261,7 @@ impl PacketWorkload {
                     .into_iter()
                     .map(|u| (u.packet, u.rules, format!("line {}: {}", u.line, u.change.describe())))
                     .collect();
-                run::run_with_updates(planner, packets, algo, dispatch, k, seed, &updates, check)
+                run::run_with_updates(planner, packets, algo, dispatch, k, seed, &updates, check, front)
             })
             .map_err(to_py)?;
         record(py, &r)
