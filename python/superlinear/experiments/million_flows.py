@@ -75,7 +75,8 @@ def first_k(rows: Sequence[Row], holds: str) -> int | None:
 
 def _holds(row: Row, what: str) -> bool:
     k = row["k"]
-    speedups = {"projected": "speedup_projected", "work": "speedup_work", "law": "law_speedup_work"}
+    speedups = {"projected": "speedup_projected", "work": "speedup_work", "law": "law_speedup_work",
+                "workers": "speedup_workers_only"}
     if what in speedups:
         return bool(k > 1 and float(row.get(speedups[what]) or 0.0) > k)
     # A cache level: the hot state (exact count, or the law's) fits it or a smaller one.
@@ -103,12 +104,17 @@ def findings(rows: list[Row]) -> list[str]:
         rs = sorted(rs, key=lambda r: r["k"])
         if "hot_bytes_max" not in rs[0]:
             continue
+        base = rs[0].get("max_worker_cpu_ns") if rs[0]["k"] == 1 else None
+        # Projected without the serial dispatcher: the k = 1 worker's CPU time over the busiest one's.
+        rs = [r | {"speedup_workers_only": base / r["max_worker_cpu_ns"] if base and r.get("max_worker_cpu_ns")
+                   else None} for r in rs]
         levels = [kv.split("=", 1)[0] for kv in str(rs[0].get("cache_levels") or "").split(",") if kv]
         lo, hi = rs[0], rs[-1]
 
         def per_worker(r: Row) -> str:
             rate = (r.get("throughput_rps_projected") or 0) / r["k"] / 1e6
-            return f"{rate:,.2f} Mpps per worker at k = {r['k']}"
+            alone = r["requests"] / r["max_worker_cpu_ns"] * 1e3 / r["k"] if r.get("max_worker_cpu_ns") else 0.0
+            return f"{rate:,.2f} Mpps per worker at k = {r['k']} ({alone:,.2f} without the dispatcher)"
 
         fit = ", ".join(f"{lv} {_k(first_k(rs, 'hot_fits:' + lv))}" for lv in levels) or "no cache sizes"
         law = ", ".join(f"{lv} {_k(first_k(rs, 'law_fits:' + lv))}" for lv in levels) \
@@ -117,8 +123,9 @@ def findings(rows: list[Row]) -> list[str]:
                 f"{lo['own_bytes']:,} B + shared {lo['shared_bytes']:,} B per worker at every k (exact count); "
                 f"hot state "
                 f"({lo['hot_state']}) {lo['hot_bytes_max']:,} → {hi['hot_bytes_max']:,} B (exact count), fits {fit}; "
-                f"law's working set fits {law}; superlinear from projected {_k(first_k(rs, 'projected'))}, "
-                f"work {_k(first_k(rs, 'work'))}, law {_k(first_k(rs, 'law'))}")
+                f"law's working set fits {law}; superlinear from projected {_k(first_k(rs, 'projected'))} "
+                f"(without the dispatcher {_k(first_k(rs, 'workers'))}), work {_k(first_k(rs, 'work'))}, "
+                f"law {_k(first_k(rs, 'law'))}")
         if hi.get("law_hit_rate") is not None:
             line += (f"; flow-cache hit rate predicted (LRU of {hi['flow_cache_entries']:,} entries) "
                      f"{lo['law_hit_rate']:.1%} → {hi['law_hit_rate']:.1%}")
