@@ -369,9 +369,11 @@ def test_classify_updates_under_traffic(cli: Cli, tmp_path: Path) -> None:
             lines.append(f"{at} insert {1 + (i * 11) % 60} drop src 10.{i}.0.0/16 dport {1000 + i} proto tcp")
     updates = tmp_path / "u.txt"
     updates.write_text("\n".join(lines) + "\n")
-    for algo in ("mrf", "mrf-swap", "static"):
+    # Every classifier: MRF follows the generations itself, the others are rebuilt on each one.
+    for algo, extra in (("mrf", ()), ("mrf-swap", ()), ("static", ()), ("tuple-merge", ()), ("rule-cache", ()),
+                        ("rule-cache", ("--front", "2")), ("rule-cache-flow", ())):
         r = cli("classify", "--rules", str(rules), "--trace", str(trace), "--updates", str(updates), "--algo", algo,
-                "--k", "4", "--check", "--json")
+                "--k", "4", "--check", "--json", *extra)
         assert r.returncode == 0, r.stderr
         doc = json.loads(r.stdout)
         assert doc["updates_applied"] == 39 and doc["mismatches"] == 0 and doc["packets"] == 20000

@@ -112,7 +112,7 @@ FIXTURES = {
 SHARED_CLASSBENCH = "../shared/data/classbench"
 #: Without --panel, a reproduction runs only its cheapest panel; with several, only the first.
 SMALLEST_PANEL = {"fig5": "e", "fig8": "d2k", "fig9": "b1", "fig11": "cache-only", "cache-skew": "zipf0.9",
-                  "cache-sensitivity": "hot10x"}
+                  "cache-sensitivity": "hot10x", "million-flows": "f1e4"}
 #: Reproductions that start their own memcached and PostgreSQL (run where this machine has them).
 SERVICE_FIGURES = {"fig11", "cache-skew", "cache-sensitivity"}
 #: Upper limits for size flags; a smaller value in the docs is kept.
@@ -255,7 +255,8 @@ def shrink_sweep(path: Path) -> None:
 
 #: Commands that read no input files but the session's ClassBench copy: after the rewrite, one
 #: run per session is enough.
-SELF_CONTAINED = {("reproduce", "fig5"), ("reproduce", "fig8"), ("reproduce", "fig9"), ("bench",), ("law",),
+SELF_CONTAINED = {("reproduce", "fig5"), ("reproduce", "fig8"), ("reproduce", "fig9"), ("reproduce", "million-flows"),
+                  ("bench",), ("law",),
                   ("algorithms",), ("attack", "sim"), ("attack", "worker"), ("attack", "bench-queue"),
                   ("attack", "policies"), ("latency-sim", "policies")}
 INPUT_FLAGS = {"--trace", "--rules", "--data"}

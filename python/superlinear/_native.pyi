@@ -432,8 +432,25 @@ class UpdateRecord(TypedDict):
     updates_applied: int
     mismatches: int
     checked: bool
+    changed_by_updates: int
     first_mismatch: str | None
     generations: list[GenerationRecord]
+
+class WorkerFootprintRecord(TypedDict):
+    packets: int
+    rules: int
+    flows: int
+    hot_bytes: int
+
+class FootprintRecord(TypedDict):
+    algo: str
+    k: int
+    own_bytes: int
+    shared_bytes: int
+    hot: str
+    item_bytes: int
+    flow_entries: int
+    workers: list[WorkerFootprintRecord]
 
 class PacketWorkload:
     @staticmethod
@@ -450,8 +467,10 @@ class PacketWorkload:
     def run(self, config: dict[str, Any]) -> ClassifyRunRecord: ...
     def check(self, algo: str, dispatch: str, k: int, seed: int = 1, front: int = 0) -> CheckRecord: ...
     def run_updates(self, schedule: str, config: dict[str, Any], algo: str, dispatch: str, k: int, seed: int = 1,
-                    check: bool = True) -> UpdateRecord: ...
+                    check: bool = True, front: int = 0) -> UpdateRecord: ...
     def items(self) -> list[int]: ...
+    def flow_ids(self) -> list[int]: ...
+    def footprint(self, algo: str, dispatch: str, k: int, seed: int = 1, front: int = 0) -> FootprintRecord: ...
     def assign(self, dispatch: str, k: int, seed: int = 1) -> list[int]: ...
     def describe_dispatch(self, dispatch: str, k: int) -> str: ...
     def bench(self, algo: str, repeats: int = 3) -> tuple[float, float]: ...

@@ -21,6 +21,11 @@ pub struct DependencyGraph {
 }
 
 impl DependencyGraph {
+    /// Bytes of the graph's arrays (dependency and same-action lists, their offsets, depths).
+    pub fn bytes(&self) -> usize {
+        4 * (self.dep_start.len() + self.dep_ids.len() + self.same_start.len() + self.same_ids.len() + self.depth.len())
+    }
+
     /// Computes the graph of a compact rule table.
     pub fn build(table: &[CompactRule]) -> Self {
         let n = table.len();

@@ -32,6 +32,7 @@ pub mod classifier;
 pub mod config;
 pub mod deps;
 pub mod dispatch;
+pub mod footprint;
 pub mod generate;
 pub mod packet;
 pub mod predict;

@@ -263,6 +263,10 @@ pub struct UpdateReport {
     pub mismatches: u64,
     /// Whether verdicts were checked.
     pub checked: bool,
+    /// Packets (with `check`) whose brute-force rule or verdict over the rule set in force
+    /// differs from that over the initial rules: what the updates changed, so a check with
+    /// no mismatches shows it saw the updates take effect.
+    pub changed_by_updates: u64,
     /// The first mismatch, described.
     pub first_mismatch: Option<String>,
     /// Per generation (0: the initial rule set): from which packet, its rules, packets
@@ -284,16 +288,32 @@ pub struct GenerationReport {
 /// A worker of a run with updates: MRF follows the published generations itself (the crate's
 /// [`RuleUpdates`](crate::classifier::RuleUpdates): one atomic load per packet, a fresh order
 /// on a new generation); the others (static list, tuple-merge, rule-cache) are rebuilt on the
-/// new snapshot (a rule cache starts with an empty front).
+/// new snapshot (a rule cache starts with an empty front and an empty flow cache).
 enum Follower {
     Mrf(Box<MrfClassifier>),
     Rebuilt(Box<Inspectable>, u64),
 }
 
+/// A wrong worker for the tests of the check (never used outside them): the check must count
+/// exactly the packets it gets wrong.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(not(test), allow(dead_code))]
+enum Fault {
+    /// A correct worker.
+    None,
+    /// Rebuilt workers never switch generations (they keep classifying with the initial rules)
+    /// but report the generation in force, so only the comparison of rule and verdict with
+    /// brute force can notice.
+    Stale,
+    /// The worker's verdict of this packet (trace index) is flipped.
+    Flip(usize),
+}
+
 /// Classifies the packets with k workers behind the dispatcher (in trace order, each worker its
 /// own stream) while `updates` (rule set, packet index) are published before their packet, and
 /// with `check` compares every verdict with brute-force first match over the rule set in
-/// force. The dispatcher keeps the calibration of the initial rule set.
+/// force. The dispatcher keeps the calibration of the initial rule set. A `rule-cache` worker
+/// gets a front of `front` rules (0: the default).
 #[allow(clippy::too_many_arguments)]
 pub fn run_with_updates(
     planner: &RuleAwarePlanner,
@@ -304,6 +324,23 @@ pub fn run_with_updates(
     seed: u64,
     updates: &[(usize, RuleSet, String)],
     check: bool,
+    front: usize,
+) -> Result<UpdateReport, Error> {
+    run_updates_with(planner, packets, algo, dispatch_spec, k, seed, updates, check, front, Fault::None)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_updates_with(
+    planner: &RuleAwarePlanner,
+    packets: &[Packet],
+    algo: &str,
+    dispatch_spec: &str,
+    k: usize,
+    seed: u64,
+    updates: &[(usize, RuleSet, String)],
+    check: bool,
+    front: usize,
+    fault: Fault,
 ) -> Result<UpdateReport, Error> {
     if let Some((at, _, _)) = updates.iter().find(|(at, _, _)| *at > packets.len()) {
         return Err(Error::config(format!(
@@ -319,7 +356,7 @@ pub fn run_with_updates(
         .map(|_| match name {
             "mrf-swap" => Ok(Follower::Mrf(Box::new(MrfClassifier::following(published.clone(), MrfVariant::Swap)))),
             "mrf" => Ok(Follower::Mrf(Box::new(MrfClassifier::following(published.clone(), MrfVariant::Precomputed)))),
-            _ => Ok(Follower::Rebuilt(Box::new(Inspectable::new(name, snap.clone())?), 0)),
+            _ => Ok(Follower::Rebuilt(Box::new(Inspectable::with_front(name, snap.clone(), front)?), 0)),
         })
         .collect::<Result<_, Error>>()?;
     let assignment = assign(planner, packets, dispatch_spec, k, seed)?;
@@ -344,19 +381,26 @@ pub fn run_with_updates(
             });
             next += 1;
         }
-        let (got, used) = match &mut workers[w as usize] {
+        let (mut got, used) = match &mut workers[w as usize] {
             Follower::Mrf(c) => {
                 let got = c.classify(p);
                 (got, c.snapshot().generation)
             }
+            Follower::Rebuilt(c, _) if fault == Fault::Stale => (c.classify(p), published.version()),
             Follower::Rebuilt(c, generation) => {
                 if *generation != published.version() {
                     *generation = published.version();
-                    **c = Inspectable::new(name, sets[*generation as usize].clone())?;
+                    **c = Inspectable::with_front(name, sets[*generation as usize].clone(), front)?;
                 }
                 (c.classify(p), *generation)
             }
         };
+        if fault == Fault::Flip(i) {
+            got.action = match got.action {
+                crate::rules::Action::Accept => crate::rules::Action::Drop,
+                _ => crate::rules::Action::Accept,
+            };
+        }
         let g = report.generations.last_mut().expect("generation 0");
         g.packets += 1;
         g.work += got.work;
@@ -366,6 +410,11 @@ pub fn run_with_updates(
             let want = in_force.first_match(p).map(|r| r as u32);
             let verdict = in_force.verdict(p);
             let latest = (sets.len() - 1) as u64;
+            if latest > 0 {
+                let initial = &sets[0].rules;
+                let before = initial.first_match(p).map(|r| r as u32);
+                report.changed_by_updates += u64::from(before != want || initial.verdict(p) != verdict);
+            }
             if used != latest || got.rule != want || got.action != verdict {
                 report.mismatches += 1;
                 if report.first_mismatch.is_none() {
@@ -419,4 +468,85 @@ pub fn single_core(snap: &Arc<Snapshot>, packets: &[Packet], algo: &str, repeats
         best = best.min(thread_cpu_ns() - t0);
     }
     Ok((packets.len() as f64 * 1e9 / best.max(1) as f64, work as f64 / packets.len().max(1) as f64))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::generate::{headers_for_rules, SyntheticSpec};
+    use crate::rules::Action;
+
+    /// A generated rule set (chains of depth 2 and a catch-all), traffic to its rules and
+    /// headers inside them, and three updates that change first matches: every rule's action
+    /// flipped at packet 1,500, the first 40 rules deleted at 3,000, another generated set at
+    /// 4,500.
+    fn scenario() -> (RuleAwarePlanner, Vec<Packet>, Vec<(usize, RuleSet, String)>) {
+        let spec = SyntheticSpec { rules: 60, depth: 2, flows_per_rule: 3, catch_all_fraction: 0.1 };
+        let initial = spec.rule_set().unwrap();
+        let mut packets = spec.trace(3_000, 7).unwrap();
+        packets.extend(headers_for_rules(&initial, 3_000, 8).unwrap());
+        let flip = |a: Action| if a == Action::Accept { Action::Drop } else { Action::Accept };
+        let flipped: Vec<_> =
+            initial.rules.iter().map(|r| crate::rules::Rule { action: flip(r.action), ..*r }).collect();
+        let flipped = RuleSet::new(flipped, initial.default_action);
+        let shorter = RuleSet::new(flipped.rules[40..].to_vec(), initial.default_action);
+        let other =
+            SyntheticSpec { rules: 45, depth: 3, flows_per_rule: 2, catch_all_fraction: 0.0 }.rule_set().unwrap();
+        let updates = vec![
+            (1_500, flipped, "flip".to_string()),
+            (3_000, shorter, "delete 1..40".to_string()),
+            (4_500, other, "replace".to_string()),
+        ];
+        (RuleAwarePlanner::new(Arc::new(Snapshot::new(initial))), packets, updates)
+    }
+
+    fn run(algo: &str, fault: Fault) -> UpdateReport {
+        let (planner, packets, updates) = scenario();
+        run_updates_with(&planner, &packets, algo, "rss", 4, 1, &updates, true, 3, fault).unwrap()
+    }
+
+    #[test]
+    fn every_classifier_follows_updates_exactly() {
+        for entry in classifier::REGISTRY {
+            let r = run(entry.name, Fault::None);
+            assert_eq!((r.packets, r.updates_applied, r.mismatches), (6_000, 3, 0), "{}: {:?}", entry.name, r);
+            assert_eq!(r.generations.iter().map(|g| g.packets).collect::<Vec<_>>(), [1_500, 1_500, 1_500, 1_500]);
+        }
+    }
+
+    /// A worker that keeps the initial rules but claims the generation in force is caught on
+    /// exactly the packets whose rule or verdict differs between the two rule sets.
+    #[test]
+    fn the_check_catches_a_stale_worker() {
+        let (planner, packets, updates) = scenario();
+        let initial = &planner.snapshot().rules;
+        let mut expected = 0;
+        for (i, p) in packets.iter().enumerate() {
+            let Some(in_force) = updates.iter().rev().find(|(at, _, _)| *at <= i).map(|(_, set, _)| set) else {
+                continue;
+            };
+            let differs =
+                initial.first_match(p) != in_force.first_match(p) || initial.verdict(p) != in_force.verdict(p);
+            expected += u64::from(differs);
+        }
+        assert!(expected > 2_000, "the updates must change many first matches ({expected})");
+        assert_eq!(run("mrf", Fault::None).changed_by_updates, expected);
+        for algo in ["static", "tuple-merge", "rule-cache", "rule-cache-flow"] {
+            let r = run(algo, Fault::Stale);
+            assert_eq!((r.mismatches, r.changed_by_updates), (expected, expected), "{algo}");
+            assert!(r.first_mismatch.unwrap().starts_with("packet 1500 "), "{algo}");
+        }
+    }
+
+    /// One flipped verdict is one mismatch, named by its packet, whatever the classifier.
+    #[test]
+    fn the_check_catches_one_wrong_verdict() {
+        for entry in classifier::REGISTRY {
+            for at in [0, 2_999, 5_999] {
+                let r = run(entry.name, Fault::Flip(at));
+                assert_eq!(r.mismatches, 1, "{} at {at}", entry.name);
+                assert!(r.first_mismatch.unwrap().starts_with(&format!("packet {at} ")), "{}", entry.name);
+            }
+        }
+    }
 }

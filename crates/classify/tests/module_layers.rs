@@ -23,7 +23,7 @@ const LAYERS: &[&[&str]] = &[
     &["classifier"],
     &["dispatch"],
     &["run"],
-    &["predict"],
+    &["predict", "footprint"],
     // The boundary: wire-form configs and result records of every layer below.
     &["config", "record"],
 ];

@@ -12,6 +12,7 @@ use std::time::Instant;
 use superlinear_classify::classifier::REGISTRY as CLASSIFIERS;
 use superlinear_classify::config::{LoadSettings, RunSettings, SyntheticSettings};
 use superlinear_classify::dispatch::{self, REGISTRY as DISPATCHERS};
+use superlinear_classify::footprint;
 use superlinear_classify::generate;
 use superlinear_classify::predict::{self, WorkSpec};
 use superlinear_classify::record::RunRecord;
@@ -33,7 +34,11 @@ pub struct PacketWorkload {
     /// Single-worker baselines of `predict_work`, by (algo, start, sample, target, period): the
     /// same for every dispatcher and k, so an advisor's candidates share one simulation.
     baselines: Mutex<HashMap<BaselineKey, predict::Baseline>>,
+    /// Every packet's first-match rule and flow (`footprint`), computed once.
+    ids: Mutex<Option<PacketIds>>,
 }
+
+type PacketIds = (Arc<Vec<u32>>, Arc<Vec<u32>>);
 
 type BaselineKey = (String, usize, usize, usize, usize);
 
@@ -51,7 +56,16 @@ impl PacketWorkload {
         info.push(("dependency_seconds", t0.elapsed().as_secs_f64().into_pyobject(py)?.into_any().unbind()));
         let base_len = packets.len();
         let planner = RuleAwarePlanner::new(snap.clone());
-        Ok(Self { snap, planner, packets, base_len, info, baselines: Mutex::default() })
+        Ok(Self { snap, planner, packets, base_len, info, baselines: Mutex::default(), ids: Mutex::default() })
+    }
+
+    /// Every packet's first-match rule and flow, computed once per packet list.
+    fn packet_ids(&self) -> PacketIds {
+        let mut ids = self.ids.lock().expect("ids");
+        ids.get_or_insert_with(|| {
+            (Arc::new(run::first_match_ids(&self.snap, &self.packets)), Arc::new(footprint::flow_ids(&self.packets)))
+        })
+        .clone()
     }
 
     /// Calibrates the rule-aware planner on the first `n` packets of the trace.
@@ -71,6 +85,7 @@ impl PacketWorkload {
             base_len,
             info: self.info.iter().map(|(k, v)| (*k, v.clone_ref(py))).collect(),
             baselines: Mutex::default(),
+            ids: Mutex::default(),
         })
     }
 
@@ -157,6 +172,7 @@ impl PacketWorkload {
     fn replay(&mut self, n: usize) {
         let base = self.packets[..self.trace_in_use()].to_vec();
         self.packets = base.iter().copied().cycle().take(n.max(1)).collect();
+        *self.ids.lock().expect("ids") = None;
     }
 
     /// Gives the rule-aware dispatcher its calibration sample: the first `n` packets of the
@@ -224,8 +240,9 @@ impl PacketWorkload {
     /// Classifies the packets while the rule changes of a schedule file are published before
     /// their packets (`rules::schedule`); with `check`, every verdict against brute force over
     /// the rule set in force. `config` reads the files of `replace` lines (rule_format is
-    /// detected there). Returns the `UpdateReport` as a dict.
-    #[pyo3(signature = (schedule, config, algo, dispatch, k, seed = 1, check = true))]
+    /// detected there); a `rule-cache` worker gets a front of `front` rules (0: the default).
+    /// Returns the `UpdateReport` as a dict.
+    #[pyo3(signature = (schedule, config, algo, dispatch, k, seed = 1, check = true, front = 0))]
     #[allow(clippy::too_many_arguments)]
     fn run_updates<'py>(
         &self,
@@ -237,6 +254,7 @@ impl PacketWorkload {
         k: usize,
         seed: u64,
         check: bool,
+        front: usize,
     ) -> PyResult<Bound<'py, PyAny>> {
         let cfg: LoadSettings = settings(config)?;
         let opts = ReadOptions { format: RuleFormat::Auto, ..cfg.read_options().map_err(to_py)? };
@@ -259,7 +277,7 @@ impl PacketWorkload {
                     .into_iter()
                     .map(|u| (u.packet, u.rules, format!("line {}: {}", u.line, u.change.describe())))
                     .collect();
-                run::run_with_updates(planner, packets, algo, dispatch, k, seed, &updates, check)
+                run::run_with_updates(planner, packets, algo, dispatch, k, seed, &updates, check, front)
             })
             .map_err(to_py)?;
         record(py, &r)
@@ -267,7 +285,34 @@ impl PacketWorkload {
 
     /// The first-match rule of every packet (rules.len() for the default policy).
     fn items(&self, py: Python<'_>) -> Vec<u32> {
-        py.allow_threads(|| run::first_match_ids(&self.snap, &self.packets))
+        py.allow_threads(|| self.packet_ids().0.to_vec())
+    }
+
+    /// The flow of every packet: distinct 5-tuples numbered in order of first appearance.
+    fn flow_ids(&self, py: Python<'_>) -> Vec<u32> {
+        py.allow_threads(|| self.packet_ids().1.to_vec())
+    }
+
+    /// Memory of one worker of `algo` behind `dispatch` at k, counted exactly
+    /// (`superlinear_classify::footprint`): own, shared and per-worker hot bytes.
+    #[pyo3(signature = (algo, dispatch, k, seed = 1, front = 0))]
+    #[allow(clippy::too_many_arguments)]
+    fn footprint<'py>(
+        &self,
+        py: Python<'py>,
+        algo: &str,
+        dispatch: &str,
+        k: usize,
+        seed: u64,
+        front: usize,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let r = py
+            .allow_threads(|| {
+                let (rules, flows) = self.packet_ids();
+                footprint::footprint(&self.planner, &self.packets, &rules, &flows, algo, dispatch, k, seed, front)
+            })
+            .map_err(to_py)?;
+        record(py, &r)
     }
 
     /// The worker of every packet under a dispatcher, as a run routes them.

@@ -116,7 +116,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 #: Options of a plain run that a run with --updates does not use (it classifies once, in trace
 #: order, with no timing, per-worker statistics or warm-up).
-NOT_WITH_UPDATES = frozenset({"no_measure", "window", "top", "warmup", "repeats", "front"})
+NOT_WITH_UPDATES = frozenset({"no_measure", "window", "top", "warmup", "repeats"})
 
 
 def cmd_updates(args: argparse.Namespace, w: Any, info: dict[str, Any]) -> int:
@@ -127,7 +127,7 @@ def cmd_updates(args: argparse.Namespace, w: Any, info: dict[str, Any]) -> int:
     cfg = {"rule_format": "auto", "actions": args.actions, "default_action": args.default, "generate": 1,
            "seed": args.seed}
     report = interruptible(lambda: w.run_updates(args.updates, cfg, args.algo, args.dispatch, args.workers,
-                                                 args.seed, args.check))
+                                                 args.seed, args.check, args.front))
     doc = {"rules_file": args.rules, "trace_file": args.trace, "updates_file": args.updates, "algo": args.algo,
            "dispatch": args.dispatch, "k": args.workers, **report}
     if args.json:
@@ -146,7 +146,8 @@ def cmd_updates(args: argparse.Namespace, w: Any, info: dict[str, Any]) -> int:
         if args.check:
             verdict = "OK" if not report["mismatches"] else "MISMATCH"
             console.print(f"  check: {report['packets']:,} packets against brute-force first match over the rule "
-                          f"set in force: {report['mismatches']:,} mismatches [{verdict}]"
+                          f"set in force ({report['changed_by_updates']:,} of them with another rule or verdict "
+                          f"than under the initial rules): {report['mismatches']:,} mismatches [{verdict}]"
                           + (f"; first: {report['first_mismatch']}" if report["first_mismatch"] else ""),
                           highlight=False, markup=False)
     return 1 if args.check and report["mismatches"] else 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from superlinear.experiments import fig5, fig8, fig9, fig11, scaling
+from superlinear.experiments import fig5, fig8, fig9, fig11, million_flows, scaling
 from superlinear.experiments.spec import Experiment
 
 #: name → builder(quick) of every reproducible experiment.
@@ -17,6 +17,7 @@ REGISTRY: dict[str, Callable[[bool], Experiment]] = {
     "fig8": fig8.experiment,
     "fig9": fig9.experiment,
     "scaling": scaling.experiment,
+    "million-flows": million_flows.experiment,
 }
 
 #: Experiments that read data files: name → builder(quick, data folder or None).

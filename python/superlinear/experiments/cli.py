@@ -67,7 +67,10 @@ class EngineExperiment(Study[ExperimentRun]):
             recorded["repeats"] = config.repeats
         rows = driver.run(config.experiment, config.panels,
                           on_panel=lambda done: write_results(config.out, config.experiment.name, recorded, done))
-        return Outcome(rows, recorded, summary={"stability": stability(rows)})
+        findings = config.experiment.summary(rows) if config.experiment.summary else []
+        if findings:
+            recorded["findings"] = findings
+        return Outcome(rows, recorded, summary={"stability": stability(rows), "findings": findings})
 
     def plot(self, out: Path, config: ExperimentRun, outcome: Outcome) -> list[Path]:
         from superlinear.output.plots import plot_experiment
@@ -82,6 +85,8 @@ class EngineExperiment(Study[ExperimentRun]):
         assert outcome.summary is not None
         for line in stability_lines(outcome.summary["stability"]):
             console.print(line)
+        for line in outcome.summary.get("findings", []):
+            console.print("• " + line, markup=False, highlight=False)
 
     def footer(self, out: Path, path: Path, plots: list[Path], outcome: Outcome) -> list[str]:
         return [f"results: {path} and {out / 'result.csv'}", f"plots:   {out}/{self.experiment}*.png (and .svg)"]

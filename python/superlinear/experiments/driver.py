@@ -86,7 +86,12 @@ def _packet_extras(panel: Panel, series: Series, k: int) -> Row:
     from superlinear.classify.workload import load
 
     w = load(_packets(panel, series))
-    return {"dispatch_resolved": w.describe_dispatch(series.dispatch, k), "rules": w.rules}
+    row: Row = {"dispatch_resolved": w.describe_dispatch(series.dispatch, k), "rules": w.rules}
+    if panel.footprint:
+        from superlinear.classify.footprint import footprint_row
+
+        row |= footprint_row(w, series.algo, series.dispatch, k, panel.seed)
+    return row
 
 
 def _ratio(a: float | None, b: float | None) -> float | None:

@@ -5,9 +5,11 @@ Nothing here runs anything; :mod:`superlinear.experiments.driver` runs every exp
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from superlinear.classify.workload import PacketWorkloadSpec
+from superlinear.common.rows import Row
 from superlinear.engine.runs import Workload
 
 
@@ -56,6 +58,9 @@ class Panel:
     #: of its series, so it gets the longer window.
     baseline_timed_ms: int = 3000
     point_timed_ms: int = 1000
+    #: Packet panels: every row also carries the worker's memory (exact counts), the working-set
+    #: law's prediction of it and the cache level that holds it (:mod:`superlinear.classify.footprint`).
+    footprint: bool = False
     notes: tuple[str, ...] = field(default_factory=tuple)
 
     def runs(self) -> int:
@@ -75,6 +80,8 @@ class Experiment:
     name: str
     description: str
     panels: tuple[Panel, ...]
+    #: Findings in words from the rows of a run (printed under the table, kept in result.json).
+    summary: Callable[[list[Row]], list[str]] | None = None
 
     def steady_state(self) -> Experiment:
         """The same experiment with the warm-up excluded from every series (``--exclude-warmup``)."""

@@ -14,7 +14,7 @@ pub mod tuple_merge;
 pub mod updates;
 
 pub use mrf::{MrfClassifier, MrfVariant};
-pub use rule_cache::{RuleCacheClassifier, DEFAULT_FLOW_ENTRIES, DEFAULT_FRONT};
+pub use rule_cache::{RuleCacheClassifier, DEFAULT_FLOW_ENTRIES, DEFAULT_FRONT, FLOW_ENTRY_BYTES};
 pub use static_list::StaticClassifier;
 pub use stats::{StatsSink, WorkerStats};
 pub use tuple_merge::{TupleMergeClassifier, TupleParams, TupleSpace};

@@ -148,6 +148,12 @@ impl MrfClassifier {
         &self.snap
     }
 
+    /// Bytes this worker allocates for itself: its order (4 bytes a rule) and order labels (8
+    /// bytes a rule). The rule table and dependency lists it reads are the snapshot's.
+    pub fn own_bytes(&self) -> usize {
+        self.order.len() * std::mem::size_of::<u32>() + self.label.len() * std::mem::size_of::<u64>()
+    }
+
     /// The current order: rule ids, front first.
     pub fn order(&self) -> &[u32] {
         &self.order

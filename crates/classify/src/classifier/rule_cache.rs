@@ -49,6 +49,9 @@ const TOO_BIG: u32 = u32::MAX - 1;
 const EMPTY_FLOW: u32 = u32::MAX;
 const DEFAULT_RULE: u32 = u32::MAX - 1;
 
+/// Bytes of one flow-cache entry (the 5-tuple and the rule id, padded).
+pub const FLOW_ENTRY_BYTES: usize = std::mem::size_of::<(Packet, u32)>();
+
 /// A direct-mapped exact-match cache: 5-tuple → first-match rule (or the default policy).
 struct FlowCache {
     entries: Vec<(Packet, u32)>,
@@ -129,6 +132,25 @@ impl RuleCacheClassifier {
             stats,
             sink: opts.stats,
         }
+    }
+
+    /// Bytes this worker allocates for itself: its own tuple-space index, the front, the
+    /// per-rule position, reference-count, closure and stamp arrays, the closures found so far
+    /// and the flow cache (capacities, so the count does not depend on what was served).
+    pub fn own_bytes(&self) -> usize {
+        use std::mem::size_of;
+        self.space.bytes()
+            + self.front.capacity() * size_of::<u32>()
+            + self.front_rules.capacity() * size_of::<CompactRule>()
+            + (self.pos.len() + self.refs.len() + self.closure_start.len() + self.stamp.len()) * size_of::<u32>()
+            + self.closure_len.len() * size_of::<u16>()
+            + (self.closure_ids.capacity() + self.scratch.capacity()) * size_of::<u32>()
+            + self.flow.as_ref().map_or(0, |f| f.entries.len() * FLOW_ENTRY_BYTES)
+    }
+
+    /// Flow-cache entries (0: no flow cache).
+    pub fn flow_entries(&self) -> usize {
+        self.flow.as_ref().map_or(0, |f| f.entries.len())
     }
 
     /// The front: rule ids, front first.

@@ -333,6 +333,13 @@ impl TupleSpace {
         out
     }
 
+    /// Bytes of the index: table headers, hash slots and bucket records.
+    pub fn bytes(&self) -> usize {
+        self.tables.len() * std::mem::size_of::<TupleTable>()
+            + self.slots.len() * std::mem::size_of::<Slot>()
+            + self.rules.len() * std::mem::size_of::<BucketRule>()
+    }
+
     /// Number of hash tables.
     pub fn tables(&self) -> usize {
         self.tables.len()
@@ -401,6 +408,12 @@ impl TupleMergeClassifier {
     pub fn with_options(snap: Arc<Snapshot>, opts: ClassifierOptions) -> Self {
         let stats = opts.stats.as_ref().map(|_| WorkerStats::new(snap.len(), opts.window));
         Self { space: TupleSpace::build(&snap), snap, stats, sink: opts.stats }
+    }
+
+    /// Bytes this worker allocates for itself: its index (which holds its own copy of every
+    /// rule's compact form).
+    pub fn own_bytes(&self) -> usize {
+        self.space.bytes()
     }
 
     /// The index.
