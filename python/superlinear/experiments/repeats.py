@@ -22,7 +22,8 @@ RANGED = ("speedup_projected", "speedup_projected_max_cpu", "speedup_measured", 
           "throughput_rps_measured", "throughput_vs_static_k1", "goodput_mrps", "goodput_ratio")
 #: Other timed figures: the median of the rounds.
 TIMED = ("projected_ns", "projected_max_cpu_ns", "wall_ns", "dispatcher_cpu_ns", "dispatcher_ns_per_request",
-         "max_worker_cpu_ns", "max_worker_estimate_ns", "mean_service_ns_projected", "workers_rerun")
+         "max_worker_cpu_ns", "max_worker_estimate_ns", "mean_service_ns_projected", "workers_rerun",
+         "measured_max_worker_serve_ns", "measured_max_worker_cpu_ns", "measured_dispatcher_blocked_ns")
 #: Figures the stability summary looks at.
 STABILITY_FIELDS = ("speedup_projected", "speedup_measured")
 

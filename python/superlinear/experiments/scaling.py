@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from superlinear.common.rows import Row
 from superlinear.engine.runs import Workload
 from superlinear.experiments.fig5 import steady_state_warmup
 from superlinear.experiments.packets import RSS5, classbench, find_data, packet_panel, series
@@ -47,8 +48,29 @@ def experiment(quick: bool = False, data: Path | None = None) -> Experiment:
                                    classbench(root, "acl1", "5k", quick),
                                    series(("static", RSS5), ("mrf", RSS5), ("mrf", "rule")), KS))
     return Experiment(
+        summary=where_measured_time_went,
         name="scaling",
         description="Projected against measured speedup, k up to 16 (measured where k ≤ cores)"
         + (" (quick sizes)" if quick else ""),
         panels=tuple(panels),
     )
+
+
+def where_measured_time_went(rows: list[Row]) -> list[str]:
+    """For each measured point with k ≥ 2: measured against projected speedup, and where the
+    measured run's time went (medians over the repeats): the slowest worker's time serving over its
+    thread CPU time (above 1: descheduled), that CPU time over the projected worker time (above 1:
+    slower side by side than one at a time), and the dispatcher's time blocked on full rings as a
+    share of the wall clock (near 0 with idle workers: the dispatcher set the pace)."""
+    out = []
+    for r in rows:
+        m, p = r.get("speedup_measured"), r.get("speedup_projected")
+        serve, cpu = r.get("measured_max_worker_serve_ns"), r.get("measured_max_worker_cpu_ns")
+        est, wall = r.get("max_worker_estimate_ns"), r.get("wall_ns")
+        if r["k"] < 2 or not (m and p and serve and cpu and est and wall):
+            continue
+        blocked = (r.get("measured_dispatcher_blocked_ns") or 0) / wall
+        out.append(f"{r['panel']} {r['algo']} + {r['dispatch']} k={r['k']}: measured {m:.3g}× vs projected "
+                   f"{p:.3g}× ({m / p - 1:+.0%}); slowest worker serving {serve / cpu:.2f}× its CPU time, CPU "
+                   f"{cpu / est:.2f}× the projected worker time; dispatcher blocked {blocked:.0%} of the wall clock")
+    return out
