@@ -212,6 +212,8 @@ class CacheBenchRecord(TypedDict):
     latency_p50_ns: int
     latency_p99_ns: int
     projected_ns: int | None
+    projected_busiest_ns: int | None
+    projected_client_path_ns: int | None
     hit_rate: float
 
 class CacheLoadRecord(TypedDict):
@@ -383,8 +385,8 @@ def cache_lru_sim(
     router: str, n: int, dist: str, rows: int, capacity: int, requests: int, warmup: int, seed: int = 1
 ) -> list[tuple[int, int]]: ...
 def cache_lru_sim_trace(
-    router: str, ks: list[int], path: str, capacity: int, seed: int = 1
-) -> tuple[int, list[list[tuple[int, int]]]]: ...
+    routers: list[str], ks: list[int], path: str, capacity: int, seed: int = 1
+) -> tuple[int, list[list[list[tuple[int, int]]]]]: ...
 def cache_route_sim(router: str, n: int, dist: str, rows: int, requests: int, seed: int = 1) -> list[int]: ...
 # delayed hits (crates/cache, bindings crates/py/src/latency.rs)
 class LatencyTrace:

@@ -86,13 +86,23 @@ pub struct BenchRecord<'a> {
     #[serde(flatten)]
     pub report: &'a BenchReport,
     pub projected_ns: Option<u64>,
+    /// The two bounds of the projection ([`BenchReport::projection_bounds`]).
+    pub projected_busiest_ns: Option<u64>,
+    pub projected_client_path_ns: Option<u64>,
     pub hit_rate: f64,
 }
 
 impl BenchReport {
     /// The record of this report.
     pub fn record(&self) -> BenchRecord<'_> {
-        BenchRecord { report: self, projected_ns: self.projected_ns(), hit_rate: self.hit_rate() }
+        let bounds = self.projection_bounds();
+        BenchRecord {
+            report: self,
+            projected_ns: self.projected_ns(),
+            projected_busiest_ns: bounds.map(|b| b.0),
+            projected_client_path_ns: bounds.map(|b| b.1),
+            hit_rate: self.hit_rate(),
+        }
     }
 
     /// Hits / reads.
@@ -101,8 +111,14 @@ impl BenchReport {
     }
 
     /// The projected completion time on ideal cores, one per participant, without contention:
-    /// the larger of two bounds (the asymptotic bounds of a closed queueing network, Denning and
-    /// Buzen 1978):
+    /// the larger of the two [`Self::projection_bounds`]. `None` if some replica's CPU time is
+    /// unknown.
+    pub fn projected_ns(&self) -> Option<u64> {
+        self.projection_bounds().map(|(busiest, path)| busiest.max(path))
+    }
+
+    /// The two asymptotic bounds of a closed queueing network (Denning and Buzen 1978) on ideal
+    /// cores, as (busiest, client path):
     ///
     /// * the busiest participant's CPU time (client thread, replica or database backend): no
     ///   participant finishes its share faster than it computes it;
@@ -111,15 +127,12 @@ impl BenchReport {
     ///   servers' CPU for that request; all the run's CPU over the client threads.
     ///
     /// `None` if some replica's CPU time is unknown.
-    pub fn projected_ns(&self) -> Option<u64> {
-        let mut m = self.thread_cpu_ns.iter().copied().max().unwrap_or(0);
-        let mut total: u64 = self.thread_cpu_ns.iter().sum::<u64>() + self.db_backend_cpu_ns.iter().sum::<u64>();
-        for r in &self.replica_cpu_ns {
-            m = m.max((*r)?);
-            total += (*r)?;
-        }
-        let path = total / self.thread_cpu_ns.len().max(1) as u64;
-        Some(m.max(self.db_backend_cpu_ns.iter().copied().max().unwrap_or(0)).max(path))
+    pub fn projection_bounds(&self) -> Option<(u64, u64)> {
+        let replicas = self.replica_cpu_ns.iter().copied().collect::<Option<Vec<u64>>>()?;
+        let all = || self.thread_cpu_ns.iter().chain(&replicas).chain(&self.db_backend_cpu_ns).copied();
+        let busiest = all().max().unwrap_or(0);
+        let path = all().sum::<u64>() / self.thread_cpu_ns.len().max(1) as u64;
+        Some((busiest, path))
     }
 }
 
@@ -450,6 +463,7 @@ mod tests {
             ..BenchReport::default()
         };
         assert_eq!(path.projected_ns(), Some(237));
+        assert_eq!(path.projection_bounds(), Some((200, 237)));
         let unknown = BenchReport { thread_cpu_ns: vec![1], replica_cpu_ns: vec![None], ..BenchReport::default() };
         assert_eq!(unknown.projected_ns(), None);
     }

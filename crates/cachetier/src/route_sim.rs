@@ -99,8 +99,9 @@ pub fn lru_hit_rates(
     warmup: u64,
     seed: u64,
 ) -> Result<Vec<(u64, u64)>> {
-    let mut keys = KeyStream::new(KeyDist::parse(dist)?, rows, seed, seed + 1)?;
-    let support = KeyDist::parse(dist)?.support(rows);
+    let dist = KeyDist::parse(dist)?;
+    let mut keys = KeyStream::new(dist, rows, seed, seed + 1)?;
+    let support = dist.support(rows);
     let prefill: Vec<u64> = (0..support).rev().map(|rank| keys.row_of(rank)).collect();
     let reads = std::iter::repeat_with(|| keys.next_id()).take((warmup + requests) as usize);
     replay(router, n, capacity, seed, prefill, reads, warmup)

@@ -228,8 +228,8 @@ pub fn check(
     let mut report = CheckReport { matches: vec![0; snap.len()], ..Default::default() };
     for (p, &w) in packets.iter().zip(&assignment) {
         let got = workers[w as usize].classify(p);
-        let want = snap.rules.first_match(p).map(|i| i as u32);
-        let verdict = snap.rules.verdict(p);
+        let (first, verdict) = snap.rules.decide(p);
+        let want = first.map(|i| i as u32);
         report.checked += 1;
         match want {
             Some(r) => report.matches[r as usize] += 1,
@@ -407,13 +407,11 @@ fn run_updates_with(
         report.packets += 1;
         if check {
             let in_force = &sets[sets.len() - 1].rules;
-            let want = in_force.first_match(p).map(|r| r as u32);
-            let verdict = in_force.verdict(p);
+            let (first, verdict) = in_force.decide(p);
+            let want = first.map(|r| r as u32);
             let latest = (sets.len() - 1) as u64;
             if latest > 0 {
-                let initial = &sets[0].rules;
-                let before = initial.first_match(p).map(|r| r as u32);
-                report.changed_by_updates += u64::from(before != want || initial.verdict(p) != verdict);
+                report.changed_by_updates += u64::from(sets[0].rules.decide(p) != (first, verdict));
             }
             if used != latest || got.rule != want || got.action != verdict {
                 report.mismatches += 1;
@@ -525,9 +523,7 @@ mod tests {
             let Some(in_force) = updates.iter().rev().find(|(at, _, _)| *at <= i).map(|(_, set, _)| set) else {
                 continue;
             };
-            let differs =
-                initial.first_match(p) != in_force.first_match(p) || initial.verdict(p) != in_force.verdict(p);
-            expected += u64::from(differs);
+            expected += u64::from(initial.decide(p) != in_force.decide(p));
         }
         assert!(expected > 2_000, "the updates must change many first matches ({expected})");
         assert_eq!(run("mrf", Fault::None).changed_by_updates, expected);

@@ -209,26 +209,29 @@ fn cache_lru_sim(
 type HitsAndReads = Vec<(u64, u64)>;
 
 /// [`cache_lru_sim`] for a key trace (text `KEY ...` lines or the engine's binary key trace; keys
-/// numbered densely in order of first appearance, read as rows `0..objects`): the number of
-/// distinct keys, and the hits and reads per replica at every k in `ks`.
+/// numbered densely in order of first appearance, read as rows `0..objects`), read once: the
+/// number of distinct keys, and per router (in `routers`' order) the hits and reads per replica
+/// at every k in `ks`.
 #[pyfunction]
-#[pyo3(signature = (router, ks, path, capacity, seed = 1))]
+#[pyo3(signature = (routers, ks, path, capacity, seed = 1))]
 fn cache_lru_sim_trace(
     py: Python<'_>,
-    router: &str,
+    routers: Vec<String>,
     ks: Vec<usize>,
     path: &str,
     capacity: usize,
     seed: u64,
-) -> PyResult<(usize, Vec<HitsAndReads>)> {
+) -> PyResult<(usize, Vec<Vec<HitsAndReads>>)> {
     py.allow_threads(|| {
         let trace = superlinear_cache::LatencyTrace::read(path).map_err(to_py)?;
         let ids: Vec<u64> = trace.requests.iter().map(|&o| u64::from(o)).collect();
-        let per_k = ks
+        let per_router = routers
             .iter()
-            .map(|&k| lru_hit_rates_of_trace(router, k, &ids, capacity, seed).map_err(to_py))
+            .map(|router| {
+                ks.iter().map(|&k| lru_hit_rates_of_trace(router, k, &ids, capacity, seed).map_err(to_py)).collect()
+            })
             .collect::<PyResult<Vec<_>>>()?;
-        Ok((trace.objects, per_k))
+        Ok((trace.objects, per_router))
     })
 }
 

@@ -175,13 +175,14 @@ def predict(dist: str, rows: int, items: int, rho: float, ks: Sequence[int],
         ks = [1, *ks]
     support = support_of(dist, rows)
     n = requests or 200_000
+    if trace is not None:  # the trace is read once, for every router
+        rows, per_router = _native.cache_lru_sim_trace(list(routers), ks, trace, items, seed)
+        n = sum(r for _, r in per_router[0][0])
+    else:
+        per_router = [[_native.cache_lru_sim(router, k, dist, rows, items, n, support, seed) for k in ks]
+                      for router in routers]
     curves = []
-    for router in routers:
-        if trace is not None:
-            rows, per_k = _native.cache_lru_sim_trace(router, ks, trace, items, seed)
-            n = sum(r for _, r in per_k[0])
-        else:
-            per_k = [_native.cache_lru_sim(router, k, dist, rows, items, n, support, seed) for k in ks]
+    for router, per_k in zip(routers, per_router, strict=True):
         hits = [sum(h for h, _ in per) / max(sum(r for _, r in per), 1) for per in per_k]
         speed = [eq3_hits(k, hits[0], h, rho) for k, h in zip(ks, hits, strict=True)]
         curve = CacheCurve(router, tuple(ks), tuple(hits), tuple(speed), counts=tuple(per_k))

@@ -35,14 +35,9 @@ class CacheAdvise(Study[argparse.Namespace]):
             _native.cache_lru_sim("hash", 1, args.dist, args.rows, 1, 1, 0, 1)
         except SuperlinearError as e:
             raise SuperlinearError(f"--dist: {e}") from None
-        if args.trace is not None:
-            if args.verify:
-                raise SuperlinearError("--verify replays a distribution (--dist) on the real tier; with --trace, "
-                                       "compare against your own tier's counts instead")
-            try:  # read it once here, so that a bad file is one line before anything runs
-                _native.cache_lru_sim_trace("hash", [1], args.trace, 1, 1)
-            except SuperlinearError as e:
-                raise SuperlinearError(f"--trace: {e}") from None
+        if args.trace is not None and args.verify:
+            raise SuperlinearError("--verify replays a distribution (--dist) on the real tier; with --trace, "
+                                   "compare against your own tier's counts instead")
         routers = [r.strip() for r in args.routers.split(",") if r.strip()]
         known = {r["name"] for r in _native.cache_routers()}
         bad = [r for r in routers if r not in known]
@@ -55,16 +50,18 @@ class CacheAdvise(Study[argparse.Namespace]):
         # The work kind follows --rho too: the database side of a miss is scaled to it.
         args.costs = UNIT_COSTS_US.with_rho(args.rho)
         if args.costs is None:
-            floor = (UNIT_COSTS_US.client_hit + 2 * UNIT_COSTS_US.memcached) / UNIT_COSTS_US.hit_path
             raise SuperlinearError(f"--rho {args.rho:g}: below what a miss costs even with a free database here "
-                                   f"(client + get + fill: ρ ≥ {floor:.2f})")
+                                   f"(client + get + fill: ρ ≥ {UNIT_COSTS_US.least_rho:.2f})")
         args.ks = int_list("--k", args.k)
         return args
 
     def run(self, config: argparse.Namespace, progress: Progress | None) -> Outcome:
         items = config.items or items_for(config.memory_mb)
-        advice = predict(config.dist, config.rows, items, config.rho, config.ks, config.router_list,
-                         seed=config.seed, trace=config.trace, costs=config.costs)
+        try:
+            advice = predict(config.dist, config.rows, items, config.rho, config.ks, config.router_list,
+                             seed=config.seed, trace=config.trace, costs=config.costs)
+        except SuperlinearError as e:  # only the trace file can fail here: --dist was checked above
+            raise SuperlinearError(f"--trace: {e}") from None
         checked = (verify(advice, config.memory_mb, config.verify_requests, str(Path(config.out) / "verify"),
                           progress is not None) if config.verify else None)
         recorded: dict[str, Any] = {

@@ -47,12 +47,11 @@ class UnitCosts:
     def from_row(cls, row: Row) -> UnitCosts:
         """Calibrated on one run: CPU totals over the run's operation counts."""
         ops = sum(row["replica_requests"]) + sum(row["replica_fills"])
-        past = row.get("reads_past_cache") or 0
-        miss_cpu = row.get("client_miss_cpu_ns") or 0
+        miss_cpu = row["client_miss_cpu_ns"]
         return cls(memcached=row["replica_cpu_sum_ns"] / max(ops, 1),
                    postgresql=row["db_backend_cpu_sum_ns"] / max(row["db_reads"], 1),
                    client_hit=(row["client_cpu_ns"] - miss_cpu) / max(row["requests"], 1),
-                   client_miss=miss_cpu / max(past, 1))
+                   client_miss=miss_cpu / max(row["reads_past_cache"], 1))
 
     @classmethod
     def median_of(cls, runs: Sequence[UnitCosts]) -> UnitCosts:
@@ -60,13 +59,17 @@ class UnitCosts:
         return cls(*(statistics.median(getattr(u, f) for u in runs)
                      for f in ("memcached", "postgresql", "client_hit", "client_miss")))
 
+    @property
+    def least_rho(self) -> float:
+        """ρ with a free database: a miss still costs the client's read, the get and the fill."""
+        return (self.client_hit + 2 * self.memcached) / max(self.hit_path, 1e-12)
+
     def with_rho(self, rho: float) -> UnitCosts | None:
         """These costs with the database side of a miss (the query and the client's part past the
-        cache) scaled so that ρ is ``rho``; None where even a free database leaves ρ above it."""
-        floor = self.client_hit + 2 * self.memcached
-        scale = (rho * self.hit_path - floor) / max(self.client_miss + self.postgresql, 1e-12)
-        if scale < 0:
+        cache) scaled so that ρ is ``rho``; None below :attr:`least_rho`."""
+        if rho < self.least_rho:
             return None
+        scale = (rho - self.least_rho) * self.hit_path / max(self.client_miss + self.postgresql, 1e-12)
         return dataclasses.replace(self, postgresql=self.postgresql * scale, client_miss=self.client_miss * scale)
 
     @property
@@ -99,7 +102,7 @@ class Counts:
     @classmethod
     def from_row(cls, row: Row) -> Counts:
         return cls(replica_ops=[g + f for g, f in zip(row["replica_requests"], row["replica_fills"], strict=True)],
-                   requests=row["requests"], past_cache=row.get("reads_past_cache") or row["db_reads"],
+                   requests=row["requests"], past_cache=row["reads_past_cache"],
                    db_reads=row["db_reads"], threads=row["threads"], db_connections=row["db_connections"])
 
 

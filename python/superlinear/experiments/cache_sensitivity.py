@@ -17,7 +17,15 @@ from pathlib import Path
 from typing import Any
 
 from superlinear.analysis.law import cache_law
-from superlinear.cache.advise import UNIT_COSTS_US, CacheCurve, items_for, peak_of, predict, support_of
+from superlinear.cache.advise import (
+    UNIT_COSTS_US,
+    CacheCurve,
+    eq3_hits,
+    items_for,
+    peak_of,
+    predict,
+    support_of,
+)
 from superlinear.cache.work import UnitCosts
 from superlinear.common.rows import Row
 from superlinear.experiments.fig11 import (
@@ -70,7 +78,6 @@ def sensitivity_rows(study: CacheStudy, rows: list[Row]) -> list[Row]:
         add("skew", panel.name, "hash", "eq3", list(MODEL_KS), [cache_law(k, 0.0, delta, rho) for k in MODEL_KS])
     # Memory per replica and ρ: the model over the Fig. 11 hot set.
     hot = f"hot:{HOT_ROWS}"
-    hits: dict[tuple[int, str], list[float]] = {}
     at_4mb: list[CacheCurve] = []
     for mb in SENSITIVITY_MEMORY_MB:
         advice = predict(hot, study.rows, items_for(mb), rho, MODEL_KS, MODEL_ROUTERS, requests=MODEL_REQUESTS,
@@ -78,17 +85,16 @@ def sensitivity_rows(study: CacheStudy, rows: list[Row]) -> list[Row]:
         if mb == 4:
             at_4mb = list(advice.curves)
         for c in advice.curves:
-            hits[(mb, c.router)] = list(c.hit_rates)
             add("memory", f"{mb} MB", c.router, "model", list(c.ks), list(c.speedups))
             add("memory", f"{mb} MB", c.router, "work predicted", list(c.ks), list(c.work_speedups or ()))
         delta = items_for(mb) / HOT_ROWS
         add("memory", f"{mb} MB", "hash", "eq3", list(MODEL_KS), [cache_law(k, 0.0, delta, rho) for k in MODEL_KS])
     for r in sorted({*SENSITIVITY_RHO, round(rho, 2)}):
         label = f"ρ={r:g}" + (" (measured)" if r == round(rho, 2) else "")
-        for router in MODEL_ROUTERS:
-            h = hits[(4, router)]
-            sp = [k * (h[0] + (1 - h[0]) * r) / (hk + (1 - hk) * r) for k, hk in zip(MODEL_KS, h, strict=True)]
-            add("rho", label, router, "model", list(MODEL_KS), sp)
+        for c in at_4mb:  # the simulated hit rates at 4 MB, Eq. 3 at this ρ
+            h = c.hit_rates
+            add("rho", label, c.router, "model", list(c.ks),
+                [eq3_hits(k, h[0], hk, r) for k, hk in zip(c.ks, h, strict=True)])
         # The work kind at this ρ: the database side of a miss scaled (the replicas' cost kept).
         scaled = costs.with_rho(r)
         if scaled is not None:

@@ -121,18 +121,20 @@ def add_speedups(rows: list[Row]) -> None:
         # Without a k = 1 run (the skew study) the row calibrates its own unit costs: the work
         # throughput then shows what the busiest participant's exact load allows.
         unit = pooled[r["panel"]] if b is not None else UnitCosts.from_row(r)
+        counts = Counts.from_row(r)
         if b is None:
-            span, who = work_span(Counts.from_row(r), unit)
+            span, who = work_span(counts, unit)
             r["throughput_rps_work"] = r["requests"] * 1e9 / span if span else None
             r["work_bottleneck"] = who
             continue
-        span, who = work_span(Counts.from_row(r), unit)
-        span1, _ = work_span(Counts.from_row(b), unit)
+        base_counts = Counts.from_row(b)
+        span, who = work_span(counts, unit)
+        span1, _ = work_span(base_counts, unit)
         r["throughput_rps_work"] = r["requests"] * 1e9 / span if span else None
         r["work_bottleneck"] = who
         if span and span1:
             r["speedup_work"] = (r["requests"] / span) / (b["requests"] / span1)
-            old, old1 = (busiest_participant_span(Counts.from_row(x), unit) for x in (r, b))
+            old, old1 = (busiest_participant_span(c, unit) for c in (counts, base_counts))
             r["speedup_work_busiest"] = (r["requests"] / old) / (b["requests"] / old1) if old and old1 else None
         r["miss_penalty_rho"] = unit.rho
         r["unit_costs_ns"] = dataclasses.asdict(unit)

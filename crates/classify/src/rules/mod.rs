@@ -348,7 +348,13 @@ impl RuleSet {
 
     /// The verdict of the first match, or the default.
     pub fn verdict(&self, p: &Packet) -> Action {
-        self.first_match(p).map_or(self.default_action, |i| self.rules[i].action)
+        self.decide(p).1
+    }
+
+    /// The first match and its verdict (the default where none matches), from one scan.
+    pub fn decide(&self, p: &Packet) -> (Option<usize>, Action) {
+        let first = self.first_match(p);
+        (first, first.map_or(self.default_action, |i| self.rules[i].action))
     }
 }
 
