@@ -249,6 +249,13 @@ def test_classbench_panel_without_data_is_one_line(cli: Cli, tmp_path: Path) -> 
     one_line_error(r, "--data", "d2k")
 
 
+def test_data_is_refused_where_a_figure_does_not_read_it(cli: Cli, tmp_path: Path) -> None:
+    for figure in ("fig5", "million-flows", "fig11"):
+        r = cli("reproduce", figure, "--quick", "--data", str(tmp_path), "--out", str(tmp_path / figure))
+        one_line_error(r, "--data", figure, "fig8")
+        assert not (tmp_path / figure).exists()
+
+
 # --- Tables say what they show. -------------------------------------------------------------------
 
 

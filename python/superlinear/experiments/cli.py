@@ -202,6 +202,10 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     from superlinear.experiments import DATA_REGISTRY, REGISTRY
     from superlinear.experiments.cachetier_driver import SERVICE_EXPERIMENTS
 
+    if args.data and args.figure not in DATA_REGISTRY:
+        # Ignoring it would run the figure's own inputs while the user believes theirs were used.
+        raise SuperlinearError(f"--data: {args.figure} does not read ClassBench data (only "
+                               f"{', '.join(sorted(DATA_REGISTRY))} do); leave --data out")
     if args.figure in SERVICE_EXPERIMENTS:
         # Experiments on real servers (memcached, PostgreSQL) have a driver of their own.
         args.out = args.out or str(Path("results") / (args.figure + ("-quick" if args.quick else "")))
@@ -244,5 +248,5 @@ def register(sub: Any) -> None:
     add_timed_window_option(r)
     r.add_argument("--json", action="store_true", help="print result.json instead of the table")
     r.add_argument("--data", metavar="DIR",
-                   help="fig8/fig9: folder with the ClassBench rule sets and traces (acl1_5k, acl1_5k_trace, ...)")
+                   help="fig8/fig9 only: folder with the ClassBench rule sets and traces (acl1_5k, acl1_5k_trace, ...)")
     r.set_defaults(func=cmd_reproduce)
