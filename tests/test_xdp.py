@@ -112,6 +112,10 @@ def test_mrf_orders_in_the_kernel_keep_every_rule_behind_its_dependencies(pair: 
         assert _native.xdp_check_orders(w, dp.pin) == []
         c = dp.counters()
     assert sum(x["moved"] for x in c["workers"]) > 0, "MRF moved rules"
+    if depth == 24:
+        # Deep chains move many rules in behind the same dependency: the order labels' gaps close
+        # and the order is relabelled, which the equal counts above then cover too.
+        assert sum(x["relabels"] for x in c["workers"]) > 0
 
 
 @needs_xdp

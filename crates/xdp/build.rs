@@ -27,6 +27,10 @@ fn main() {
     if let Some(why) = why {
         println!("cargo:warning=XDP datapath not built: {why}; install clang and libbpf-dev, then rebuild");
         std::fs::write(&out, b"").expect("write empty BPF object");
+        // Installing clang later changes nothing cargo watches, so "then rebuild" would keep the
+        // empty object: a path that never exists makes cargo run this script again on every
+        // build until the object compiles.
+        println!("cargo:rerun-if-changed={}", out.with_extension("retry").display());
         println!("cargo:rustc-env=SUPERLINEAR_XDP_BUILD_ERROR={why}");
     } else {
         println!("cargo:rustc-env=SUPERLINEAR_XDP_BUILD_ERROR=");

@@ -524,6 +524,7 @@ class XdpWorkerCounters(TypedDict):
     compared: int
     same_checks: int
     moved: int
+    relabels: int
     position_histogram: list[int]
 
 class XdpCpuCounters(TypedDict):

@@ -36,7 +36,11 @@
 #define HASH_SLOTS 13
 #define GENERATIONS 2
 #define SCAN_CHUNK 64 /* entries per bpf_loop step (each step is a call and a return) */
-#define SHIFT_CHUNK 256 /* groups of four order entries per shift step */
+#define SHIFT_CHUNK 256 /* order entries per relabel step */
+#define QUAD_CHUNK 64 /* groups of four order entries per shift step (three branches each) */
+#define LABEL_BASE (1u << 31) /* order labels start here, LABEL_GAP apart (room for front moves) */
+#define LABEL_GAP (1u << 16)  /* MAX_RULES labels this far apart stay below 2^32 */
+#define NO_RULE 0xffffULL     /* a u16 no order entry holds (rule ids are below MAX_RULES) */
 #define RULE_CHUNK 64 /* rules per scan step: at most 64 (a bit each in a mask) */
 #define RULE_STEP (2 * RULE_CHUNK) /* rules per scan step: two blocks */
 #define PREFIX_RULES 64 /* positions scanned before the first step: blocks of 4, 12 and 48 */
@@ -78,9 +82,13 @@ struct sl_generation {
 	__u32 default_verdict;
 };
 
+/* A logical worker's order and an order label per rule: labels increase front to back, and a
+ * move relabels only the moved rule (crates/classify mrf.rs), so a shift is a plain memmove. A
+ * position per rule had to be rewritten for the whole shifted block: a scattered store for every
+ * entry shifted, about as many as rules compared. */
 struct sl_order {
 	__u16 order[MAX_RULES];
-	__u16 pos[MAX_RULES];
+	__u32 label[MAX_RULES];
 };
 
 struct sl_worker_stats {
@@ -88,6 +96,7 @@ struct sl_worker_stats {
 	__u64 compared;    /* rules compared: the scan plus the same-action checks */
 	__u64 same_checks; /* of which same-action checks */
 	__u64 moved; /* order entries the moves shifted */
+	__u64 relabels; /* times a closed gap between order labels made the order relabelled */
 	__u64 hist[HIST_BUCKETS]; /* match position: 0, 1, 2-3, 4-7, ... */
 };
 
@@ -336,14 +345,18 @@ static __always_inline __u64 outside(__u64 x_minus_lo, __u64 span)
 	return d >> 63;
 }
 
+/* 1 when the packet misses the rule, 0 when it matches (a bit, to shift into a block's mask). */
+static __always_inline __u64 rule_misses(const struct sl_rule *r, const struct sl_packet *p)
+{
+	return outside((__u32)(p->src - r->src_lo), r->src_span) | outside((__u32)(p->dst - r->dst_lo), r->dst_span) |
+	       outside((__u16)(p->sport - r->sport_lo), r->sport_span) |
+	       outside((__u16)(p->dport - r->dport_lo), r->dport_span) |
+	       outside((p->proto ^ r->proto) & r->proto_mask, 0);
+}
+
 static __always_inline int rule_matches(const struct sl_rule *r, const struct sl_packet *p)
 {
-	__u64 miss = outside((__u32)(p->src - r->src_lo), r->src_span) |
-		     outside((__u32)(p->dst - r->dst_lo), r->dst_span) |
-		     outside((__u16)(p->sport - r->sport_lo), r->sport_span) |
-		     outside((__u16)(p->dport - r->dport_lo), r->dport_span) |
-		     outside((p->proto ^ r->proto) & r->proto_mask, 0);
-	return miss == 0;
+	return rule_misses(r, p) == 0;
 }
 
 /* Whether some packet matches both rules, branch-free like rule_matches: a field's ranges are
@@ -398,28 +411,30 @@ static __always_inline __u32 lowest_bit(__u64 x)
 
 /* One chunk of a scan, in two branch-free passes: a bit per rule whose addresses match (most
  * rules fail there, and this test is a third of the full one), then, only where some did, the
- * full test of the chunk; the first full match stops the scan. Rules past n are masked out.
+ * full test of the chunk; the first full match stops the scan. Positions past n leave the
+ * block's mask once, not a test per rule, and misses gather as bits, one OR per rule.
  * `ordered` is a compile-time constant: the rule at position i is ord->order[i], or i. */
 static __always_inline long scan_block(__u32 base, const int size, struct scan_state *c,
 				       struct sl_rule_table *t, struct sl_order *ord, const int ordered)
 {
-	__u64 cand = 0;
+	__u64 left = c->n > base ? c->n - base : 0;
+	__u64 valid = left >= size ? (size == 64 ? ~0ULL : (1ULL << size) - 1) : (1ULL << left) - 1;
+	__u32 src = c->p.src, dst = c->p.dst;
+	__u64 miss = 0;
 	for (int j = 0; j < size; j++) {
-		__u32 i = base + j;
-		__u32 id = ordered ? ord->order[i & RULE_MASK] : i;
+		__u32 id = ordered ? ord->order[(base + j) & RULE_MASK] : base + j;
 		struct sl_rule *r = &t->r[id & RULE_MASK];
-		__u64 miss = outside((__u32)(c->p.src - r->src_lo), r->src_span) |
-			     outside((__u32)(c->p.dst - r->dst_lo), r->dst_span) | outside(i, c->n - 1);
-		cand |= (miss ^ 1) << j;
+		miss |= (outside((__u32)(src - r->src_lo), r->src_span) | outside((__u32)(dst - r->dst_lo), r->dst_span))
+			<< j;
 	}
+	__u64 cand = ~miss & valid;
 	if (cand) {
-		__u64 full = 0;
+		__u64 full_miss = 0;
 		for (int j = 0; j < size; j++) {
-			__u32 i = base + j;
-			__u32 id = ordered ? ord->order[i & RULE_MASK] : i;
-			__u64 miss = (rule_matches(&t->r[id & RULE_MASK], &c->p) ^ 1) | outside(i, c->n - 1);
-			full |= (miss ^ 1) << j;
+			__u32 id = ordered ? ord->order[(base + j) & RULE_MASK] : base + j;
+			full_miss |= rule_misses(&t->r[id & RULE_MASK], &c->p) << j;
 		}
+		__u64 full = ~full_miss & cand;
 		if (full) {
 			__u32 i = base + lowest_bit(full);
 			c->stop = i;
@@ -472,7 +487,7 @@ static long scan_order(__u32 chunk, void *data)
 
 struct same_state {
 	struct sl_packet p;
-	__u32 gen, order_key, base, count, stop, best;
+	__u32 gen, order_key, base, count, stop_label, best;
 	__u64 checks;
 };
 
@@ -494,7 +509,7 @@ static long same_chunk(__u32 chunk, void *data)
 		if (!v)
 			return 1;
 		__u32 id = *v;
-		if (ord->pos[id & RULE_MASK] > c->stop && id < c->best) {
+		if (ord->label[id & RULE_MASK] > c->stop_label && id < c->best) {
 			c->checks += 1;
 			if (rule_matches(&t->r[id & RULE_MASK], &c->p))
 				c->best = id;
@@ -506,12 +521,21 @@ static long same_chunk(__u32 chunk, void *data)
 /* MRF with precomputed dependencies (paper Alg. 1; crates/classify mrf.rs): a rule moves to just
  * behind its nearest dependency ahead, which then moves the same way, up to the head. */
 struct mrf_state {
-	__u32 gen, order_key, dep_cap;
-	__u32 y, p;           /* the rule moving and its position */
-	__u32 base, count;    /* y's dependency list in dep_ids */
-	__u32 best_pos, best; /* nearest dependency ahead found so far (best_pos = its position + 1; 0: none) */
-	__u32 target, quads;
-	__u64 levels, moved;
+	__u32 gen, order_key, dep_cap, n;
+	__u32 y, p;             /* the rule moving and its position */
+	__u32 base, count;      /* y's dependency list in dep_ids */
+	__u32 best_label, best; /* dependency of the largest label so far (best_label 0: none) */
+	__u32 back;             /* the backward exact scan: 1 + the dependency's position (0: none) */
+	__u32 from;             /* where the search for the exact rule starts */
+	__u64 levels, moved, relabels;
+};
+
+/* One level's shift (mrf_shift's own, kept small: it is on the stack of a deep call chain). */
+struct shift_state {
+	__u32 order_key, n, y, p;
+	__u32 floor, quads_max, hit_at, relabels;
+	__u64 zz;        /* the sought rule in all four u16 lanes (NO_RULE: none) */
+	__u64 hit_lanes; /* its lane's flag in the quad at hit_at (0: not met among the quads) */
 };
 
 static long dep_max_chunk(__u32 chunk, void *data)
@@ -529,9 +553,9 @@ static long dep_max_chunk(__u32 chunk, void *data)
 		if (!v)
 			return 1;
 		/* Branch-free maximum: one verifier path per entry, not two. */
-		__u64 cand = (__u64)ord->pos[*v & RULE_MASK] + 1;
-		__u64 take = -outside(cand, m->best_pos); /* all ones when cand > best_pos */
-		m->best_pos = (m->best_pos & ~take) | (cand & take);
+		__u64 cand = ord->label[*v & RULE_MASK];
+		__u64 take = -outside(cand, m->best_label); /* all ones when cand > best_label */
+		m->best_label = (m->best_label & ~take) | (cand & take);
 		m->best = (m->best & ~take) | (*v & take);
 	}
 	return 0;
@@ -554,7 +578,7 @@ static long dep_back_chunk(__u32 chunk, void *data)
 		__u32 v = ord->order[at & RULE_MASK];
 		struct sl_rule *rv = &t->r[v & RULE_MASK];
 		if (v < m->y && rv->action != ry->action && rules_overlap(ry, rv)) {
-			m->best_pos = at + 1;
+			m->back = at + 1;
 			m->best = v;
 			return 1;
 		}
@@ -562,35 +586,134 @@ static long dep_back_chunk(__u32 chunk, void *data)
 	return 0;
 }
 
-/* order[target..p) moves back by one and the positions follow, from the end, four entries per
- * 64-bit load and store (the order array is u16; x86 allows the unaligned access), SHIFT_CHUNK
- * groups per call; the first (p - target) % 4 entries are left to the caller. */
+/* order[floor..p) moves back by one, from the end, four entries per 64-bit load and store (x86
+ * allows the unaligned access), until the quad that holds the sought rule (zz): the search for
+ * the nearest dependency's place and the shift behind it are one pass. The entries left over,
+ * fewer than four, are the caller's. */
 static long shift_quads(__u32 chunk, void *data)
 {
-	struct mrf_state *m = data;
+	struct shift_state *m = data;
+	struct sl_order *ord = bpf_map_lookup_elem(&orders, &m->order_key);
+	if (!ord)
+		return 1;
+	/* Nothing that depends on j is stored in m but on the way out: a value the verifier tracks
+	 * exactly through the stack would make every iteration a state of its own. */
+	for (int j = 0; j < QUAD_CHUNK; j++) {
+		__u32 q = chunk * QUAD_CHUNK + j;
+		if (q >= m->quads_max)
+			return 1;
+		/* b + 4 <= p < MAX_RULES; the mask only shows the verifier a bound (the value holds the
+		 * labels behind the order, so even a masked b would stay inside it). */
+		__u32 b = (m->p - 4 * q - 4) & RULE_MASK;
+		__u16 *from = &ord->order[b];
+		__u64 v;
+		/* One 8-byte load (clang would split an unaligned access into four). */
+		asm volatile("%[v] = *(u64 *)(%[from] + 0)" : [v] "=r"(v) : [from] "r"(from) : "memory");
+		__u64 x = v ^ m->zz;
+		/* A zero u16 lane: the sought rule. Lanes above it may be flagged too (the borrow), but
+		 * the rule is in the order once, so the lowest flag is its lane. */
+		__u64 lanes = (x - 0x0001000100010001ULL) & ~x & 0x8000800080008000ULL;
+		if (lanes) {
+			m->hit_at = b;
+			m->hit_lanes = lanes;
+			return 1;
+		}
+		asm volatile("*(u64 *)(%[from] + 2) = %[v]" : : [from] "r"(from), [v] "r"(v) : "memory");
+	}
+	return 0;
+}
+
+/* Shifts order[floor..p) back by one, or only the entries behind rule `seek` when it stands in
+ * that stretch; returns where the moving rule goes: behind `seek`, else floor. */
+static __always_inline __u32 shift_back(struct shift_state *m, __u32 floor, __u64 seek)
+{
+	m->floor = floor;
+	m->hit_lanes = 0;
+	m->zz = seek * 0x0001000100010001ULL;
+	m->quads_max = m->p >= floor ? (m->p - floor) / 4 : 0;
+	if (m->quads_max > 0)
+		bpf_loop(m->quads_max / QUAD_CHUNK + 1, shift_quads, m, 0);
+	struct sl_order *ord = bpf_map_lookup_elem(&orders, &m->order_key);
+	if (!ord)
+		return m->p;
+	if (m->hit_lanes) {
+		/* The entries of that quad behind the sought rule, one by one, last first. */
+		__u32 lane = lowest_bit(m->hit_lanes) / 16;
+		for (int i = 3; i > 0; i--) {
+			if (i <= lane)
+				break;
+			__u32 at = m->hit_at + i;
+			ord->order[(at + 1) & RULE_MASK] = ord->order[at & RULE_MASK];
+		}
+		return m->hit_at + lane + 1;
+	}
+	/* Fewer than four entries above floor are left, last first. */
+	__u32 top = m->p - 4 * m->quads_max;
+	for (int i = 1; i <= 3; i++) {
+		if (top < floor + i)
+			break;
+		__u32 at = top - i;
+		__u16 r = ord->order[at & RULE_MASK];
+		if (r == seek)
+			return at + 1;
+		ord->order[(at + 1) & RULE_MASK] = r;
+	}
+	return floor;
+}
+
+/* Spreads the labels evenly again, front to back (a gap between two neighbours has closed). */
+static long relabel_chunk(__u32 chunk, void *data)
+{
+	struct shift_state *m = data;
 	struct sl_order *ord = bpf_map_lookup_elem(&orders, &m->order_key);
 	if (!ord)
 		return 1;
 	for (int j = 0; j < SHIFT_CHUNK; j++) {
-		__u32 q = chunk * SHIFT_CHUNK + j;
-		if (q >= m->quads)
+		__u32 i = chunk * SHIFT_CHUNK + j;
+		if (i >= m->n)
 			return 1;
-		__u32 b = m->p - 4 * q - 4;
-		if (b > MAX_RULES - 5)
-			return 1;
-		/* One 8-byte load and store (clang would split an unaligned access into four). */
-		__u16 *from = &ord->order[b & RULE_MASK];
-		__u64 v;
-		asm volatile("%[v] = *(u64 *)(%[from] + 0); *(u64 *)(%[from] + 2) = %[v];"
-			     : [v] "=&r"(v)
-			     : [from] "r"(from)
-			     : "memory");
-		ord->pos[v & RULE_MASK] = b + 1;
-		ord->pos[(v >> 16) & RULE_MASK] = b + 2;
-		ord->pos[(v >> 32) & RULE_MASK] = b + 3;
-		ord->pos[(v >> 48) & RULE_MASK] = b + 4;
+		ord->label[ord->order[i & RULE_MASK] & RULE_MASK] = LABEL_BASE + i * LABEL_GAP;
 	}
 	return 0;
+}
+
+/* Puts the moving rule at target (its old place p is free: the block is shifted) and gives it a
+ * label between its new neighbours'. */
+static __always_inline void place(struct shift_state *m, __u32 target)
+{
+	struct sl_order *ord = bpf_map_lookup_elem(&orders, &m->order_key);
+	if (!ord)
+		return;
+	__u32 behind = ord->label[ord->order[(target + 1) & RULE_MASK] & RULE_MASK];
+	__u32 ahead = 0;
+	if (target > 0)
+		ahead = ord->label[ord->order[(target - 1) & RULE_MASK] & RULE_MASK];
+	else if (behind >= 2 * LABEL_GAP)
+		ahead = behind - 2 * LABEL_GAP;
+	ord->order[target & RULE_MASK] = m->y;
+	if (behind - ahead >= 2) {
+		ord->label[m->y & RULE_MASK] = ahead + (behind - ahead) / 2;
+	} else {
+		bpf_loop(m->n / SHIFT_CHUNK + 1, relabel_chunk, m, 0);
+		m->relabels += 1;
+	}
+}
+
+/* The shift and the placing of one level, returns the target. A global function: the verifier
+ * checks it once, not once for every way mrf_level reaches it (which made the program too
+ * large to verify); bpf_loop needs its state on this frame's stack, hence the copy. */
+__noinline __u32 mrf_shift(struct mrf_state *mp, __u32 floor, __u32 seek)
+{
+	if (!mp)
+		return 0;
+	struct shift_state m = {.order_key = mp->order_key, .n = mp->n, .y = mp->y, .p = mp->p};
+	__u32 target = shift_back(&m, floor, seek);
+	if (target < m.p) {
+		place(&m, target);
+		mp->moved += m.p - target;
+		mp->relabels += m.relabels;
+	}
+	return target;
 }
 
 static long mrf_level(__u32 level, void *data)
@@ -603,38 +726,46 @@ static long mrf_level(__u32 level, void *data)
 	if (!first || !last)
 		return 1;
 	m->levels += 1;
-	m->best_pos = 0;
 	m->count = *last > *first ? *last - *first : 0;
 	m->base = m->gen * m->dep_cap + *first;
-	if (m->count > 0 && m->count <= m->p)
+	__u32 floor = 0;
+	__u64 seek = NO_RULE;
+	if (m->count > 0 && m->count <= m->p) {
+		/* The dependency of the largest label is the nearest ahead (all stand ahead). */
+		m->best_label = 0;
 		bpf_loop((m->count + SCAN_CHUNK - 1) / SCAN_CHUNK, dep_max_chunk, m, 0);
-	else if (m->count > 0)
+		seek = m->best;
+	} else if (m->count > 0) {
+		m->back = 0;
 		bpf_loop((m->p + SCAN_CHUNK - 1) / SCAN_CHUNK, dep_back_chunk, m, 0);
-	m->target = m->best_pos; /* just behind the nearest dependency, or the head */
-	if (m->target < m->p) {
-		__u32 len = m->p - m->target;
-		m->quads = len / 4;
-		bpf_loop((m->quads + SHIFT_CHUNK - 1) / SHIFT_CHUNK, shift_quads, m, 0);
-		struct sl_order *ord = bpf_map_lookup_elem(&orders, &m->order_key);
-		if (!ord)
-			return 1;
-		/* The first len % 4 entries, one by one, last first. */
-		for (int j = 0; j < 3; j++) {
-			if (j >= len % 4)
-				break;
-			__u32 at = m->target + len % 4 - 1 - j;
-			__u16 r = ord->order[at & RULE_MASK];
-			ord->order[(at + 1) & RULE_MASK] = r;
-			ord->pos[r & RULE_MASK] = at + 1;
-		}
-		ord->order[m->target & RULE_MASK] = m->y;
-		ord->pos[m->y & RULE_MASK] = m->target;
-		m->moved += m->p - m->target;
+		floor = m->back;
+		if (m->back == 0)
+			m->count = 0;
 	}
-	if (m->best_pos == 0)
+	__u32 target = mrf_shift(m, floor, seek);
+	if (m->count == 0 || target == 0)
 		return 1;
 	m->y = m->best;
-	m->p = m->best_pos - 1;
+	m->p = target - 1;
+	return 0;
+}
+
+/* Where rule `y` stands at or behind position p (the exact rule found behind the scan's stop). */
+static long find_chunk(__u32 chunk, void *data)
+{
+	struct mrf_state *m = data;
+	struct sl_order *ord = bpf_map_lookup_elem(&orders, &m->order_key);
+	if (!ord)
+		return 1;
+	for (int j = 0; j < SCAN_CHUNK; j++) {
+		__u32 i = m->from + chunk * SCAN_CHUNK + j;
+		if (i >= m->n)
+			return 1;
+		if (ord->order[i & RULE_MASK] == m->y) {
+			m->p = i;
+			return 1;
+		}
+	}
 	return 0;
 }
 
@@ -682,7 +813,7 @@ __noinline int sl_classify(struct sl_packet *packet, __u32 w)
 	__u64 compared = scan.stop < scan.n ? scan.stop + 1 : scan.n;
 	__u32 hit = DEFAULT_SLOT;
 	__u32 verdict = g->default_verdict;
-	__u64 same_checks = 0, moved = 0;
+	__u64 same_checks = 0, moved = 0, relabels = 0;
 	if (scan.stop < scan.n) {
 		hit = scan.found;
 		if (s->algo == ALGO_MRF) {
@@ -691,20 +822,22 @@ __noinline int sl_classify(struct sl_packet *packet, __u32 w)
 			skey += 1;
 			__u32 *last = bpf_map_lookup_elem(&same_start, &skey);
 			if (first && last && *last > *first) {
+				struct sl_order *ord = bpf_map_lookup_elem(&orders, &scan.order_key);
 				struct same_state same = {.p = scan.p, .gen = gen, .order_key = scan.order_key,
 							  .base = gen * s->same_cap + *first, .count = *last - *first,
-							  .stop = scan.stop, .best = scan.found};
+							  .stop_label = ord ? ord->label[scan.found & RULE_MASK] : 0,
+							  .best = scan.found};
 				bpf_loop((same.count + SCAN_CHUNK - 1) / SCAN_CHUNK, same_chunk, &same, 0);
 				hit = same.best;
 				same_checks = same.checks;
 			}
-			struct sl_order *ord = bpf_map_lookup_elem(&orders, &scan.order_key);
-			if (ord) {
-				struct mrf_state m = {.gen = gen, .order_key = scan.order_key, .dep_cap = s->dep_cap,
-						      .y = hit, .p = ord->pos[hit & RULE_MASK]};
-				bpf_loop(MAX_RULES, mrf_level, &m, 0);
-				moved = m.moved;
-			}
+			struct mrf_state m = {.gen = gen, .order_key = scan.order_key, .dep_cap = s->dep_cap,
+					      .n = scan.n, .y = hit, .p = scan.stop, .from = scan.stop};
+			if (hit != scan.found)
+				bpf_loop((scan.n - scan.stop) / SCAN_CHUNK + 1, find_chunk, &m, 0);
+			bpf_loop(MAX_RULES, mrf_level, &m, 0);
+			moved = m.moved;
+			relabels = m.relabels;
 		}
 		struct sl_rule *r = rule_at(gen, hit);
 		if (r)
@@ -727,6 +860,7 @@ __noinline int sl_classify(struct sl_packet *packet, __u32 w)
 		ws->compared += compared;
 		ws->same_checks += same_checks;
 		ws->moved += moved;
+		ws->relabels += relabels;
 		__u32 b = bucket(scan.stop);
 		if (b < HIST_BUCKETS)
 			ws->hist[b] += 1;

@@ -264,6 +264,8 @@ pub struct WorkerCounters {
     pub same_checks: u64,
     /// Order entries the MRF moves shifted.
     pub moved: u64,
+    /// Times its order was relabelled (MRF; see the C side's order labels).
+    pub relabels: u64,
     pub position_histogram: Vec<u64>,
 }
 
@@ -441,6 +443,7 @@ impl Pinned {
                 compared: v.compared,
                 same_checks: v.same_checks,
                 moved: v.moved,
+                relabels: v.relabels,
                 position_histogram: v.hist.to_vec(),
             });
         }

@@ -76,21 +76,26 @@ pub struct KernelGeneration {
     pub default_verdict: u32,
 }
 
-/// `struct sl_order`: one logical worker's order and each rule's position in it.
+/// `LABEL_BASE` and `LABEL_GAP` of the C side: the order labels of a fresh order.
+pub const LABEL_BASE: u32 = 1 << 31;
+pub const LABEL_GAP: u32 = 1 << 16;
+
+/// `struct sl_order`: one logical worker's order and each rule's order label (increasing front
+/// to back; a move relabels only the moved rule, see the C side).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct KernelOrder {
     pub order: [u16; MAX_RULES],
-    pub pos: [u16; MAX_RULES],
+    pub label: [u32; MAX_RULES],
 }
 
 impl KernelOrder {
     /// Priority order (what every generation starts from).
     pub fn identity() -> Box<Self> {
-        let mut o = Box::new(KernelOrder { order: [0; MAX_RULES], pos: [0; MAX_RULES] });
+        let mut o = Box::new(KernelOrder { order: [0; MAX_RULES], label: [0; MAX_RULES] });
         for i in 0..MAX_RULES {
             o.order[i] = i as u16;
-            o.pos[i] = i as u16;
+            o.label[i] = LABEL_BASE + i as u32 * LABEL_GAP;
         }
         o
     }
@@ -105,6 +110,8 @@ pub struct KernelWorkerStats {
     pub same_checks: u64,
     /// Order entries the MRF moves shifted.
     pub moved: u64,
+    /// Times the order was relabelled (a gap between two neighbours' labels had closed).
+    pub relabels: u64,
     pub hist: [u64; HIST_BUCKETS],
 }
 
@@ -139,14 +146,16 @@ mod tests {
         assert_eq!(size_of::<KernelRuleTable>(), 28 * MAX_RULES);
         assert_eq!(size_of::<KernelSettings>(), 20);
         assert_eq!(size_of::<KernelGeneration>(), 8);
-        assert_eq!(size_of::<KernelOrder>(), 4 * MAX_RULES);
-        assert_eq!(size_of::<KernelWorkerStats>(), 8 * (4 + HIST_BUCKETS));
+        assert_eq!(size_of::<KernelOrder>(), 6 * MAX_RULES);
+        assert_eq!(size_of::<KernelWorkerStats>(), 8 * (5 + HIST_BUCKETS));
         assert_eq!(size_of::<KernelCpuStats>(), 16);
     }
 
     #[test]
     fn identity_order() {
         let o = KernelOrder::identity();
-        assert_eq!((o.order[5], o.pos[MAX_RULES - 1]), (5, (MAX_RULES - 1) as u16));
+        assert_eq!(o.order[5], 5);
+        // Increasing front to back, and the last one still below 2^32.
+        assert!(o.label.windows(2).all(|w| w[0] + LABEL_GAP == w[1]));
     }
 }
