@@ -428,19 +428,18 @@ static __always_inline long scan_block(__u32 base, const int size, struct scan_s
 			<< j;
 	}
 	__u64 cand = ~miss & valid;
-	if (cand) {
-		__u64 full_miss = 0;
-		for (int j = 0; j < size; j++) {
-			__u32 id = ordered ? ord->order[(base + j) & RULE_MASK] : base + j;
-			full_miss |= rule_misses(&t->r[id & RULE_MASK], &c->p) << j;
-		}
-		__u64 full = ~full_miss & cand;
-		if (full) {
-			__u32 i = base + lowest_bit(full);
+	/* The full test only where the addresses matched, front first. */
+	for (int k = 0; k < size; k++) {
+		if (!cand)
+			break;
+		__u32 i = base + lowest_bit(cand);
+		__u32 id = ordered ? ord->order[i & RULE_MASK] : i;
+		if (!rule_misses(&t->r[id & RULE_MASK], &c->p)) {
 			c->stop = i;
-			c->found = ordered ? ord->order[i & RULE_MASK] : i;
+			c->found = id;
 			return 1;
 		}
+		cand &= cand - 1;
 	}
 	return base + size >= c->n;
 }
