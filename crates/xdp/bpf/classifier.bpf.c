@@ -409,10 +409,10 @@ static __always_inline __u32 lowest_bit(__u64 x)
 	       2 * nonzero((v >> 1) & 0x6666666666666666ULL) + nonzero((v >> 1) & 0x5555555555555555ULL);
 }
 
-/* One chunk of a scan, in two branch-free passes: a bit per rule whose addresses match (most
- * rules fail there, and this test is a third of the full one), then, only where some did, the
- * full test of the chunk; the first full match stops the scan. Positions past n leave the
- * block's mask once, not a test per rule, and misses gather as bits, one OR per rule.
+/* One chunk of a scan, in two passes: a branch-free bit per rule whose addresses match (most
+ * rules fail there, and this test is a third of the full one), then the full test of only those
+ * rules, front first; the first full match stops the scan. Positions past n leave the block's
+ * mask once, not a test per rule, and misses gather as bits, one OR per rule.
  * `ordered` is a compile-time constant: the rule at position i is ord->order[i], or i. */
 static __always_inline long scan_block(__u32 base, const int size, struct scan_state *c,
 				       struct sl_rule_table *t, struct sl_order *ord, const int ordered)
@@ -749,7 +749,8 @@ static long mrf_level(__u32 level, void *data)
 	return 0;
 }
 
-/* Where rule `y` stands at or behind position p (the exact rule found behind the scan's stop). */
+/* Where rule `y` stands at or behind position `from` (the exact rule found behind the scan's
+ * stop), into p. */
 static long find_chunk(__u32 chunk, void *data)
 {
 	struct mrf_state *m = data;
