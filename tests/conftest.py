@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +14,13 @@ import pytest
 # or through the CLI, which inherits this) times each point once instead of over the 1 s / 3 s
 # windows users' figures get. tests/test_repeats.py checks that the windows are applied.
 os.environ.setdefault("SUPERLINEAR_TIMED_WINDOW", "0")
+
+# Started in the background of a shell without job control (`nohup make test &` in a script),
+# the test run inherits SIGINT ignored, and so would every CLI it starts: the Ctrl-C tests would
+# fail for the harness's sake. A handler (reset to the default on exec) lets the children take
+# SIGINT as a user's terminal delivers it.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def run_cli(*args: str, cwd: Path | None = None, timeout: float = 300) -> subprocess.CompletedProcess[str]:
