@@ -532,7 +532,7 @@ struct mrf_state {
 /* One level's shift (mrf_shift's own, kept small: it is on the stack of a deep call chain). */
 struct shift_state {
 	__u32 order_key, n, y, p;
-	__u32 floor, quads_max, hit_at, relabels;
+	__u32 quads_max, hit_at, relabels;
 	__u64 zz;        /* the sought rule in all four u16 lanes (NO_RULE: none) */
 	__u64 hit_lanes; /* its lane's flag in the quad at hit_at (0: not met among the quads) */
 };
@@ -626,7 +626,6 @@ static long shift_quads(__u32 chunk, void *data)
  * that stretch; returns where the moving rule goes: behind `seek`, else floor. */
 static __always_inline __u32 shift_back(struct shift_state *m, __u32 floor, __u64 seek)
 {
-	m->floor = floor;
 	m->hit_lanes = 0;
 	m->zz = seek * 0x0001000100010001ULL;
 	m->quads_max = m->p >= floor ? (m->p - floor) / 4 : 0;
