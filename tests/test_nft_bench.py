@@ -157,13 +157,24 @@ def test_without_privileges_one_line_and_exit_77(tmp_path: Path, monkeypatch: py
                                                  capsys: pytest.CaptureFixture[str]) -> None:
     rules, trace = _generated(tmp_path, 100)
     monkeypatch.setattr(netns, "missing_capabilities", lambda: ["CAP_NET_ADMIN"])
-    monkeypatch.setattr(netns, "missing_tools", lambda: [])
+    monkeypatch.setattr(netns, "missing_tools", lambda nft=True: [])
     code = cli.main(["nft-bench", "--rules", str(rules), "--trace", str(trace), "--out", str(tmp_path / "o")])
     assert code == netns.EXIT_NO_PRIVILEGES == 77
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1].startswith("superlinear: nft-bench: nft-bench needs CAP_NET_ADMIN")
-    monkeypatch.setattr(netns, "missing_tools", lambda: ["nft"])
+    monkeypatch.setattr(netns, "missing_tools", lambda nft=True: ["nft"])
     assert cli.main(["nft-bench", "--rules", str(rules), "--trace", str(trace)]) == netns.EXIT_NO_TOOLS
+
+
+def test_only_runs_with_nftables_need_the_nft_program(monkeypatch: pytest.MonkeyPatch) -> None:
+    real_which = netns.shutil.which
+
+    def which(name: str, path: str | None = None) -> str | None:
+        return None if name == "nft" else real_which(name, path=path)
+
+    monkeypatch.setattr(netns.shutil, "which", which)
+    assert "nft" in netns.missing_tools()
+    assert "nft" not in netns.missing_tools(nft=False)
 
 
 def _our_namespaces(pid: int) -> list[str]:

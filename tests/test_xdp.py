@@ -58,6 +58,10 @@ def synthetic(rules: int, depth: int, packets: int, seed: int = 3) -> Any:
     (["xdp-bench", "--rules", "R"], "--rules needs --trace"),
     (["xdp-bench", "--data", "/nonexistent"], "--data must be a folder"),
     (["xdp-bench", "--rules", "R", "--trace", "T", "--localities", "warm"], "--localities: unknown warm"),
+    (["xdp-bench", "--rules", "R", "--trace", "T", "--studies", "cost,speed"], "--studies: unknown speed"),
+    (["xdp-bench", "--rules", "R", "--trace", "T", "--senders", "4096"], "--senders 4096: this process may use"),
+    (["xdp-bench", "--rules", "R", "--trace", "T", "--throughput-cpus", "1,4096"],
+     "--throughput-cpus: 4096 worker CPUs asked for"),
 ])
 def test_mistakes_get_one_line(args: list[str], message: str) -> None:
     assert message in one_line_error(run_cli(*args))
@@ -201,9 +205,15 @@ def test_xdp_bench_end_to_end(tmp_path: Path) -> None:
     work = [r for r in rows if r["kind"] == "work"]
     assert all(r["speedup_work"] == pytest.approx(r["speedup_work_user_space"]) for r in work)
     assert all(r["check_work_equal"] and r["check_counters_equal"] for r in work)
-    measured = {(r["system"], r["trace"]): r for r in rows if r["kind"] == "measured"}
+    measured = {(r["system"], r["trace"]): r for r in rows if r["kind"] == "measured" and r.get("study") is None}
     for key in (("xdp static", "trace"), ("xdp mrf", "high"), ("nftables", "trace")):
         assert measured[key]["ns_per_packet"] > 0
+    # Packets per second against worker CPUs: on two CPUs, one sender and one worker CPU.
+    pps = {r["algo"]: r for r in rows if r.get("study") == "throughput"}
+    assert set(pps) == {"static", "mrf"}
+    for r in pps.values():
+        assert r["kind"] == "measured" and r["worker_cpus"] == 1 and r["speedup_measured"] == pytest.approx(1.0)
+        assert r["pps"] > 0 and 0.0 <= r["dropped_share"] <= 1.0 and r["limited_by"] in ("workers", "senders")
     check = json.loads((tmp_path / "out" / "check.json").read_text())
     assert check[0]["ok"] and check[0]["nftables"]["counters_equal"]
     assert (tmp_path / "out" / "xdp-bench.png").stat().st_size > 0

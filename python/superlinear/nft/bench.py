@@ -125,11 +125,11 @@ def _spread(values: list[float]) -> dict[str, float | None]:
 
 
 def send_frames(pair: NetnsPair, w: Any, cfg: BenchConfig, count: int | None = None, seconds: float | None = None,
-          rate: float | None = None) -> dict[str, int]:
-    """Sends in slices of at most SLICE_S seconds (Ctrl-C lands between slices), continuing in
-    the trace where the previous slice stopped."""
+                rate: float | None = None, start: int = 0) -> dict[str, int]:
+    """Sends in slices of at most SLICE_S seconds (Ctrl-C lands between slices), from packet
+    ``start`` of the trace on, continuing where the previous slice stopped."""
     total = {"sent": 0, "elapsed_ns": 0, "cpu_ns": 0, "calls": 0, "refused": 0}
-    start, left_n, left_s = 0, count, seconds
+    left_n, left_s = count, seconds
     while True:
         spec: dict[str, Any] = {"netns": pair.tx_ns, "device": pair.tx_dev, "start": start, "batch": cfg.batch,
                                 "cpu": cfg.cpu, "rate_pps": rate}

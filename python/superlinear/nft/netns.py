@@ -75,10 +75,10 @@ def missing_capabilities() -> list[str]:
     return [name for name, bit in _CAPS.items() if not eff >> bit & 1]
 
 
-def missing_tools() -> list[str]:
-    """Which of ``ip`` and ``nft`` are not on PATH (nor in /usr/sbin, /sbin)."""
+def missing_tools(nft: bool = True) -> list[str]:
+    """Which of ``ip`` and (where ``nft``) ``nft`` are not on PATH (nor in /usr/sbin, /sbin)."""
     path = os.environ.get("PATH", "") + os.pathsep + "/usr/sbin" + os.pathsep + "/sbin"
-    return [t for t in ("ip", "nft") if shutil.which(t, path=path) is None]
+    return [t for t in ("ip", "nft") if (nft or t != "nft") and shutil.which(t, path=path) is None]
 
 
 def availability() -> tuple[bool, str]:
@@ -105,9 +105,10 @@ def _add_namespace(name: str) -> None:
         raise SuperlinearError(f"`ip netns add {name}` failed: {detail}")
 
 
-def require() -> None:
-    """Raises :class:`NeedsPrivilegesError` unless tools and privileges are all there."""
-    tools = missing_tools()
+def require(nft: bool = True) -> None:
+    """Raises :class:`NeedsPrivilegesError` unless tools and privileges are all there (``nft``
+    only where nftables is used)."""
+    tools = missing_tools(nft)
     if tools:
         raise NeedsPrivilegesError(f"nft-bench needs the {' and '.join(tools)} program(s): {INSTALL_HINT}",
                               EXIT_NO_TOOLS)
@@ -185,21 +186,26 @@ class NetnsPair:
     """Sender and receiver namespaces joined by a veth pair, with the receiver's nftables table.
 
     Use as a context manager; ``keep=True`` leaves everything in place at the end (the next run
-    sweeps it, or ``superlinear nft-bench --cleanup``)."""
+    sweeps it, or ``superlinear nft-bench --cleanup``). ``queues`` > 1 gives both devices that
+    many transmit and receive queues: frames are spread over the receive queues by flow hash, so
+    several senders' receive paths run on several CPUs at once (and packets of different flows
+    no longer arrive in the order they were sent). ``nft=False``: no nftables needed."""
 
-    def __init__(self, keep: bool = False) -> None:
+    def __init__(self, keep: bool = False, queues: int = 1, nft: bool = True) -> None:
         base = f"{PREFIX}-{os.getpid()}"
         self.tx_ns, self.rx_ns = f"{base}-tx", f"{base}-rx"
         self.tx_dev, self.rx_dev = TX_DEV, RX_DEV
         self.tx_mac, self.rx_mac = TX_MAC, RX_MAC
         self.table = TABLE
         self.keep = keep
+        self.queues = queues
+        self.needs_nft = nft
         self._old_handlers: dict[int, Any] = {}
         self._up = False
 
     # -- lifecycle -----------------------------------------------------------------------------
     def __enter__(self) -> NetnsPair:
-        require()
+        require(self.needs_nft)
         self._trap_signals()
         try:
             self.up()
@@ -226,8 +232,9 @@ class NetnsPair:
             # Off before any device exists, so no IPv6 frame (DAD, MLD, RS) is ever sent.
             self.exec(ns, ["sh", "-c", "for f in all default; do echo 1 > /proc/sys/net/ipv6/conf/$f/disable_ipv6; "
                                        "done 2>/dev/null; true"])
-        _run([ip, "link", "add", self.tx_dev, "netns", self.tx_ns, "address", self.tx_mac, "type", "veth",
-              "peer", "name", self.rx_dev, "netns", self.rx_ns, "address", self.rx_mac])
+        queues = ["numtxqueues", str(self.queues), "numrxqueues", str(self.queues)] if self.queues > 1 else []
+        _run([ip, "link", "add", self.tx_dev, "netns", self.tx_ns, "address", self.tx_mac, *queues, "type", "veth",
+              "peer", "name", self.rx_dev, "netns", self.rx_ns, "address", self.rx_mac, *queues])
         for ns, dev in ((self.tx_ns, self.tx_dev), (self.rx_ns, self.rx_dev)):
             _run([ip, "-n", ns, "link", "set", dev, "up"])
 

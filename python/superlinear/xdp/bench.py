@@ -22,6 +22,11 @@ is loaded):
 4. **Work speedup (work)** at k = 1…32 logical workers from the kernel's own counters (rules
    compared by the whole run over rules compared by the busiest logical worker), next to ours.
    Logical workers above the worker CPUs share CPUs (w mod CPUs), each with its own order.
+5. **Packets per second against worker CPUs (measured)**: the trace flooded by ``senders``
+   threads into 1, 2, 4, ... worker CPUs (:mod:`superlinear.xdp.throughput`), in a namespace pair
+   of its own whose veth has a queue per sender.
+
+``studies`` picks among ``check`` (1 and 2), ``cost`` (3), ``work`` (4) and ``throughput`` (5).
 """
 
 from __future__ import annotations
@@ -39,10 +44,13 @@ from superlinear.common.rows import Row
 from superlinear.nft.bench import BenchConfig, RuleSetInput, exact_check, kernel_throughput, load_workload, send_frames
 from superlinear.nft.netns import NetnsPair
 from superlinear.xdp import pins
+from superlinear.xdp.throughput import sender_cpus, throughput_study, worker_cpu_counts
 
 Progress = Callable[[str], None]
 #: Trace variants of the cost study: the trace as given, packet trains, shuffled.
 LOCALITIES = ("trace", "high", "none")
+#: The parts of the benchmark (module docstring).
+STUDIES = ("check", "cost", "work", "throughput")
 
 
 @dataclass(frozen=True)
@@ -64,6 +72,11 @@ class XdpBenchConfig:
     mode: str = "native"
     keep: bool = False
     seed: int = 1
+    studies: tuple[str, ...] = STUDIES
+    #: Worker CPU counts of the throughput study; None: 1, 2, 4, ... and all the senders leave.
+    throughput_cpus: tuple[int, ...] | None = None
+    senders: int = 1
+    warmup: float = 0.5
 
     def nft_config(self) -> BenchConfig:
         return BenchConfig(duration=self.duration, repeats=self.repeats, check_rate=self.check_rate,
@@ -194,7 +207,7 @@ def run_set(pair: NetnsPair, inp: RuleSetInput, w: Any, cfg: XdpBenchConfig, pro
     nft_cost: dict[str, dict[str, float | None]] = {}
 
     # 1. nftables: its counters against ours, and what a packet costs in the chain.
-    if cfg.nft:
+    if cfg.nft and "check" in cfg.studies:
         nft_check = exact_check(pair, w, cfg.nft_config(), progress)
         check["nftables"] = {k: v for k, v in nft_check.items() if k != "per_rule"}
         progress("nftables counters " + ("equal ours, rule by rule" if nft_check["counters_equal"] else "DIFFER"))
@@ -204,7 +217,7 @@ def run_set(pair: NetnsPair, inp: RuleSetInput, w: Any, cfg: XdpBenchConfig, pro
     # 2. Agreement, every algorithm × worker CPUs × dispatcher.
     runs: list[dict[str, Any]] = []
     ncpu = len(os.sched_getaffinity(0))
-    for algo in ("static", "mrf"):
+    for algo in ("static", "mrf") if "check" in cfg.studies else ():
         for n in (c for c in cfg.cpu_counts if c <= ncpu):
             for dispatch in cfg.dispatches:
                 with Datapath(pair, w, algo, dispatch, n, _worker_cpus(n, sender), cfg) as dp:
@@ -215,10 +228,11 @@ def run_set(pair: NetnsPair, inp: RuleSetInput, w: Any, cfg: XdpBenchConfig, pro
                          + ", worker work " + ("equal" if r["work_equal"] else "DIFFERS")
                          + (f", order violations: {len(r['order_violations'])}" if r["order_violations"] else ""))
     check["xdp"] = runs
+    localities = cfg.localities if "cost" in cfg.studies else ()
 
     # 3. Cost per packet, one worker CPU, per trace variant; repeats interleaved.
     costs: dict[str, dict[str, list[float]]] = {}
-    for loc in cfg.localities:
+    for loc in localities:
         wl = w if loc == "trace" else w.reshaped(loc, cfg.seed)
         if loc != "trace":
             wl.build_frames(pair.rx_mac, pair.tx_mac)
@@ -263,7 +277,7 @@ def run_set(pair: NetnsPair, inp: RuleSetInput, w: Any, cfg: XdpBenchConfig, pro
     # 4. Work speedup at k logical workers, from the kernel's counters, next to ours.
     study = []
     all_cpus = _worker_cpus(min(max(cfg.cpu_counts), ncpu), sender)
-    for dispatch in cfg.dispatches:
+    for dispatch in cfg.dispatches if "work" in cfg.studies else ():
         w1 = None
         for k in cfg.ks:
             with Datapath(pair, w, "mrf", dispatch, k, all_cpus, cfg) as dp:
@@ -283,7 +297,7 @@ def run_set(pair: NetnsPair, inp: RuleSetInput, w: Any, cfg: XdpBenchConfig, pro
                      f"{r['speedup_work']:,.2f}x, user space {r['speedup_work_ours']:,.2f}x")
     check["work_study"] = study
     check["ok"] = (all(r["counters_equal"] and r["work_equal"] and not r["order_violations"] for r in runs + study)
-                   and (not cfg.nft or check["nftables"]["counters_equal"]))
+                   and (not cfg.nft or "check" not in cfg.studies or check["nftables"]["counters_equal"]))
     return SetResult(inp.name, rows, check)
 
 
@@ -304,19 +318,43 @@ def run_sets(inputs: list[RuleSetInput], cfg: XdpBenchConfig, progress: Progress
                 w.describe_dispatch(d, k)  # a bad --dispatch fails now, not after the kernel runs
         progress(f"[{inp.name}] {w.rules():,} rules, {w.packets():,} packets ({inp.rules}, {inp.trace})")
         workloads.append(w)
+    if "throughput" in cfg.studies:
+        worker_cpu_counts(cfg.throughput_cpus, cfg.senders)  # too many CPUs asked for fails now
     old_stats = pins.bpf_stats(True)
     results: list[SetResult] = []
     try:
-        with NetnsPair(keep=cfg.keep) as pair:
-            progress(f"namespaces {pair.tx_ns} -> {pair.rx_ns} (veth {pair.tx_dev} -> {pair.rx_dev}); "
-                     f"XDP datapath on {pair.rx_dev}")
-            for inp, w in zip(inputs, workloads, strict=True):
-                def tagged(msg: str, name: str = inp.name) -> None:
-                    progress(f"[{name}] {msg}")
+        if set(cfg.studies) - {"throughput"}:
+            with NetnsPair(keep=cfg.keep, nft=cfg.nft) as pair:
+                progress(f"namespaces {pair.tx_ns} -> {pair.rx_ns} (veth {pair.tx_dev} -> {pair.rx_dev}); "
+                         f"XDP datapath on {pair.rx_dev}")
+                for inp, w in zip(inputs, workloads, strict=True):
+                    def tagged(msg: str, name: str = inp.name) -> None:
+                        progress(f"[{name}] {msg}")
 
-                results.append(run_set(pair, inp, w, cfg, tagged))
-                if on_set is not None:
-                    on_set(results)
+                    results.append(run_set(pair, inp, w, cfg, tagged))
+                    if on_set is not None:
+                        on_set(results)
+        else:
+            results = [SetResult(inp.name, [], {"set": inp.name, "rules": w.rules(), "packets": w.packets(),
+                                                "xdp": [], "work_study": [], "ok": True})
+                       for inp, w in zip(inputs, workloads, strict=True)]
+        if "throughput" in cfg.studies:
+            # A pair of its own: a queue per sender reorders packets across flows, which the
+            # exact checks above must not see.
+            with NetnsPair(keep=cfg.keep, queues=cfg.senders, nft=False) as pair:
+                progress(f"throughput: {cfg.senders} sender(s) on CPU(s) "
+                         f"{', '.join(map(str, sender_cpus(cfg.senders)))}, veth with {cfg.senders} queue(s)")
+                for res, w in zip(results, workloads, strict=True):
+                    w.build_frames(pair.rx_mac, pair.tx_mac)
+                    base = {"panel": res.name, "workload": res.name, "m": w.rules(), "requests": w.packets()}
+                    def tagged_tp(msg: str, name: str = res.name) -> None:
+                        progress(f"[{name}] {msg}")
+
+                    rows, points = throughput_study(pair, w, cfg, Datapath, base, tagged_tp)
+                    res.rows.extend(rows)
+                    res.check["throughput"] = points
+                    if on_set is not None:
+                        on_set(results)
     finally:
         pins.bpf_stats(old_stats)
     return results

@@ -329,9 +329,17 @@ def _bench_inputs(args: argparse.Namespace) -> list[Any]:
 def cmd_xdp_bench(args: argparse.Namespace) -> int:
     from superlinear.nft.netns import TerminatedError
     from superlinear.output.results import write_results
-    from superlinear.xdp.bench import XdpBenchConfig, run_sets
-    from superlinear.xdp.report import check_lines, cost_table, plot, work_table
+    from superlinear.xdp.bench import STUDIES, XdpBenchConfig, run_sets
+    from superlinear.xdp.report import check_lines, cost_table, plot, throughput_table, work_table
+    from superlinear.xdp.throughput import worker_cpu_counts
 
+    studies = tuple(x.strip() for x in args.studies.split(",") if x.strip())
+    unknown_studies = [x for x in studies if x not in STUDIES]
+    if unknown_studies or not studies:
+        raise SuperlinearError(f"--studies: unknown {', '.join(unknown_studies) or '(empty)'} "
+                               f"(known: {', '.join(STUDIES)})")
+    if "throughput" in studies:
+        worker_cpu_counts(args.throughput_cpus, args.senders)  # more CPUs than there are: say so now
     inputs = _bench_inputs(args)
     localities = tuple(x.strip() for x in args.localities.split(",") if x.strip())
     unknown = [x for x in localities if x not in ("trace", "high", "none")]
@@ -340,7 +348,7 @@ def cmd_xdp_bench(args: argparse.Namespace) -> int:
     cfg = XdpBenchConfig(ks=args.workers, cpu_counts=args.cpu_counts, dispatches=tuple(args.dispatch.split(";")),
                          localities=localities, repeats=args.repeats, duration=args.duration,
                          check_rate=args.check_rate, nft=not args.no_nft, sender_cpu=args.cpu, mode=args.mode,
-                         keep=args.keep)
+                         keep=args.keep, studies=studies, throughput_cpus=args.throughput_cpus, senders=args.senders)
     out = Path(args.out)
     err = Console(stderr=True, width=max(120, Console(stderr=True).width))
 
@@ -365,8 +373,9 @@ def cmd_xdp_bench(args: argparse.Namespace) -> int:
     if args.json:
         print(path.read_text(encoding="utf-8"))
     else:
-        console.print(cost_table(results))
-        console.print(work_table(results))
+        for table in (cost_table(results), work_table(results), throughput_table(results)):
+            if table.row_count:
+                console.print(table)
         for line in check_lines(results):
             console.print(line, highlight=False, markup=False, soft_wrap=True)
         console.print(f"results: {path}, {out / 'result.csv'}, {out / 'check.json'}; plot: {out / 'xdp-bench.png'}",
@@ -406,7 +415,16 @@ def register_bench(sub: Any) -> None:
     m.add_argument("--repeats", type=positive_int, default=3,
                    help="interleaved runs per cost (default 3; median, range)")
     m.add_argument("--duration", type=positive_float, default=3.0,
-                   help="seconds per nftables throughput run (default 3)")
+                   help="seconds per nftables throughput run and per timed window of the XDP throughput study "
+                   "(default 3)")
+    m.add_argument("--studies", default="check,cost,work,throughput",
+                   help="parts to run: check (exact counters), cost (ns per packet), work (work speedup), "
+                   "throughput (packets/s against worker CPUs) (default all)")
+    m.add_argument("--throughput-cpus", type=whole_list(1), default=None, metavar="LIST",
+                   help="worker CPU counts of the throughput study (default 1,2,4,... and all the senders leave)")
+    m.add_argument("--senders", type=positive_int, default=1,
+                   help="sender threads of the throughput study, each on a CPU of its own, the last CPUs "
+                   "(default 1)")
     m.add_argument("--check-rate", type=positive_float, default=50_000.0,
                    help="pace of the exact replays in packets/s (default 50000; halved on a shortfall)")
     m.add_argument("--no-nft", action="store_true", help="leave nftables out")
