@@ -3,7 +3,7 @@
 
     python scripts/check_under_updates.py --data ../shared/data/classbench --work /tmp/check17 [--json OUT]
 
-For every worker (tuple-merge, rule-cache, rule-cache-flow, mrf, mrf-swap) it runs
+For every worker (tuple-merge, rule-cache, rule-cache-flow, flow-cache, mrf, mrf-swap) it runs
 ``superlinear classify ... --check --json`` on four workloads, one process at a time:
 
 * acl1 5k, its trace replayed to 3,000,000 packets, k = 32, 5-tuple RSS, 60 rule updates;
@@ -30,7 +30,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-WORKERS = ("tuple-merge", "rule-cache", "rule-cache-flow", "mrf", "mrf-swap")
+WORKERS = ("tuple-merge", "rule-cache", "rule-cache-flow", "flow-cache", "mrf", "mrf-swap")
 CLI = [sys.executable, "-m", "superlinear"]
 
 

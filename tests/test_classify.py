@@ -94,7 +94,7 @@ def test_classify_table_output_algorithms_and_rule_aware(cli: Cli, fixtures: Pat
         assert "rule(" in r.stdout
     r = cli("classify", "algorithms", "--json")
     names = {a["name"] for a in json.loads(r.stdout)["classifiers"]}
-    assert names == {"static", "mrf", "mrf-swap", "tuple-merge", "rule-cache", "rule-cache-flow"}
+    assert names == {"static", "mrf", "mrf-swap", "tuple-merge", "rule-cache", "rule-cache-flow", "flow-cache"}
 
 
 def test_classify_without_trace_generates_headers(cli: Cli, fixtures: Path) -> None:

@@ -34,7 +34,8 @@ def _run(cli: Cli, rules: Path, algo: str, k: int, *extra: str) -> dict[str, obj
 
 @pytest.mark.parametrize(("algo", "k", "extra"), [("tuple-merge", 1, ()), ("tuple-merge", 4, ()),
                                                   ("rule-cache", 1, ()), ("rule-cache", 4, ()),
-                                                  ("rule-cache", 4, ("--front", "2")), ("rule-cache-flow", 4, ())])
+                                                  ("rule-cache", 4, ("--front", "2")), ("rule-cache-flow", 4, ()),
+                                                  ("flow-cache", 1, ()), ("flow-cache", 4, ())])
 def test_tuple_space_classifiers_pass_the_check(cli: Cli, rules: Path, algo: str, k: int,
                                                 extra: tuple[str, ...]) -> None:
     doc = _run(cli, rules, algo, k, *extra)
@@ -49,7 +50,7 @@ def test_registry_lists_them(cli: Cli) -> None:
     r = cli("classify", "algorithms", "--json")
     assert r.returncode == 0, r.stderr
     names = {c["name"] for c in json.loads(r.stdout)["classifiers"]}
-    assert {"tuple-merge", "rule-cache", "rule-cache-flow"} <= names
+    assert {"tuple-merge", "rule-cache", "rule-cache-flow", "flow-cache"} <= names
 
 
 def _classbench_folder(cli: Cli, tmp_path: Path, rules: Path) -> Path:

@@ -378,7 +378,7 @@ def test_classify_updates_under_traffic(cli: Cli, tmp_path: Path) -> None:
     updates.write_text("\n".join(lines) + "\n")
     # Every classifier: MRF follows the generations itself, the others are rebuilt on each one.
     for algo, extra in (("mrf", ()), ("mrf-swap", ()), ("static", ()), ("tuple-merge", ()), ("rule-cache", ()),
-                        ("rule-cache", ("--front", "2")), ("rule-cache-flow", ())):
+                        ("rule-cache", ("--front", "2")), ("rule-cache-flow", ()), ("flow-cache", ())):
         r = cli("classify", "--rules", str(rules), "--trace", str(trace), "--updates", str(updates), "--algo", algo,
                 "--k", "4", "--check", "--json", *extra)
         assert r.returncode == 0, r.stderr

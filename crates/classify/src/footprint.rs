@@ -19,15 +19,16 @@
 //!   - `tuple-merge`, `rule-cache`: their whole own structures (the search probes every table
 //!     not cut off by priority, so a bound from the stream would need the probe sequence: an
 //!     upper bound, the same at every k);
-//!   - `rule-cache-flow`: its distinct flows × flow-cache entry bytes (the flow state a cache
-//!     holding every flow of its stream needs; the real cache has a fixed number of entries,
-//!     [`crate::classifier::DEFAULT_FLOW_ENTRIES`], reported as own bytes).
+//!   - `rule-cache-flow`, `flow-cache`: its distinct flows × flow-cache entry bytes (the flow
+//!     state a cache holding every flow of its stream needs; the real cache has a fixed number
+//!     of entries, [`crate::classifier::DEFAULT_FLOW_ENTRIES`] and
+//!     [`crate::classifier::DEFAULT_FLOW_CACHE_ENTRIES`], reported as own bytes).
 //!
 //! Distinct counts come from the same routing as a run ([`crate::run::assign`]).
 
 use crate::classifier::{
-    self, MrfClassifier, MrfVariant, RuleCacheClassifier, TupleMergeClassifier, DEFAULT_FLOW_ENTRIES, DEFAULT_FRONT,
-    FLOW_ENTRY_BYTES,
+    self, FlowCacheClassifier, MrfClassifier, MrfVariant, RuleCacheClassifier, TupleMergeClassifier,
+    DEFAULT_FLOW_CACHE_ENTRIES, DEFAULT_FLOW_ENTRIES, DEFAULT_FRONT, FLOW_ENTRY_BYTES,
 };
 use crate::dispatch::RuleAwarePlanner;
 use crate::packet::Packet;
@@ -130,6 +131,10 @@ pub fn footprint(
             let own = RuleCacheClassifier::new(snap.clone(), front, 0).own_bytes();
             (own, 0, "whole index and front (upper bound)", 0, 0)
         }
+        "flow-cache" => {
+            let c = FlowCacheClassifier::new(snap.clone(), DEFAULT_FLOW_CACHE_ENTRIES);
+            (c.own_bytes(), 0, "its flows x flow-cache entry", FLOW_ENTRY_BYTES, c.entries())
+        }
         _ => {
             let c = RuleCacheClassifier::new(snap.clone(), front, DEFAULT_FLOW_ENTRIES);
             (c.own_bytes(), 0, "its flows x flow-cache entry", FLOW_ENTRY_BYTES, c.flow_entries())
@@ -154,7 +159,7 @@ pub fn footprint(
             "static" => deepest[i] * item,
             "mrf" | "mrf-swap" if default_hit[i] => n * item,
             "mrf" | "mrf-swap" => wf.rules * item,
-            "rule-cache-flow" => wf.flows * item,
+            "rule-cache-flow" | "flow-cache" => wf.flows * item,
             _ => own as u64,
         };
     }

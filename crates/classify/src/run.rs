@@ -3,8 +3,9 @@
 //! working-set law needs, and the single-core benchmark.
 
 use crate::classifier::{
-    self, ClassifierOptions, Lookup, MrfClassifier, MrfVariant, RuleCacheClassifier, RuleUpdates, StaticClassifier,
-    StatsSink, TupleMergeClassifier, WorkerStats, DEFAULT_FLOW_ENTRIES, DEFAULT_FRONT,
+    self, ClassifierOptions, FlowCacheClassifier, Lookup, MrfClassifier, MrfVariant, RuleCacheClassifier, RuleUpdates,
+    StaticClassifier, StatsSink, TupleMergeClassifier, WorkerStats, DEFAULT_FLOW_CACHE_ENTRIES, DEFAULT_FLOW_ENTRIES,
+    DEFAULT_FRONT,
 };
 use crate::dispatch::descriptor::{Descriptor, DescriptorWorker};
 use crate::dispatch::{self, RuleAwarePlanner};
@@ -160,6 +161,8 @@ pub enum Inspectable {
     TupleMerge(Box<TupleMergeClassifier>),
     /// Rule cache (front and fall-through).
     RuleCache(Box<RuleCacheClassifier>),
+    /// Flow cache in front of tuple-merge.
+    FlowCache(Box<FlowCacheClassifier>),
 }
 
 impl Inspectable {
@@ -176,6 +179,9 @@ impl Inspectable {
             "mrf-swap" => Inspectable::Mrf(Box::new(MrfClassifier::new(snap, MrfVariant::Swap))),
             "tuple-merge" => Inspectable::TupleMerge(Box::new(TupleMergeClassifier::new(snap))),
             "rule-cache" => Inspectable::RuleCache(Box::new(RuleCacheClassifier::new(snap, front, 0))),
+            "flow-cache" => {
+                Inspectable::FlowCache(Box::new(FlowCacheClassifier::new(snap, DEFAULT_FLOW_CACHE_ENTRIES)))
+            }
             "rule-cache-flow" => {
                 Inspectable::RuleCache(Box::new(RuleCacheClassifier::new(snap, front, DEFAULT_FLOW_ENTRIES)))
             }
@@ -190,6 +196,7 @@ impl Inspectable {
             Inspectable::Mrf(c) => c.classify(p),
             Inspectable::TupleMerge(c) => c.classify(p),
             Inspectable::RuleCache(c) => c.classify(p),
+            Inspectable::FlowCache(c) => c.classify(p),
         }
     }
 }
@@ -527,7 +534,7 @@ mod tests {
         }
         assert!(expected > 2_000, "the updates must change many first matches ({expected})");
         assert_eq!(run("mrf", Fault::None).changed_by_updates, expected);
-        for algo in ["static", "tuple-merge", "rule-cache", "rule-cache-flow"] {
+        for algo in ["static", "tuple-merge", "rule-cache", "rule-cache-flow", "flow-cache"] {
             let r = run(algo, Fault::Stale);
             assert_eq!((r.mismatches, r.changed_by_updates), (expected, expected), "{algo}");
             assert!(r.first_mismatch.unwrap().starts_with("packet 1500 "), "{algo}");

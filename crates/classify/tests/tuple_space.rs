@@ -1,4 +1,4 @@
-//! `tuple-merge` and `rule-cache` against the static list, rule by rule: the same first-match
+//! `tuple-merge`, `rule-cache` and `flow-cache` against the static list, rule by rule: the same first-match
 //! rule index for every packet (so per-rule counters are identical), on random rule sets with
 //! heavy overlap, on the paper's deep dependency chains with a catch-all, and on rule sets that
 //! force bucket splits; and the rule cache's cover-set invariant after every lookup, through
@@ -7,7 +7,9 @@
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 use std::sync::Arc;
-use superlinear_classify::classifier::{RuleCacheClassifier, StaticClassifier, TupleMergeClassifier, TupleSpace};
+use superlinear_classify::classifier::{
+    FlowCacheClassifier, RuleCacheClassifier, StaticClassifier, TupleMergeClassifier, TupleSpace,
+};
 use superlinear_classify::generate::{headers_for_rules, SyntheticSpec};
 use superlinear_classify::rules::{Action, AddrRange, PortRange, ProtoMatch, Rule, RuleSet};
 use superlinear_classify::{Packet, Snapshot};
@@ -81,11 +83,18 @@ fn agree(set: &RuleSet, packets: &[Packet], label: &str) -> u64 {
         .iter()
         .map(|&(front, flow)| RuleCacheClassifier::new(snap.clone(), front, flow))
         .collect();
+    // Small caches, so that slots are overwritten and the cache turns itself off and on.
+    let mut flows: Vec<FlowCacheClassifier> =
+        [2, 64, 4096].iter().map(|&n| FlowCacheClassifier::new(snap.clone(), n)).collect();
     let mut front_hits = 0;
     for (i, p) in packets.iter().enumerate() {
         let want = reference.classify(p);
         let got = tm.classify(p);
         assert_eq!((got.rule, got.action), (want.rule, want.action), "tuple-merge, {label}, packet {i} {p}");
+        for c in &mut flows {
+            let got = c.classify(p);
+            assert_eq!((got.rule, got.action), (want.rule, want.action), "flow-cache, {label}, packet {i} {p}");
+        }
         for c in &mut caches {
             let before = c.front().len() as u32;
             let got = c.classify(p);
@@ -107,6 +116,29 @@ fn random_overlapping_rule_sets() {
         hits += agree(&set, &pk, &format!("seed {seed}"));
     }
     assert!(hits > 10_000, "the front answered {hits} lookups");
+}
+
+/// Long enough for the flow cache to turn itself off (too few hits in a window) and on again
+/// (a trial window): every answer stays the static list's through both.
+#[test]
+fn flow_cache_through_its_off_and_trial_windows() {
+    let mut rng = Pcg64Mcg::seed_from_u64(11);
+    let set = overlapping_rules(&mut rng, 300);
+    let snap = Arc::new(Snapshot::new(set.clone()));
+    let mut reference = StaticClassifier::new(snap.clone());
+    let mut caches: Vec<FlowCacheClassifier> =
+        [2, 1024].iter().map(|&n| FlowCacheClassifier::new(snap.clone(), n)).collect();
+    let (mut off_seen, mut on_again) = (false, false);
+    for (i, p) in packets(&mut rng, &set, 90_000, 11).iter().enumerate() {
+        let want = reference.classify(p);
+        for c in &mut caches {
+            let got = c.classify(p);
+            assert_eq!((got.rule, got.action), (want.rule, want.action), "flow-cache, packet {i} {p}");
+        }
+        off_seen |= !caches[0].is_on();
+        on_again |= off_seen && caches[0].is_on();
+    }
+    assert!(off_seen && on_again, "the two-slot cache went off ({off_seen}) and tried again ({on_again})");
 }
 
 #[test]

@@ -35,7 +35,8 @@ def experiment(quick: bool = False, data: Path | None = None) -> Experiment:
     if root is not None:
         acl1 = classbench(root, "acl1", "5k", quick)
         panels.append(packet_panel("a", "mean time per packet, ClassBench acl1 5k", acl1,
-                                   series(("static", RSS5), ("mrf", RSS5), ("tuple-merge", RSS5), ("rule-cache", RSS5)),
+                                   series(("static", RSS5), ("mrf", RSS5), ("tuple-merge", RSS5), ("rule-cache", RSS5),
+                                          ("flow-cache", RSS5)),
                                    ks, metric="latency"))
     for d in (1, 2, 4, 8):
         panels.append(packet_panel(f"b{d}", f"dependency depth d = {d} ({base:,} chains of {d + 1})",

@@ -1,11 +1,12 @@
 //! Classifiers: the static first-match list (what nftables does), the self-adjusting MRF
-//! list in two variants, the TupleMerge tuple-space index and a self-adjusting rule cache in
-//! front of it, each a `superlinear_core::Worker<Packet>` whose work units are the rules
+//! list in two variants, the TupleMerge tuple-space index and, in front of it, a self-adjusting
+//! rule cache and an exact-match flow cache, each a `superlinear_core::Worker<Packet>` whose work units are the rules
 //! compared (plus hash slots probed for the tuple-space ones). Every worker of a run shares one immutable [`Snapshot`]; a self-adjusting
 //! worker keeps its own order as an array of rule indices into it (paper §4.1).
 //!
 //! Adding a classifier means one new file here and one line in [`REGISTRY`].
 
+mod flow_cache;
 mod mrf;
 mod rule_cache;
 mod static_list;
@@ -13,8 +14,9 @@ pub mod stats;
 pub mod tuple_merge;
 pub mod updates;
 
+pub use flow_cache::{FlowCacheClassifier, DEFAULT_FLOW_CACHE_ENTRIES, FLOW_ENTRY_BYTES};
 pub use mrf::{MrfClassifier, MrfVariant};
-pub use rule_cache::{RuleCacheClassifier, DEFAULT_FLOW_ENTRIES, DEFAULT_FRONT, FLOW_ENTRY_BYTES};
+pub use rule_cache::{RuleCacheClassifier, DEFAULT_FLOW_ENTRIES, DEFAULT_FRONT};
 pub use static_list::StaticClassifier;
 pub use stats::{StatsSink, WorkerStats};
 pub use tuple_merge::{TupleMergeClassifier, TupleParams, TupleSpace};
@@ -106,6 +108,12 @@ pub const REGISTRY: &[ClassifierEntry] = &[
             let front = if o.front == 0 { DEFAULT_FRONT } else { o.front };
             Box::new(RuleCacheClassifier::with_options(s, front, 0, o))
         },
+    },
+    ClassifierEntry {
+        name: "flow-cache",
+        self_adjusting: true,
+        summary: "direct-mapped exact-match flow cache (5-tuple -> rule) in front of tuple-merge",
+        build: |s, o| Box::new(FlowCacheClassifier::with_options(s, DEFAULT_FLOW_CACHE_ENTRIES, o)),
     },
     ClassifierEntry {
         name: "rule-cache-flow",

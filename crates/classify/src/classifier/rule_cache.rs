@@ -26,6 +26,7 @@
 //! (entries moved, as `mrf.rs` counts it): front positions rewritten by admissions, evictions and
 //! MRF moves, plus dependency and same-action list entries read.
 
+use super::flow_cache::{FlowCache, Probe, FLOW_ENTRY_BYTES};
 use super::stats::WorkerStats;
 use super::tuple_merge::TupleSpace;
 use super::{ClassifierOptions, Lookup};
@@ -45,33 +46,6 @@ const ABSENT: u32 = u32::MAX;
 /// Closure state markers in `closure_start`.
 const UNKNOWN: u32 = u32::MAX;
 const TOO_BIG: u32 = u32::MAX - 1;
-/// Flow-cache entry states.
-const EMPTY_FLOW: u32 = u32::MAX;
-const DEFAULT_RULE: u32 = u32::MAX - 1;
-
-/// Bytes of one flow-cache entry (the 5-tuple and the rule id, padded).
-pub const FLOW_ENTRY_BYTES: usize = std::mem::size_of::<(Packet, u32)>();
-
-/// A direct-mapped exact-match cache: 5-tuple → first-match rule (or the default policy).
-struct FlowCache {
-    entries: Vec<(Packet, u32)>,
-    shift: u32,
-}
-
-impl FlowCache {
-    fn new(entries: usize) -> Self {
-        let n = entries.next_power_of_two().max(2);
-        Self { entries: vec![(Packet::default(), EMPTY_FLOW); n], shift: 64 - n.trailing_zeros() }
-    }
-
-    #[inline(always)]
-    fn slot(&self, p: &Packet) -> usize {
-        const FX: u64 = 0x517c_c1b7_2722_0a95;
-        let a = ((p.src as u64) << 32 | p.dst as u64).wrapping_mul(FX);
-        let b = (p.sport as u64) << 24 | (p.dport as u64) << 8 | p.proto as u64;
-        ((a.rotate_left(26) ^ b).wrapping_mul(FX) >> self.shift) as usize
-    }
-}
 
 /// The rule-cache classifier: one per worker, its front private, the index its own copy.
 pub struct RuleCacheClassifier {
@@ -145,12 +119,12 @@ impl RuleCacheClassifier {
             + (self.pos.len() + self.refs.len() + self.closure_start.len() + self.stamp.len()) * size_of::<u32>()
             + self.closure_len.len() * size_of::<u16>()
             + (self.closure_ids.capacity() + self.scratch.capacity()) * size_of::<u32>()
-            + self.flow.as_ref().map_or(0, |f| f.entries.len() * FLOW_ENTRY_BYTES)
+            + self.flow.as_ref().map_or(0, |f| f.len() * FLOW_ENTRY_BYTES)
     }
 
     /// Flow-cache entries (0: no flow cache).
     pub fn flow_entries(&self) -> usize {
-        self.flow.as_ref().map_or(0, |f| f.entries.len())
+        self.flow.as_ref().map_or(0, |f| f.len())
     }
 
     /// The front: rule ids, front first.
@@ -320,20 +294,20 @@ impl RuleCacheClassifier {
         let mut work = 0u64;
         let mut flow_slot = None;
         if let Some(f) = &self.flow {
-            let s = f.slot(p);
-            let (key, rule) = f.entries[s];
             work += 1;
-            if rule != EMPTY_FLOW && key == *p {
-                let rule = (rule != DEFAULT_RULE).then_some(rule);
-                let lookup = Lookup { rule, action: self.snap.action_of(rule), work, position: 0, chain: 0, moved: 0 };
-                return self.finish(lookup);
+            match f.probe(p) {
+                Probe::Hit(rule) => {
+                    let lookup =
+                        Lookup { rule, action: self.snap.action_of(rule), work, position: 0, chain: 0, moved: 0 };
+                    return self.finish(lookup);
+                }
+                Probe::Miss(s) => flow_slot = Some(s),
             }
-            flow_slot = Some(s);
         }
         let mut lookup = self.classify_front(p, work);
         lookup.moved = self.moved_total - moved_before;
         if let (Some(s), Some(f)) = (flow_slot, self.flow.as_mut()) {
-            f.entries[s] = (*p, lookup.rule.unwrap_or(DEFAULT_RULE));
+            f.put(s, p, lookup.rule);
         }
         self.finish(lookup)
     }
