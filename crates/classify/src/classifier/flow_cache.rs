@@ -5,8 +5,8 @@
 //! so the slots hold the flows that came last; RSS gives each worker fewer flows to hold as k
 //! grows, which is where it gains from locality.
 //!
-//! Where the traffic has no locality the cache only costs (a probe and a write per packet, about
-//! 13 ns on fw1 5k here), so it also adjusts whether it is used at all: over each window of
+//! Where the traffic has no locality the cache only costs (a probe and a write per packet), so it
+//! also adjusts whether it is used at all: over each window of
 //! [`WINDOW`] lookups it counts its hits, and below [`MIN_HIT_SHARE`] of them (where a hit's
 //! saving, a tuple-space search, no longer pays for the misses' extra cost) it stands aside for
 //! [`BYPASS_WINDOWS`] windows, then tries a window again.
@@ -16,7 +16,8 @@
 //! empty caches). Per-rule counters count hits like any other answer.
 //!
 //! **Work units**: 1 for the cache entry compared, plus on a miss the tuple-space work (slots
-//! probed plus rules compared). The second counter (entries moved): cache entries written.
+//! probed plus rules compared); only the latter while the cache stands aside. The second counter
+//! (entries moved): cache entries written.
 
 use super::stats::WorkerStats;
 use super::tuple_merge::TupleSpace;
@@ -35,7 +36,7 @@ pub const FLOW_ENTRY_BYTES: usize = std::mem::size_of::<(Packet, u32)>();
 /// Lookups per window of the hit count.
 pub const WINDOW: u32 = 4096;
 /// A window with fewer hits than this share of its lookups turns the cache off: 1/8 (a hit
-/// saves a tuple-space search, 60–90 ns on the ClassBench 5k sets; a miss adds 10–15 ns).
+/// saves a tuple-space search, several times what a miss adds: docs/results/classification.md).
 pub const MIN_HIT_SHARE: (u32, u32) = (1, 8);
 /// Windows the cache stays off before it tries again.
 pub const BYPASS_WINDOWS: u32 = 16;
