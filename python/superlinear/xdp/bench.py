@@ -306,6 +306,8 @@ def run_sets(inputs: list[RuleSetInput], cfg: XdpBenchConfig, progress: Progress
     """Loads every rule set first (bad input fails before anything is created), then runs each
     inside one namespace pair, cleaned up whatever happens."""
     pins.require()
+    if "throughput" in cfg.studies:
+        worker_cpu_counts(cfg.throughput_cpus, cfg.senders)  # too many CPUs asked for fails before any work
     workloads = []
     for inp in inputs:
         w = load_workload(inp)
@@ -318,8 +320,6 @@ def run_sets(inputs: list[RuleSetInput], cfg: XdpBenchConfig, progress: Progress
                 w.describe_dispatch(d, k)  # a bad --dispatch fails now, not after the kernel runs
         progress(f"[{inp.name}] {w.rules():,} rules, {w.packets():,} packets ({inp.rules}, {inp.trace})")
         workloads.append(w)
-    if "throughput" in cfg.studies:
-        worker_cpu_counts(cfg.throughput_cpus, cfg.senders)  # too many CPUs asked for fails now
     old_stats = pins.bpf_stats(True)
     results: list[SetResult] = []
     try:

@@ -23,9 +23,10 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from superlinear import _native
 from superlinear.common.errors import SuperlinearError
 from superlinear.common.rows import Row
-from superlinear.nft.bench import send_frames
+from superlinear.nft.bench import _spread, send_frames
 from superlinear.nft.netns import NetnsPair
 
 Progress = Callable[[str], None]
@@ -83,8 +84,6 @@ def flood_point(dp: Any, w: Any, senders: tuple[int, ...], warmup: float, window
         except BaseException as e:  # re-raised in the caller's thread
             errors.append(e)
 
-    from superlinear import _native
-
     _native.xdp_reset(dp.pin)
     threads = [threading.Thread(target=send, args=(i, cpu), daemon=True) for i, cpu in enumerate(senders)]
     for t in threads:
@@ -120,12 +119,6 @@ def flood_point(dp: Any, w: Any, senders: tuple[int, ...], warmup: float, window
     }
 
 
-def _spread(values: list[float]) -> tuple[float | None, float | None, float | None]:
-    if not values:
-        return None, None, None
-    return statistics.median(values), min(values), max(values)
-
-
 def throughput_study(pair: NetnsPair, w: Any, cfg: Any, datapath: Callable[..., Any], base: Row,
                      progress: Progress) -> tuple[list[Row], list[dict[str, Any]]]:
     """Every algorithm at every worker CPU count, ``cfg.repeats`` interleaved rounds (each round
@@ -149,7 +142,8 @@ def throughput_study(pair: NetnsPair, w: Any, cfg: Any, datapath: Callable[..., 
         ones = points.get((algo, counts[0]), [])
         for n in counts:
             pts = points[(algo, n)]
-            pps, lo, hi = _spread([p["pps"] for p in pts])
+            spread = _spread([p["pps"] for p in pts])
+            pps, lo, hi = spread["median"], spread["min"], spread["max"]
             # Speedup per round against that round's smallest point: both share its conditions.
             ratios = [p["pps"] / o["pps"] * counts[0] for p, o in zip(pts, ones, strict=True) if o["pps"]]
             dropped = statistics.median(p["dropped_share"] for p in pts)
