@@ -93,3 +93,56 @@ def test_experiment_rows_carry_imbalance_and_entries_moved() -> None:
     assert static["entries_moved"] == 0
     table = summary_table(rows, "t")
     assert "imbalance pkt / work" in [c.header for c in table.columns]
+
+
+def test_spray_spreads_a_heavy_flow_and_keeps_every_verdict(cli: Cli, tmp_path: Path) -> None:
+    # One flow carries half of the packets: a flow-affine dispatcher puts it on one worker.
+    (tmp_path / "r.txt").write_text("drop src 10.0.0.0/8 dport 22\naccept dport 443\naccept src 10.0.0.0/8\n")
+    lines = [f"{10 << 24 | i} {192 << 24 | 1} {1024 + i} 443 6" if i % 2 else f"{10 << 24} {192 << 24 | 1} 5 22 6"
+             for i in range(20_000)]
+    (tmp_path / "t.txt").write_text("\n".join(lines) + "\n")
+    args = ("classify", "--rules", str(tmp_path / "r.txt"), "--trace", str(tmp_path / "t.txt"), "--json",
+            "--no-measure", "--repeats", "1", "--workers", "8", "--check")
+    docs = {}
+    for dispatch in ("rss", "spray"):
+        r = cli(*args, "--dispatch", dispatch)
+        assert r.returncode == 0, r.stderr
+        docs[dispatch] = json.loads(r.stdout)
+    spray = docs["spray"]
+    assert spray["dispatch"] == "spray:sip,dip,sport,dport,proto"
+    assert spray["check"]["checked"] == 20_000 and spray["check"]["mismatches"] == 0
+    assert docs["rss"]["load_imbalance"] >= 4.0
+    assert spray["load_imbalance"] < 2.0, spray["load_imbalance"]
+    assert spray["rule_matches"] == docs["rss"]["rule_matches"]
+
+
+def test_several_dispatchers_route_the_same_streams(cli: Cli, generated: Path) -> None:
+    one = _run(cli, generated, "--workers", "4")
+    four = _run(cli, generated, "--workers", "4", "--dispatchers", "4")
+    assert (one["dispatchers"], four["dispatchers"]) == (1, 4)
+    p1, p4 = one["projected"], four["projected"]
+    assert isinstance(p1, dict) and isinstance(p4, dict)
+    assert (p1["dispatchers"], p4["dispatchers"]) == (1, 4)
+    # RSS has no state: four dispatchers over four shares route exactly as one does.
+    assert p4["worker_requests"] == p1["worker_requests"] and p4["worker_work"] == p1["worker_work"]
+    assert p4["dispatcher_cpu_ns"] <= p4["dispatcher_cpu_total_ns"]
+    assert p1["dispatcher_cpu_ns"] == p1["dispatcher_cpu_total_ns"]
+    # No measured run with several dispatchers, and the text says why.
+    r = cli("classify", "--rules", str(generated / "r.txt"), "--trace", str(generated / "t.bin"), "--workers", "2",
+            "--dispatchers", "2", "--repeats", "1")
+    assert r.returncode == 0, r.stderr
+    text = " ".join(r.stdout.split())
+    assert "2 dispatchers, the slowest" in text and "the threaded run has one dispatcher" in text
+
+
+@pytest.mark.parametrize(("extra", "needle"), [(("--dispatchers", "0"), "--dispatchers"),
+                                               (("--dispatchers", "257"), "dispatchers must be 1 to 256"),
+                                               (("--dispatchers", "2", "--updates", "u.txt"), "--dispatchers")])
+def test_bad_dispatcher_counts_are_one_line(cli: Cli, generated: Path, extra: tuple[str, ...], needle: str) -> None:
+    (generated / "u.txt").write_text("10 delete 1\n")
+    r = cli("classify", "--rules", str(generated / "r.txt"), "--trace", str(generated / "t.bin"), "--workers", "2",
+            "--no-measure", *[str(generated / e) if e == "u.txt" else e for e in extra])
+    assert r.returncode != 0
+    assert "Traceback" not in r.stderr
+    # The error is the last line (argparse puts its usage above a bad value's).
+    assert needle in r.stderr.strip().splitlines()[-1], r.stderr

@@ -12,6 +12,8 @@ class Accounting(TypedDict):
     requests: int
     wall_ns: int | None
     dispatcher_cpu_ns: int
+    dispatchers: int
+    dispatcher_cpu_total_ns: int
     worker_cpu_ns: list[int]
     worker_estimate_ns: list[int]
     worker_runs: list[int]

@@ -112,6 +112,7 @@ pub struct RunSettings {
     pub window: usize,
     pub warmup: usize,
     pub front: usize,
+    pub dispatchers: usize,
 }
 
 impl Default for RunSettings {
@@ -130,6 +131,7 @@ impl Default for RunSettings {
             window: d.window,
             warmup: d.warmup,
             front: d.front,
+            dispatchers: d.dispatchers,
         }
     }
 }
@@ -155,6 +157,7 @@ impl RunSettings {
             period: 0,
             warmup: self.warmup,
             front: self.front,
+            dispatchers: self.dispatchers,
         })
     }
 }

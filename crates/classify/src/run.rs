@@ -17,8 +17,11 @@ use superlinear_core::accounting::Accounting;
 use superlinear_core::cputime::{available_cores, thread_cpu_ns};
 use superlinear_core::law::{Candidate, DispatcherCandidate};
 use superlinear_core::run_config::ENGINE_DISPATCH_SALT;
-use superlinear_core::runner::{run_projected, run_threaded_within, Placement, Streams};
+use superlinear_core::runner::{run_projected_dispatchers, run_threaded_within, Placement, Streams};
 use superlinear_core::{Error, Worker};
+
+/// Most dispatcher threads a projected run models.
+pub const MAX_DISPATCHERS: usize = 256;
 
 /// One run: classifier × dispatcher × k.
 #[derive(Clone, Debug, PartialEq)]
@@ -58,6 +61,11 @@ pub struct RunSpec {
     pub warmup: usize,
     /// Front capacity of `rule-cache` workers in rules (others ignore it).
     pub front: usize,
+    /// Dispatcher threads of the projected mode, each routing its own contiguous share of the
+    /// packets (1: DESIGN.md's serial dispatcher; see
+    /// [`superlinear_core::runner::run_projected_dispatchers`]). The measured mode has one
+    /// dispatcher thread, so it runs only with 1.
+    pub dispatchers: usize,
 }
 
 impl Default for RunSpec {
@@ -77,6 +85,7 @@ impl Default for RunSpec {
             period: 0,
             warmup: 0,
             front: classifier::DEFAULT_FRONT,
+            dispatchers: 1,
         }
     }
 }
@@ -105,6 +114,9 @@ pub fn execute(planner: &RuleAwarePlanner, packets: &[Packet], spec: &RunSpec) -
     }
     if packets.is_empty() {
         return Err(Error::config("the trace holds no packets"));
+    }
+    if spec.dispatchers == 0 || spec.dispatchers > MAX_DISPATCHERS {
+        return Err(Error::config(format!("dispatchers must be 1 to {MAX_DISPATCHERS}, not {}", spec.dispatchers)));
     }
     if packets.len() <= spec.warmup {
         return Err(Error::config(format!(
@@ -138,11 +150,12 @@ pub fn execute(planner: &RuleAwarePlanner, packets: &[Packet], spec: &RunSpec) -
     let cores = available_cores();
     let parallel = if spec.parallel == 0 { cores } else { spec.parallel };
     let min_timed = std::time::Duration::from_millis(spec.min_timed_ms);
-    let projected =
-        spec.projected.then(|| run_projected(streams, &make, spec.k, &factory, parallel, spec.repeats, min_timed));
+    let projected = spec.projected.then(|| {
+        run_projected_dispatchers(streams, &make, spec.k, &factory, parallel, spec.repeats, min_timed, spec.dispatchers)
+    });
     // Statistics are collected by every run; with them on, one threaded run counts them once.
     let measured_window = if spec.stats { std::time::Duration::ZERO } else { min_timed };
-    let measured = (spec.measured && spec.k <= cores)
+    let measured = (spec.measured && spec.k <= cores && spec.dispatchers <= 1)
         .then(|| run_threaded_within(streams, &make, spec.k, &factory, Placement::OneCorePerWorker, measured_window));
     let stats = sink.map(|s| s.take()).unwrap_or_default();
     if superlinear_core::cancel::requested() {

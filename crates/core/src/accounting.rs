@@ -13,8 +13,14 @@ pub struct Accounting {
     /// Wall-clock time from the first counted request to the last worker finishing; only for
     /// runs with real concurrent threads.
     pub wall_ns: Option<u64>,
-    /// CPU time of the dispatcher over the counted requests.
+    /// CPU time of the dispatcher over the counted requests; with several dispatchers
+    /// ([`Self::dispatchers`]), the slowest one's (what the projection adds).
     pub dispatcher_cpu_ns: u64,
+    /// Dispatcher threads the projection models: 1 is DESIGN.md's serial dispatcher; more, each
+    /// routing its own contiguous share of the requests ([`crate::runner::run_projected_dispatchers`]).
+    pub dispatchers: usize,
+    /// CPU time of all dispatchers together (equal to `dispatcher_cpu_ns` with one).
+    pub dispatcher_cpu_total_ns: u64,
     /// Each worker's own thread CPU time over its counted requests (the least of its runs).
     pub worker_cpu_ns: Vec<u64>,
     /// Each worker's projected time: its CPU time calibrated against the run's cost per unit of
@@ -135,6 +141,8 @@ pub struct AccountingRecord<'a> {
     pub requests: u64,
     pub wall_ns: Option<u64>,
     pub dispatcher_cpu_ns: u64,
+    pub dispatchers: usize,
+    pub dispatcher_cpu_total_ns: u64,
     pub worker_cpu_ns: &'a [u64],
     pub worker_estimate_ns: &'a [u64],
     pub worker_runs: &'a [u32],
@@ -169,6 +177,8 @@ impl Accounting {
             requests: self.requests,
             wall_ns: self.wall_ns,
             dispatcher_cpu_ns: self.dispatcher_cpu_ns,
+            dispatchers: self.dispatchers,
+            dispatcher_cpu_total_ns: self.dispatcher_cpu_total_ns,
             worker_cpu_ns: &self.worker_cpu_ns,
             worker_estimate_ns: &self.worker_estimate_ns,
             worker_runs: &self.worker_runs,
@@ -221,6 +231,8 @@ mod tests {
             k: 2,
             requests: 10,
             dispatcher_cpu_ns: 5,
+            dispatchers: 1,
+            dispatcher_cpu_total_ns: 5,
             worker_cpu_ns: vec![30, 50],
             worker_estimate_ns: vec![30, 45],
             worker_runs: vec![1, 2],

@@ -183,6 +183,8 @@ fn into_accounting(
         requests: requests as u64,
         wall_ns: threaded.as_ref().map(|t| t.wall_ns),
         dispatcher_cpu_ns,
+        dispatchers: 1,
+        dispatcher_cpu_total_ns: dispatcher_cpu_ns,
         worker_cpu_ns: outcomes.iter().map(|o| o.cpu_ns).collect(),
         worker_estimate_ns: outcomes.iter().map(|o| o.cpu_ns).collect(),
         worker_runs: vec![1; outcomes.len()],
@@ -216,6 +218,31 @@ pub const MAX_WINDOW_PASSES: usize = 16;
 pub const DISPATCH_SEGMENT: usize = 16 * CHUNK;
 
 /// Projected run: serial dispatch, then each worker on its own stream, at most `parallel` at once.
+/// The same as [`run_projected_dispatchers`] with one dispatcher (DESIGN.md's projected kind).
+pub fn run_projected<R: Copy + Default + Send + Sync>(
+    streams: Streams<'_, R>,
+    dispatcher: &DispatcherFactory<'_, R>,
+    k: usize,
+    factory: &WorkerFactory<'_, R>,
+    parallel: usize,
+    repeats: usize,
+    min_timed: Duration,
+) -> Accounting {
+    run_projected_dispatchers(streams, dispatcher, k, factory, parallel, repeats, min_timed, 1)
+}
+
+/// Projected run with `dispatchers` dispatcher threads: each dispatches its own contiguous
+/// share of the counted requests (as a NIC that spreads packets over several receive queues
+/// hands each queue's core a share), then each worker serves its own stream, at most `parallel`
+/// at once.
+///
+/// With one dispatcher this is DESIGN.md's projected kind: T(k) = the serial dispatcher's CPU
+/// time + the slowest worker's. With D > 1, each share is routed by a dispatcher of its own
+/// (fresh, having routed the warm-up untimed, so a dispatcher with state knows only its share:
+/// a stateless one such as RSS makes exactly the single dispatcher's decisions), and T(k) takes
+/// the slowest dispatcher's CPU time in place of the serial one ([`Accounting::dispatchers`]). A
+/// worker's stream is its requests from every share in order, so it is the same subsequence of
+/// the input whatever D is: the shares are contiguous and taken in order.
 ///
 /// Every worker's stream is served in `repeats` passes over all workers (at least
 /// [`UNCALIBRATED_PASSES`] when k is too small to calibrate, and more, up to
@@ -228,7 +255,8 @@ pub const DISPATCH_SEGMENT: usize = 16 * CHUNK;
 /// requests, keeping each segment's least time. Work counts are deterministic and identical
 /// across runs. (Independent repeats of a whole run, and their median and range, are the
 /// experiment driver's.)
-pub fn run_projected<R: Copy + Default + Send + Sync>(
+#[allow(clippy::too_many_arguments)]
+pub fn run_projected_dispatchers<R: Copy + Default + Send + Sync>(
     streams: Streams<'_, R>,
     dispatcher: &DispatcherFactory<'_, R>,
     k: usize,
@@ -236,59 +264,74 @@ pub fn run_projected<R: Copy + Default + Send + Sync>(
     parallel: usize,
     repeats: usize,
     min_timed: Duration,
+    dispatchers: usize,
 ) -> Accounting {
     let k = k.max(1);
     let repeats = repeats.max(1);
-    // Each worker's streams, materialised untimed by the same dispatch loop that is timed below.
-    let (warm, counted) = {
+    let shares = dispatcher_shares(streams.counted, dispatchers);
+    // Each worker's streams, materialised untimed by the same dispatch loop that is timed below:
+    // the warm-up by the first dispatcher, then each share by its own after it routed the warm-up.
+    let mut warm: Vec<Vec<R>> = Vec::new();
+    let mut counted: Vec<Vec<R>> = (0..k).map(|_| Vec::with_capacity(streams.counted.len() / k + 1)).collect();
+    let mut share_counts: Vec<Vec<u64>> = Vec::with_capacity(shares.len());
+    for (i, share) in shares.iter().enumerate() {
         let mut d = dispatcher();
         let mut dispatched = vec![0u64; k];
         let mut batches = Batches::new(k);
-        let mut split = |requests: &[R]| {
-            let mut queues: Vec<Vec<R>> = (0..k).map(|_| Vec::with_capacity(requests.len() / k + 1)).collect();
-            let mut append = |w: usize, batch: &[R]| queues[w].extend_from_slice(batch);
-            route_into_batches(d.as_mut(), requests, &mut dispatched, &mut batches, &mut append);
-            batches.drain(append);
-            queues
-        };
-        (split(streams.warmup), split(streams.counted))
-    };
-    // The dispatcher's CPU time, taken as the threaded runner's dispatcher spends it (routing
+        let mut queues: Vec<Vec<R>> = (0..k).map(|_| Vec::new()).collect();
+        let mut append = |w: usize, batch: &[R]| queues[w].extend_from_slice(batch);
+        route_into_batches(d.as_mut(), streams.warmup, &mut dispatched, &mut batches, &mut append);
+        batches.drain(&mut append);
+        if i == 0 {
+            warm = std::mem::replace(&mut queues, (0..k).map(|_| Vec::new()).collect());
+        }
+        let before: Vec<u64> = counted.iter().map(|q| q.len() as u64).collect();
+        let mut append = |w: usize, batch: &[R]| counted[w].extend_from_slice(batch);
+        route_into_batches(d.as_mut(), share, &mut dispatched, &mut batches, &mut append);
+        batches.drain(&mut append);
+        share_counts.push(counted.iter().zip(&before).map(|(q, b)| q.len() as u64 - b).collect());
+    }
+    // Each dispatcher's CPU time, taken as the threaded runner's dispatcher spends it (routing
     // and appending to reused batches; see [`route_into_batches`]), from a fresh dispatcher
     // that has routed the warm-up untimed. The dispatch is cheap next to the workers, so it is
     // timed at least DISPATCH_REPEATS times, segment by segment, and each segment's least time
     // is kept: a burst of noise costs only the segment it hit, in the run it hit.
-    let segments = streams.counted.chunks(DISPATCH_SEGMENT).count();
-    let mut segment_ns = vec![u64::MAX; segments];
+    let mut segment_ns: Vec<Vec<u64>> =
+        shares.iter().map(|share| vec![u64::MAX; share.chunks(DISPATCH_SEGMENT).count()]).collect();
     for _ in 0..repeats.max(DISPATCH_REPEATS) {
-        let mut d = dispatcher();
-        let mut dispatched = vec![0u64; k];
-        let mut batches = Batches::new(k);
-        let recycle = |_: usize, batch: &[R]| {
-            std::hint::black_box(batch);
-        };
-        route_into_batches(d.as_mut(), streams.warmup, &mut dispatched, &mut batches, recycle);
-        let before = dispatched.clone();
-        // On a thread of its own, so that its CPU clock measures the dispatch alone.
-        std::thread::scope(|s| {
-            s.spawn(|| {
-                for (segment, best) in streams.counted.chunks(DISPATCH_SEGMENT).zip(segment_ns.iter_mut()) {
-                    let t0 = thread_cpu_ns();
-                    route_into_batches(d.as_mut(), segment, &mut dispatched, &mut batches, recycle);
-                    *best = (*best).min(thread_cpu_ns() - t0);
-                }
-            })
-            .join()
-            .expect("dispatcher thread panicked")
-        });
-        batches.drain(recycle);
-        // The timed dispatch must have made the same decisions as the materialised split.
-        debug_assert!(
-            crate::cancel::requested()
-                || dispatched.iter().zip(&before).zip(&counted).all(|((a, b), q)| a - b == q.len() as u64)
-        );
+        for ((share, share_ns), expected) in shares.iter().zip(segment_ns.iter_mut()).zip(&share_counts) {
+            let mut d = dispatcher();
+            let mut dispatched = vec![0u64; k];
+            let mut batches = Batches::new(k);
+            let recycle = |_: usize, batch: &[R]| {
+                std::hint::black_box(batch);
+            };
+            route_into_batches(d.as_mut(), streams.warmup, &mut dispatched, &mut batches, recycle);
+            batches.drain(recycle);
+            let before = dispatched.clone();
+            // On a thread of its own, so that its CPU clock measures the dispatch alone.
+            std::thread::scope(|s| {
+                s.spawn(|| {
+                    for (segment, best) in share.chunks(DISPATCH_SEGMENT).zip(share_ns.iter_mut()) {
+                        let t0 = thread_cpu_ns();
+                        route_into_batches(d.as_mut(), segment, &mut dispatched, &mut batches, recycle);
+                        *best = (*best).min(thread_cpu_ns() - t0);
+                    }
+                })
+                .join()
+                .expect("dispatcher thread panicked")
+            });
+            batches.drain(recycle);
+            // The timed dispatch must have made the same decisions as the materialised split.
+            debug_assert!(
+                crate::cancel::requested()
+                    || dispatched.iter().zip(&before).zip(expected).all(|((a, b), n)| a - b == *n)
+            );
+        }
     }
-    let dispatcher_cpu_ns = segment_ns.iter().map(|&ns| if ns == u64::MAX { 0 } else { ns }).sum();
+    let share_ns: Vec<u64> =
+        segment_ns.iter().map(|s| s.iter().map(|&ns| if ns == u64::MAX { 0 } else { ns }).sum()).collect();
+    let dispatcher_cpu_ns = share_ns.iter().copied().max().unwrap_or(0);
 
     let cpus = allowed_cpus();
     let threads = parallel.clamp(1, cpus.len().max(1));
@@ -339,7 +382,25 @@ pub fn run_projected<R: Copy + Default + Send + Sync>(
     accounting.worker_runs = runs;
     accounting.cost_per_work_ns = cost;
     accounting.workers_rerun = rerun.iter().filter(|&&r| r).count();
+    accounting.dispatchers = shares.len();
+    accounting.dispatcher_cpu_total_ns = share_ns.iter().sum();
     accounting
+}
+
+/// The contiguous shares of `requests` that `dispatchers` dispatcher threads route (at least
+/// one, none empty unless there are no requests; the first ones one request longer when they do
+/// not divide evenly).
+pub fn dispatcher_shares<R>(requests: &[R], dispatchers: usize) -> Vec<&[R]> {
+    let d = dispatchers.clamp(1, requests.len().max(1));
+    let (base, extra) = (requests.len() / d, requests.len() % d);
+    let mut shares = Vec::with_capacity(d);
+    let mut rest = requests;
+    for i in 0..d {
+        let (share, tail) = rest.split_at(base + usize::from(i < extra));
+        shares.push(share);
+        rest = tail;
+    }
+    shares
 }
 
 /// Serves the streams of `which` workers once each, from a fresh worker after its warm-up, on a
@@ -812,6 +873,43 @@ mod tests {
         assert!(once.dispatcher_blocked_ns.is_some_and(|b| b <= wall));
         let projected = run_projected(streams, &rr, 2, &factory, 2, 1, Duration::ZERO);
         assert!(projected.worker_serve_wall_ns.is_empty() && projected.dispatcher_blocked_ns.is_none());
+    }
+
+    #[test]
+    fn dispatcher_shares_are_contiguous_and_cover_the_requests() {
+        let requests: Vec<u32> = (0..10).collect();
+        let shares = dispatcher_shares(&requests, 3);
+        assert_eq!(shares, vec![&requests[0..4], &requests[4..7], &requests[7..10]]);
+        assert_eq!(dispatcher_shares(&requests, 1), vec![&requests[..]]);
+        assert_eq!(dispatcher_shares(&requests, 0).len(), 1);
+        assert_eq!(dispatcher_shares(&requests, 50).len(), 10);
+        assert_eq!(dispatcher_shares::<u32>(&[], 4), vec![&[] as &[u32]]);
+    }
+
+    #[test]
+    fn several_stateless_dispatchers_give_every_worker_the_same_stream() {
+        let requests: Vec<u64> = (0..30_011u64).map(|i| i.wrapping_mul(0x9e37_79b9) % 7_000).collect();
+        let streams = Streams { warmup: &requests[..1_000], counted: &requests[1_000..] };
+        let factory = |_: usize| -> Box<dyn Worker> { Box::new(Spinner { per_request: 10, burst: 0 }) };
+        let k = 6;
+        let hash = || -> Box<dyn Dispatcher> { Box::new(KeyHashDispatcher::new(k, 5)) };
+        let one = run_projected(streams, &hash, k, &factory, 2, 1, Duration::ZERO);
+        assert_eq!((one.dispatchers, one.dispatcher_cpu_total_ns), (1, one.dispatcher_cpu_ns));
+        let four = run_projected_dispatchers(streams, &hash, k, &factory, 2, 1, Duration::ZERO, 4);
+        assert_eq!(four.dispatchers, 4);
+        assert_eq!(four.worker_requests, one.worker_requests);
+        assert_eq!(four.worker_work, one.worker_work);
+        assert!(four.dispatcher_cpu_ns <= four.dispatcher_cpu_total_ns);
+        // A dispatcher with state starts afresh on each share: round-robin restarts at worker 0.
+        let rr = || -> Box<dyn Dispatcher> { Box::new(RoundRobinDispatcher::new(k)) };
+        let counted = &requests[1_000..];
+        let three = run_projected_dispatchers(streams, &rr, k, &factory, 2, 1, Duration::ZERO, 3);
+        let mut expected = vec![0u64; k];
+        for share in dispatcher_shares(counted, 3) {
+            // After the warm-up (1,000 requests), each share's round-robin goes on from there.
+            (0..share.len()).for_each(|i| expected[(1_000 + i) % k] += 1);
+        }
+        assert_eq!(three.worker_requests, expected);
     }
 
     #[test]

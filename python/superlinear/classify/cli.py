@@ -80,7 +80,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     check_workers(args.workers, info["rules"], info["packets"])
     modes = ["projected"] + (["measured"] if not args.no_measure else [])
     config = {"algo": args.algo, "dispatch": args.dispatch, "k": args.workers, "modes": modes, "stats": True,
-              "window": args.window, "seed": args.seed, "warmup": args.warmup, "front": args.front}
+              "window": args.window, "seed": args.seed, "warmup": args.warmup, "front": args.front,
+              "dispatchers": args.dispatchers}
     runs = [interruptible(lambda: w.run(config)) for _ in range(args.repeats)]
     raw = runs[0]
     median, times = median_run(runs)
@@ -92,7 +93,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     default_hits = sum(s["default_hits"] for s in raw["stats"])
     doc: dict[str, Any] = {"rules_file": args.rules, "trace_file": args.trace, "algo": args.algo,
                            "dispatch": raw["dispatch"], "k": args.workers, "info": info, "cores": raw["cores"],
-                           "warmup": args.warmup,
+                           "warmup": args.warmup, "dispatchers": args.dispatchers,
                            "repeats": args.repeats, "mpps_projected": mpps,
                            "mpps_projected_runs": [p["requests"] * 1e3 / max(t, 1) for t in times],
                            "mpps_measured": m["requests"] * 1e3 / m["wall_ns"] if m and m["wall_ns"] else None,
@@ -116,7 +117,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 #: Options of a plain run that a run with --updates does not use (it classifies once, in trace
 #: order, with no timing, per-worker statistics or warm-up).
-NOT_WITH_UPDATES = frozenset({"no_measure", "window", "top", "warmup", "repeats"})
+NOT_WITH_UPDATES = frozenset({"no_measure", "window", "top", "warmup", "repeats", "dispatchers"})
 
 
 def cmd_updates(args: argparse.Namespace, w: Any, info: dict[str, Any]) -> int:
@@ -167,12 +168,17 @@ def _print_run(doc: dict[str, Any], top: int) -> None:
                       "truncated")
     p = doc["projected"]
     many = doc["repeats"] > 1
+    d = doc["dispatchers"]
+    dispatch = (f"dispatcher {p['dispatcher_cpu_ns'] / max(p['requests'], 1):,.2f} ns/packet" if d == 1 else
+                f"{d} dispatchers, the slowest {p['dispatcher_cpu_ns'] / max(p['requests'], 1):,.2f} ns per packet of "
+                f"the trace ({p['dispatcher_cpu_total_ns'] / max(p['requests'], 1):,.2f} all together)")
     console.print(f"  throughput: {spread(doc['mpps_projected_runs'], ',.3f')} Mpps projected"
-                  + (f" (median \\[range] of {doc['repeats']} runs; median run:" if many else " (") + " dispatcher "
-                  f"{p['dispatcher_cpu_ns'] / max(p['requests'], 1):,.1f} ns/packet, slowest worker "
+                  + (f" (median \\[range] of {doc['repeats']} runs; median run:" if many else " (") + f" {dispatch}"
+                  ", slowest worker "
                   f"{max(p['worker_estimate_ns']) / 1e6:,.1f} ms calibrated, {max(p['worker_cpu_ns']) / 1e6:,.1f} ms "
                   "largest measured)"
                   + (f", {spread(doc['mpps_measured_runs'], ',.3f')} Mpps measured" if doc["mpps_measured"] else
+                     f", measured: — (--dispatchers {d}: the threaded run has one dispatcher)" if d > 1 else
                      ", measured: skipped (--no-measure)" if doc["measured"] is None and doc["k"] <= doc["cores"] else
                      f", measured: — (k = {doc['k']} > {doc['cores']} cores)"))
     console.print(f"  work: {doc['work_per_packet']:,.1f} rules compared and {doc['entries_moved_per_packet']:,.1f} "
@@ -358,7 +364,7 @@ def used_options(action: str, rules: bool) -> frozenset[str]:
     if action == "run":
         source = FILE_OPTIONS if rules else SYNTHETIC_OPTIONS | {"synthetic"}
         return source | {"algo", "workers", "dispatch", "check", "packets", "warmup", "calibration", "window", "top",
-                         "no_measure", "seed", "json", "updates", "repeats", "front"}
+                         "no_measure", "seed", "json", "updates", "repeats", "front", "dispatchers"}
     if action == "bench":
         source = (FILE_OPTIONS | {"warmup", "seed", "calibration"}) if rules else frozenset({"data", "sizes",
                                                                                               "actions"})
@@ -518,6 +524,11 @@ def register(sub: Any) -> None:
                    "(default 100000; the whole trace if shorter)")
     p.add_argument("--front", type=positive_int, default=run_defaults["front"], metavar="N",
                    help=f"rule-cache: front capacity in rules (default {run_defaults['front']})")
+    p.add_argument("--dispatchers", type=positive_int, default=run_defaults["dispatchers"], metavar="D",
+                   help="projected kind: D dispatcher threads, each routing its own contiguous share of the packets "
+                   "(as a NIC spreads them over D receive queues); T(k) then adds the slowest one's CPU time, not one "
+                   "serial dispatcher's. A dispatcher with state (two-choice, spray) knows only its share. No measured "
+                   f"run with D > 1 (default {run_defaults['dispatchers']})")
     p.add_argument("--window", type=positive_int, default=10_000, help="active-rule window in packets (default 10000)")
     p.add_argument("--top", type=positive_int, default=10, help="rules shown in the match table (default 10)")
     p.add_argument("--no-measure", action="store_true", help="skip the real-thread run")

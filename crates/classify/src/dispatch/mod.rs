@@ -1,14 +1,15 @@
 //! Packet dispatchers (`superlinear_core::dispatch::Dispatcher<Packet>`): RSS with the
-//! Toeplitz hash over configurable fields, two-choice flow pinning over the same fields, the
-//! rule-aware dispatcher, and the core's round-robin and random dispatchers (which are generic
+//! Toeplitz hash over configurable fields, two-choice flow pinning over the same fields, RSS
+//! with heavy flows sprayed, the rule-aware dispatcher, and the core's round-robin and random dispatchers (which are generic
 //! over the request type).
 //!
 //! A dispatcher is named by a spec: `rss:FIELDS` (e.g. `rss:sip,dip,sport,dport,proto`,
-//! `rss:dport`), `two-choice:FIELDS`, `rule`, `rr`, `random`. Adding one means a new file and a line in [`REGISTRY`].
+//! `rss:dport`), `two-choice:FIELDS`, `spray:FIELDS`, `rule`, `rr`, `random`. Adding one means a new file and a line in [`REGISTRY`].
 
 pub mod descriptor;
 pub mod rss;
 pub mod rule_aware;
+pub mod spray;
 pub mod toeplitz;
 pub mod toeplitz_gfni;
 pub mod two_choice;
@@ -17,6 +18,7 @@ pub use rss::{FieldMask, RssToeplitzDispatcher};
 pub use rule_aware::{
     score_with_law, score_with_mrf, FieldScore, RuleAwareDispatcher, RuleAwarePlan, RuleAwarePlanner,
 };
+pub use spray::HeavyFlowSprayDispatcher;
 pub use two_choice::TwoChoiceDispatcher;
 
 use crate::packet::Packet;
@@ -48,7 +50,7 @@ pub struct PacketDispatcherEntry {
     pub descriptors: DescriptorDispatcherConstructor,
 }
 
-/// The fields of `rss:FIELDS` and `two-choice:FIELDS` (the 5-tuple without an argument).
+/// The fields of `rss:FIELDS`, `two-choice:FIELDS` and `spray:FIELDS` (the 5-tuple without an argument).
 fn fields(arg: &str) -> Result<FieldMask, Error> {
     if arg.is_empty() {
         Ok(FieldMask::FIVE_TUPLE)
@@ -88,6 +90,13 @@ pub const REGISTRY: &[PacketDispatcherEntry] = &[
         summary: "two-choice flow pinning over two-choice:FIELDS (as rss; default 5-tuple): a flow's first packet picks the less loaded of two hashed workers, the rest follow (spreads heavy flows)",
         build: |arg, k, seed, _| Ok(Box::new(two_choice(arg, k, seed)?)),
         descriptors: |arg, k, seed, _, p| Ok(descriptor::boxed(two_choice(arg, k, seed)?, p)),
+    },
+    PacketDispatcherEntry {
+        name: "spray",
+        flow_affine: false,
+        summary: "RSS over spray:FIELDS (as rss; default 5-tuple), except heavy flows (at least 1/k of recent packets), sprayed round-robin over all workers (their packets may be classified out of order: for stateless workers)",
+        build: |arg, k, _, _| Ok(Box::new(HeavyFlowSprayDispatcher::new(fields(arg)?, k))),
+        descriptors: |arg, k, _, _, p| Ok(descriptor::boxed(HeavyFlowSprayDispatcher::new(fields(arg)?, k), p)),
     },
     PacketDispatcherEntry {
         name: "rule",
@@ -175,7 +184,7 @@ pub fn build_descriptors(
 pub fn describe(spec: &str, k: usize, planner: &RuleAwarePlanner) -> Result<String, Error> {
     let (entry, arg) = lookup(spec)?;
     Ok(match entry.name {
-        "rss" | "two-choice" => format!("{}:{}", entry.name, fields(arg)?.name()),
+        "rss" | "two-choice" | "spray" => format!("{}:{}", entry.name, fields(arg)?.name()),
         "rule" => format!("rule({})", planner.fields(k.max(1)).name()),
         other => other.to_string(),
     })
