@@ -38,6 +38,9 @@ use serde::Serialize;
 use std::collections::HashMap;
 use superlinear_core::Error;
 
+/// An MRF worker's own bytes per rule: order entry (4), prefilter key (8), order label (8).
+const MRF_ENTRY_BYTES: usize = 20;
+
 /// One worker's stream and the bytes it touches.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct WorkerFootprint {
@@ -123,8 +126,8 @@ pub fn footprint(
         "static" => (0, table, "table prefix to the deepest first match", std::mem::size_of::<CompactRule>(), 0),
         "mrf" | "mrf-swap" => {
             let own = MrfClassifier::new(snap.clone(), MrfVariant::Precomputed).own_bytes();
-            let item = std::mem::size_of::<CompactRule>() + 12;
-            (own, table + snap.deps.bytes(), "active rules (compact rule, order entry, label)", item, 0)
+            let item = std::mem::size_of::<CompactRule>() + MRF_ENTRY_BYTES;
+            (own, table + snap.deps.bytes(), "active rules (compact rule, order entry, prefilter key, label)", item, 0)
         }
         "tuple-merge" => (TupleMergeClassifier::new(snap.clone()).own_bytes(), 0, "whole index (upper bound)", 0, 0),
         "rule-cache" => {
@@ -203,8 +206,8 @@ mod tests {
             // on one worker, so an MRF worker's active rules are its share of the 50.
             let m = footprint(&planner, &packets, &rules, &flows, "mrf", "rss:dport", k, 1, 0).unwrap();
             assert_eq!(m.workers.iter().map(|w| w.rules).sum::<u64>(), 50);
-            assert_eq!(m.own_bytes, 50 * 12);
-            assert!(m.workers.iter().all(|w| w.hot_bytes == w.rules * (rule_bytes + 12)));
+            assert_eq!(m.own_bytes, 50 * 20);
+            assert!(m.workers.iter().all(|w| w.hot_bytes == w.rules * (rule_bytes + 20)));
             let s = footprint(&planner, &packets, &rules, &flows, "static", "rss", k, 1, 0).unwrap();
             assert_eq!((s.own_bytes, s.shared_bytes), (0, 50 * rule_bytes));
             let t = footprint(&planner, &packets, &rules, &flows, "tuple-merge", "rss", k, 1, 0).unwrap();

@@ -41,6 +41,16 @@ impl CompactRule {
         }
     }
 
+    /// The source and destination address ranges, each as (low, high).
+    pub fn address_ranges(&self) -> ((u32, u32), (u32, u32)) {
+        ((self.src_lo, self.src_lo + self.src_span), (self.dst_lo, self.dst_lo + self.dst_span))
+    }
+
+    /// The source and destination port ranges, each as (low, high).
+    pub fn port_ranges(&self) -> ((u16, u16), (u16, u16)) {
+        ((self.sport_lo, self.sport_lo + self.sport_span), (self.dport_lo, self.dport_lo + self.dport_span))
+    }
+
     /// Whether the rule matches `p`.
     #[inline(always)]
     pub fn matches(&self, p: &Packet) -> bool {

@@ -8,6 +8,7 @@
 
 mod flow_cache;
 mod mrf;
+pub mod prefilter;
 mod rule_cache;
 mod static_list;
 pub mod stats;

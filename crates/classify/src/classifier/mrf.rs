@@ -45,6 +45,7 @@
 //! overlaps that sit *behind* the found one and match the packet (the others were already
 //! compared). Those extra comparisons count as work. That rule is the one moved forward.
 
+use super::prefilter;
 use super::stats::WorkerStats;
 use super::updates::RuleUpdates;
 use super::{ClassifierOptions, Lookup};
@@ -68,6 +69,11 @@ pub struct MrfClassifier {
     snap: Arc<Snapshot>,
     /// Rule ids in this worker's order, front first.
     order: Vec<u32>,
+    /// The prefilter key of each rule in `order`, in the same order (moved with it), so that
+    /// the scan streams ([`prefilter`]).
+    keys: Vec<prefilter::Key>,
+    /// Each rule id's prefilter key (what `keys` is refilled from).
+    rule_keys: Arc<[prefilter::Key]>,
     /// Each rule id's order label: increasing front to back (maintained only when `track`).
     label: Vec<u64>,
     /// Second work counter so far (see the module documentation).
@@ -101,6 +107,38 @@ fn fresh_order(n: usize) -> (Vec<u32>, Vec<u64>) {
     (order, label)
 }
 
+/// Ids searched per step by [`position_of_id`] and [`last_position_of_id`].
+const SEARCH_BLOCK: usize = 16;
+
+/// The first index of `id` in `ids`. A block of ids is compared at once (an OR of equalities,
+/// which vectorises) before it is searched one by one: the moves search the order over the
+/// whole block they shift, about as many entries as the scan compares rules.
+#[inline]
+fn position_of_id(ids: &[u32], id: u32) -> Option<usize> {
+    let blocks = ids.chunks_exact(SEARCH_BLOCK);
+    let done = ids.len() - blocks.remainder().len();
+    for (b, block) in blocks.enumerate() {
+        if block.iter().fold(0u32, |any, &r| any | u32::from(r == id)) != 0 {
+            return block.iter().position(|&r| r == id).map(|j| b * SEARCH_BLOCK + j);
+        }
+    }
+    ids[done..].iter().position(|&r| r == id).map(|j| done + j)
+}
+
+/// The last index of `id` in `ids` (blocks from the end, as [`position_of_id`]).
+#[inline]
+fn last_position_of_id(ids: &[u32], id: u32) -> Option<usize> {
+    let blocks = ids.rchunks_exact(SEARCH_BLOCK);
+    let head = blocks.remainder().len();
+    for (b, block) in blocks.enumerate() {
+        if block.iter().fold(0u32, |any, &r| any | u32::from(r == id)) != 0 {
+            let start = ids.len() - (b + 1) * SEARCH_BLOCK;
+            return block.iter().rposition(|&r| r == id).map(|j| start + j);
+        }
+    }
+    ids[..head].iter().rposition(|&r| r == id)
+}
+
 /// Entries of an upkeep pass, for the second work counter.
 #[inline(always)]
 fn count(n: usize) -> u64 {
@@ -118,9 +156,12 @@ impl MrfClassifier {
         let (order, label) = fresh_order(snap.len());
         let stats = opts.stats.as_ref().map(|_| WorkerStats::new(snap.len(), opts.window));
         let track = tracks_positions(&snap);
+        let rule_keys: Arc<[prefilter::Key]> = snap.table.iter().map(prefilter::key).collect();
         Self {
             snap,
             order,
+            keys: rule_keys.to_vec(),
+            rule_keys,
             label,
             moved_total: 0,
             relabels: 0,
@@ -148,10 +189,13 @@ impl MrfClassifier {
         &self.snap
     }
 
-    /// Bytes this worker allocates for itself: its order (4 bytes a rule) and order labels (8
-    /// bytes a rule). The rule table and dependency lists it reads are the snapshot's.
+    /// Bytes this worker allocates for itself: its order (4 bytes a rule), the prefilter keys
+    /// in that order (8 bytes a rule) and order labels (8 bytes a rule). The rule table and
+    /// dependency lists it reads are the snapshot's.
     pub fn own_bytes(&self) -> usize {
-        self.order.len() * std::mem::size_of::<u32>() + self.label.len() * std::mem::size_of::<u64>()
+        self.order.len() * std::mem::size_of::<u32>()
+            + self.keys.len() * std::mem::size_of::<prefilter::Key>()
+            + self.label.len() * std::mem::size_of::<u64>()
     }
 
     /// The current order: rule ids, front first.
@@ -213,6 +257,8 @@ impl MrfClassifier {
                     s.resize(snap.len(), self.window);
                 }
                 self.track = tracks_positions(&snap);
+                self.rule_keys = snap.table.iter().map(prefilter::key).collect();
+                self.keys = self.rule_keys.to_vec();
                 self.snap = snap;
                 self.order = order;
                 self.label = label;
@@ -220,12 +266,12 @@ impl MrfClassifier {
         }
     }
 
-    /// Scans the current order: (position of the first match or n, work).
+    /// Scans the current order: (position of the first match or n, work). The prefilter keys
+    /// stream in order and only the rules that pass them are read from the table; work counts
+    /// every rule up to the match, as a plain scan of the order would ([`prefilter`]).
     #[inline(always)]
     fn scan(&self, p: &Packet) -> (usize, u64) {
-        let table = &self.snap.table[..];
-        // Plain bounds-checked indexing (no `unsafe`): ids in `order` are < table.len().
-        match self.order.iter().position(|&r| table[r as usize].matches(p)) {
+        match prefilter::first_match(&self.keys, &self.order, &self.snap.table, p) {
             Some(i) => (i, i as u64 + 1),
             None => (self.order.len(), self.order.len() as u64),
         }
@@ -269,7 +315,7 @@ impl MrfClassifier {
     /// Where `rule` stands at or behind position `from` (it must be there).
     #[inline]
     fn index_from(&self, from: usize, rule: u32) -> usize {
-        self.order[from..].iter().position(|&r| r == rule).expect("the rule stands behind")
+        position_of_id(&self.order[from..], rule).expect("the rule stands behind")
     }
 
     /// Moves the rule at `p` to `target` (≤ p), shifting the block in between back by one;
@@ -292,15 +338,24 @@ impl MrfClassifier {
             if behind - ahead >= 2 {
                 self.label[moved as usize] = ahead + (behind - ahead) / 2;
             } else {
-                self.order.copy_within(target..p, target + 1);
-                self.order[target] = moved;
+                self.move_entry(target, p);
                 self.relabel();
                 return count(p - target + 1);
             }
         }
+        self.move_entry(target, p);
+        count(p - target + 1)
+    }
+
+    /// Moves the entry at `p` (rule and prefilter key) to `target` < `p`, shifting the block in
+    /// between back by one.
+    #[inline(always)]
+    fn move_entry(&mut self, target: usize, p: usize) {
+        let (moved, key) = (self.order[p], self.keys[p]);
         self.order.copy_within(target..p, target + 1);
         self.order[target] = moved;
-        count(p - target + 1)
+        self.keys.copy_within(target..p, target + 1);
+        self.keys[target] = key;
     }
 
     /// Spreads the labels evenly again, front to back (when a gap between two neighbours has
@@ -329,7 +384,7 @@ impl MrfClassifier {
                 moved += count(deps.len());
                 let z = deps.iter().copied().max_by_key(|&v| self.label[v as usize]).expect("not empty");
                 // Its index: the nearest place ahead of `p` holding it.
-                self.order[..p].iter().rposition(|&r| r == z)
+                last_position_of_id(&self.order[..p], z)
             } else {
                 // More dependencies than rules ahead: scan back with the exact test.
                 let found = (0..p).rev().find(|&j| self.snap.depends(y, self.order[j]));
@@ -361,6 +416,7 @@ impl MrfClassifier {
                 levels += 1;
             } else {
                 self.order.swap(cur - 1, cur);
+                self.keys.swap(cur - 1, cur);
                 moved += 2;
                 if self.track {
                     self.label.swap(a as usize, b as usize);
@@ -394,6 +450,17 @@ impl Drop for MrfClassifier {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn block_searches_find_the_first_and_the_last_occurrence() {
+        for n in [0usize, 1, 15, 16, 17, 33, 100] {
+            let ids: Vec<u32> = (0..n as u32).map(|i| i % 7).collect();
+            for id in 0..9u32 {
+                assert_eq!(position_of_id(&ids, id), ids.iter().position(|&r| r == id), "n = {n}, id = {id}");
+                assert_eq!(last_position_of_id(&ids, id), ids.iter().rposition(|&r| r == id), "n = {n}, id = {id}");
+            }
+        }
+    }
     use crate::generate::SyntheticSpec;
     use crate::rules::{native, ReadOptions};
 
