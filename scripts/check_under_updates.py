@@ -4,15 +4,17 @@
     python scripts/check_under_updates.py --data ../shared/data/classbench --work /tmp/check17 [--json OUT]
 
 For every worker (tuple-merge, rule-cache, rule-cache-flow, flow-cache, mrf, mrf-swap) it runs
-``superlinear classify ... --check --json`` on four workloads, one process at a time:
+``superlinear classify ... --check --json`` on five workloads, one process at a time:
 
 * acl1 5k, its trace replayed to 3,000,000 packets, k = 32, 5-tuple RSS, 60 rule updates;
 * fw1 5k, 3,000,000 packets, k = 8, two-choice, no updates (the plain ``--check``);
 * ipc1 5k, 3,000,000 packets, k = 16, the rule-aware dispatcher, 60 rule updates;
 * a generated set (2,000 base rules, dependency depth 4, 20 % catch-all traffic), 1,000,000
-  generated packets, k = 4, 5-tuple RSS, 40 rule updates,
+  generated packets, k = 4, 5-tuple RSS, 40 rule updates;
+* fw1 5k again, 1,000,000 packets, k = 32, heavy flows sprayed (``spray``: the trace's largest
+  flow classified on every worker), 30 rule updates,
 
-so 10,000,000 packets per worker. The update schedules (``FILE``s of ``classify --updates``) are
+so 11,000,000 packets per worker. The update schedules (``FILE``s of ``classify --updates``) are
 written into ``--work``, seeded, and change first matches: a copy of a rule of the set with the
 other action inserted ahead of it, the deletion of a high-priority rule, a replacement of the
 whole set by another one and back. It prints one row per run (packets checked, updates,
@@ -120,6 +122,8 @@ def main() -> int:
         ("fw1 5k", args.data / "fw1_5k", args.data / "fw1_5k_trace", big, 8, "two-choice", 0, None),
         ("ipc1 5k", args.data / "ipc1_5k", args.data / "ipc1_5k_trace", big, 16, "rule", 60, args.data / "fw1_5k"),
         ("generated 2k d=4", gen, gen_trace, small, 4, "rss", 40, gen2),
+        ("fw1 5k, sprayed", args.data / "fw1_5k", args.data / "fw1_5k_trace", small, 32, "spray", 30,
+         args.data / "acl1_5k"),
     ]
     rows: list[Run] = []
     for label, rules, trace, packets, k, dispatch, count, other in plans:

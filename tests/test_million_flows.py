@@ -50,8 +50,9 @@ def test_tiny_run_counts_memory_exactly() -> None:
         # Static: nothing of its own, reads the whole compact table (every rule is hit).
         assert static["own_bytes"] == 0 and static["shared_bytes"] == RULES * static["hot_item_bytes"]
         assert static["hot_bytes_max"] == static["shared_bytes"]
-        # MRF: an order entry and a label per rule; hot = its active rules.
-        assert mrf["own_bytes"] == RULES * 12
+        # MRF: an order entry (4 bytes), a prefilter key (8) and a label (8) per rule; hot = its
+        # active rules.
+        assert mrf["own_bytes"] == RULES * 20
         assert mrf["hot_bytes_max"] == mrf["rules_per_worker_max"] * mrf["hot_item_bytes"]
         # The flow cache: hot = its flows' entries; every flow on exactly one worker.
         assert flow["hot_bytes_max"] == flow["flows_per_worker_max"] * flow["hot_item_bytes"]
