@@ -32,7 +32,8 @@ pub struct FieldMask {
     pub proto: u8,
 }
 
-fn mask32(bits: u8) -> u32 {
+/// The mask of a field's leading `bits` (32-bit fields).
+pub(crate) fn mask32(bits: u8) -> u32 {
     if bits == 0 {
         0
     } else {
@@ -40,7 +41,8 @@ fn mask32(bits: u8) -> u32 {
     }
 }
 
-fn mask16(bits: u8) -> u16 {
+/// The mask of a field's leading `bits` (16-bit fields).
+pub(crate) fn mask16(bits: u8) -> u16 {
     if bits == 0 {
         0
     } else {

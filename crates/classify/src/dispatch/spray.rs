@@ -30,7 +30,7 @@
 //! halves the 32 KiB table (two counters per packet).
 
 use super::descriptor::{Descriptor, RouteDescriptors};
-use super::rss::{FieldMask, RssToeplitzDispatcher};
+use super::rss::{mask16, mask32, FieldMask, RssToeplitzDispatcher};
 use crate::packet::Packet;
 use superlinear_core::dispatch::{Dispatcher, WorkerLoads};
 
@@ -56,22 +56,6 @@ pub struct HeavyFlowSprayDispatcher {
     /// The worker of the next sprayed packet.
     next: usize,
     k: usize,
-}
-
-fn mask32(bits: u8) -> u32 {
-    if bits == 0 {
-        0
-    } else {
-        u32::MAX << (32 - bits.min(32) as u32)
-    }
-}
-
-fn mask16(bits: u8) -> u16 {
-    if bits == 0 {
-        0
-    } else {
-        u16::MAX << (16 - bits.min(16) as u32)
-    }
 }
 
 impl HeavyFlowSprayDispatcher {
