@@ -3,7 +3,7 @@ dependency depth d = 1, 2, 4, 8 (each of 5k base rules becomes a chain of d + 1 
 the chain tails); (c) flow diversity 1, 5, 50, 500 flows per rule (5k independent rules, 5-tuple
 RSS); (d) hash functions at 500 flows per rule: source IP only, 5-tuple, destination port, and
 the rule-aware dispatcher; (e–g) the same dispatcher comparison on ClassBench acl1, ipc1, fw1, with
-the two-choice balancing dispatcher beside them; (a) also shows the tuple-space classifiers."""
+the two-choice balancing dispatcher and heavy-flow spraying beside them; (a) also shows the tuple-space classifiers."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from superlinear.experiments.spec import Experiment, Panel
 __all__ = ["experiment"]
 
 DISPATCHERS = ("rss:sip", RSS5, "rss:sip,dip", "rss:dip", "rss:dport", "rule",
-               "two-choice:" + RSS5.removeprefix("rss:"))
+               "two-choice:" + RSS5.removeprefix("rss:"), "spray:" + RSS5.removeprefix("rss:"))
 
 
 def experiment(quick: bool = False, data: Path | None = None) -> Experiment:
