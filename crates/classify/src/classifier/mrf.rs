@@ -28,7 +28,9 @@
 //!
 //! A copy of the rules' compact bodies laid out in scan order (so the scan streams without the
 //! `order[i]` indirection) was measured too and left out: moving 28-byte bodies with the order
-//! cost more than the indirection (see docs/classification.md).
+//! cost more than the indirection (see docs/classification.md). What the order carries instead
+//! is an 8-byte prefilter key per entry ([`prefilter`]): the scan streams the keys and reads
+//! the table only for the rules whose key passes, and a move shifts the keys with the ids.
 //!
 //! **The second work counter** ([`Lookup::moved`]): the upkeep that "rules compared" leaves
 //! out. `Precomputed` counts every position rewritten in the order by a move (the moved rule
@@ -72,8 +74,6 @@ pub struct MrfClassifier {
     /// The prefilter key of each rule in `order`, in the same order (moved with it), so that
     /// the scan streams ([`prefilter`]).
     keys: Vec<prefilter::Key>,
-    /// Each rule id's prefilter key (what `keys` is refilled from).
-    rule_keys: Arc<[prefilter::Key]>,
     /// Each rule id's order label: increasing front to back (maintained only when `track`).
     label: Vec<u64>,
     /// Second work counter so far (see the module documentation).
@@ -156,12 +156,11 @@ impl MrfClassifier {
         let (order, label) = fresh_order(snap.len());
         let stats = opts.stats.as_ref().map(|_| WorkerStats::new(snap.len(), opts.window));
         let track = tracks_positions(&snap);
-        let rule_keys: Arc<[prefilter::Key]> = snap.table.iter().map(prefilter::key).collect();
+        let keys = snap.table.iter().map(prefilter::key).collect();
         Self {
             snap,
             order,
-            keys: rule_keys.to_vec(),
-            rule_keys,
+            keys,
             label,
             moved_total: 0,
             relabels: 0,
@@ -257,8 +256,7 @@ impl MrfClassifier {
                     s.resize(snap.len(), self.window);
                 }
                 self.track = tracks_positions(&snap);
-                self.rule_keys = snap.table.iter().map(prefilter::key).collect();
-                self.keys = self.rule_keys.to_vec();
+                self.keys = snap.table.iter().map(prefilter::key).collect();
                 self.snap = snap;
                 self.order = order;
                 self.label = label;
@@ -450,6 +448,8 @@ impl Drop for MrfClassifier {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::generate::SyntheticSpec;
+    use crate::rules::{native, ReadOptions};
 
     #[test]
     fn block_searches_find_the_first_and_the_last_occurrence() {
@@ -461,8 +461,6 @@ mod tests {
             }
         }
     }
-    use crate::generate::SyntheticSpec;
-    use crate::rules::{native, ReadOptions};
 
     fn fig6() -> Arc<Snapshot> {
         let text = "accept src 192.168.178.33 dst 23.0.0.45 dport 53 proto udp\n\
