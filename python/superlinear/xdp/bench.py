@@ -32,7 +32,6 @@ is loaded):
 from __future__ import annotations
 
 import os
-import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -41,7 +40,15 @@ from typing import Any
 from superlinear import _native
 from superlinear.common.errors import SuperlinearError
 from superlinear.common.rows import Row
-from superlinear.nft.bench import BenchConfig, RuleSetInput, exact_check, kernel_throughput, load_workload, send_frames
+from superlinear.nft.bench import (
+    BenchConfig,
+    RuleSetInput,
+    _spread,
+    exact_check,
+    kernel_throughput,
+    load_workload,
+    send_frames,
+)
 from superlinear.nft.netns import NetnsPair
 from superlinear.xdp import pins
 from superlinear.xdp.throughput import sender_cpus, throughput_study, worker_cpu_counts
@@ -81,12 +88,6 @@ class XdpBenchConfig:
     def nft_config(self) -> BenchConfig:
         return BenchConfig(duration=self.duration, repeats=self.repeats, check_rate=self.check_rate,
                            check_attempts=self.check_attempts, batch=self.batch, cpu=self.sender_cpu, keep=self.keep)
-
-
-def _spread(values: list[float]) -> dict[str, float | None]:
-    if not values:
-        return {"median": None, "min": None, "max": None}
-    return {"median": statistics.median(values), "min": min(values), "max": max(values)}
 
 
 @dataclass
