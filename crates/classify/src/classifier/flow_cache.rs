@@ -19,7 +19,7 @@
 //! probed plus rules compared); only the latter while the cache stands aside. The second counter
 //! (entries moved): cache entries written.
 
-use super::stats::WorkerStats;
+use super::stats::StatsRecorder;
 use super::tuple_merge::TupleSpace;
 use super::{ClassifierOptions, Lookup};
 use crate::packet::Packet;
@@ -106,8 +106,7 @@ pub struct FlowCacheClassifier {
     window_lookups: u32,
     window_hits: u32,
     windows_off: u32,
-    stats: Option<WorkerStats>,
-    sink: Option<(super::StatsSink, usize)>,
+    stats: StatsRecorder,
 }
 
 impl FlowCacheClassifier {
@@ -118,7 +117,7 @@ impl FlowCacheClassifier {
 
     /// With statistics delivered to a sink on drop.
     pub fn with_options(snap: Arc<Snapshot>, entries: usize, opts: ClassifierOptions) -> Self {
-        let stats = opts.stats.as_ref().map(|_| WorkerStats::new(snap.len(), opts.window));
+        let stats = StatsRecorder::new(opts.stats, snap.len(), opts.window);
         Self {
             space: TupleSpace::build(&snap),
             snap,
@@ -129,7 +128,6 @@ impl FlowCacheClassifier {
             window_hits: 0,
             windows_off: 0,
             stats,
-            sink: opts.stats,
         }
     }
 
@@ -175,9 +173,7 @@ impl FlowCacheClassifier {
         if self.window_lookups == WINDOW {
             self.end_window();
         }
-        if let Some(s) = self.stats.as_mut() {
-            s.record(&lookup);
-        }
+        self.stats.record(&lookup);
         lookup
     }
 }
@@ -209,14 +205,6 @@ impl Worker<Packet> for FlowCacheClassifier {
 
     fn entries_moved(&self) -> Option<u64> {
         Some(self.written)
-    }
-}
-
-impl Drop for FlowCacheClassifier {
-    fn drop(&mut self) {
-        if let (Some((sink, i)), Some(stats)) = (self.sink.take(), self.stats.take()) {
-            sink.deliver(i, stats);
-        }
     }
 }
 

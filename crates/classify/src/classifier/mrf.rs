@@ -48,7 +48,7 @@
 //! compared). Those extra comparisons count as work. That rule is the one moved forward.
 
 use super::prefilter;
-use super::stats::WorkerStats;
+use super::stats::StatsRecorder;
 use super::updates::RuleUpdates;
 use super::{ClassifierOptions, Lookup};
 use crate::packet::Packet;
@@ -85,9 +85,7 @@ pub struct MrfClassifier {
     /// overlaps); without, they are not maintained.
     track: bool,
     updates: Option<Arc<RuleUpdates>>,
-    stats: Option<WorkerStats>,
-    sink: Option<(super::StatsSink, usize)>,
-    window: usize,
+    stats: StatsRecorder,
 }
 
 fn tracks_positions(snap: &Snapshot) -> bool {
@@ -154,23 +152,10 @@ impl MrfClassifier {
     /// With statistics delivered to a sink on drop.
     pub fn with_options(snap: Arc<Snapshot>, variant: MrfVariant, opts: ClassifierOptions) -> Self {
         let (order, label) = fresh_order(snap.len());
-        let stats = opts.stats.as_ref().map(|_| WorkerStats::new(snap.len(), opts.window));
+        let stats = StatsRecorder::new(opts.stats, snap.len(), opts.window);
         let track = tracks_positions(&snap);
         let keys = snap.table.iter().map(prefilter::key).collect();
-        Self {
-            snap,
-            order,
-            keys,
-            label,
-            moved_total: 0,
-            relabels: 0,
-            variant,
-            track,
-            updates: None,
-            stats,
-            sink: opts.stats,
-            window: opts.window,
-        }
+        Self { snap, order, keys, label, moved_total: 0, relabels: 0, variant, track, updates: None, stats }
     }
 
     /// A classifier following a [`RuleUpdates`] handle: before each lookup it checks (one
@@ -252,9 +237,7 @@ impl MrfClassifier {
             if u.version() != self.snap.generation {
                 let snap = u.current();
                 let (order, label) = fresh_order(snap.len());
-                if let Some(s) = self.stats.as_mut() {
-                    s.resize(snap.len(), self.window);
-                }
+                self.stats.resize(snap.len());
                 self.track = tracks_positions(&snap);
                 self.keys = snap.table.iter().map(prefilter::key).collect();
                 self.snap = snap;
@@ -289,9 +272,7 @@ impl MrfClassifier {
                 chain: 0,
                 moved: 0,
             };
-            if let Some(s) = self.stats.as_mut() {
-                s.record(&lookup);
-            }
+            self.stats.record(&lookup);
             return lookup;
         };
         let action = self.snap.table[best as usize].action();
@@ -304,9 +285,7 @@ impl MrfClassifier {
         let moved = moved + walked;
         self.moved_total += moved;
         let lookup = Lookup { rule: Some(best), action, work, position: i as u32, chain, moved };
-        if let Some(s) = self.stats.as_mut() {
-            s.record(&lookup);
-        }
+        self.stats.record(&lookup);
         lookup
     }
 
@@ -434,14 +413,6 @@ impl Worker<Packet> for MrfClassifier {
 
     fn entries_moved(&self) -> Option<u64> {
         Some(self.moved_total)
-    }
-}
-
-impl Drop for MrfClassifier {
-    fn drop(&mut self) {
-        if let (Some((sink, i)), Some(stats)) = (self.sink.take(), self.stats.take()) {
-            sink.deliver(i, stats);
-        }
     }
 }
 

@@ -27,7 +27,7 @@
 //! MRF moves, plus dependency and same-action list entries read.
 
 use super::flow_cache::{FlowCache, Probe, FLOW_ENTRY_BYTES};
-use super::stats::WorkerStats;
+use super::stats::StatsRecorder;
 use super::tuple_merge::TupleSpace;
 use super::{ClassifierOptions, Lookup};
 use crate::packet::Packet;
@@ -71,8 +71,7 @@ pub struct RuleCacheClassifier {
     /// inserts, removals and moves, plus dependency and same-action list entries read.
     moved_total: u64,
     flow: Option<FlowCache>,
-    stats: Option<WorkerStats>,
-    sink: Option<(super::StatsSink, usize)>,
+    stats: StatsRecorder,
 }
 
 impl RuleCacheClassifier {
@@ -85,7 +84,7 @@ impl RuleCacheClassifier {
     /// With statistics delivered to a sink on drop.
     pub fn with_options(snap: Arc<Snapshot>, capacity: usize, flow_entries: usize, opts: ClassifierOptions) -> Self {
         let n = snap.len();
-        let stats = opts.stats.as_ref().map(|_| WorkerStats::new(n, opts.window));
+        let stats = StatsRecorder::new(opts.stats, n, opts.window);
         let capacity = capacity.clamp(1, u16::MAX as usize);
         Self {
             space: TupleSpace::build(&snap),
@@ -104,7 +103,6 @@ impl RuleCacheClassifier {
             moved_total: 0,
             flow: (flow_entries > 0).then(|| FlowCache::new(flow_entries)),
             stats,
-            sink: opts.stats,
         }
     }
 
@@ -314,9 +312,7 @@ impl RuleCacheClassifier {
 
     #[inline(always)]
     fn finish(&mut self, lookup: Lookup) -> Lookup {
-        if let Some(s) = self.stats.as_mut() {
-            s.record(&lookup);
-        }
+        self.stats.record(&lookup);
         lookup
     }
 
@@ -359,14 +355,6 @@ impl Worker<Packet> for RuleCacheClassifier {
 
     fn entries_moved(&self) -> Option<u64> {
         Some(self.moved_total)
-    }
-}
-
-impl Drop for RuleCacheClassifier {
-    fn drop(&mut self) {
-        if let (Some((sink, i)), Some(stats)) = (self.sink.take(), self.stats.take()) {
-            sink.deliver(i, stats);
-        }
     }
 }
 

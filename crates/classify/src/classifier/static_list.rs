@@ -1,7 +1,7 @@
 //! The static first-match list: scan the rule table in priority order (nftables' linked list,
 //! here a contiguous array, which only flatters the baseline).
 
-use super::stats::WorkerStats;
+use super::stats::StatsRecorder;
 use super::{ClassifierOptions, Lookup};
 use crate::packet::Packet;
 use crate::snapshot::Snapshot;
@@ -11,8 +11,7 @@ use superlinear_core::Worker;
 /// A static classifier; the reference every other one must agree with.
 pub struct StaticClassifier {
     snap: Arc<Snapshot>,
-    stats: Option<WorkerStats>,
-    sink: Option<(super::StatsSink, usize)>,
+    stats: StatsRecorder,
 }
 
 impl StaticClassifier {
@@ -23,8 +22,8 @@ impl StaticClassifier {
 
     /// With statistics delivered to a sink on drop.
     pub fn with_options(snap: Arc<Snapshot>, opts: ClassifierOptions) -> Self {
-        let stats = opts.stats.as_ref().map(|_| WorkerStats::new(snap.len(), opts.window));
-        Self { snap, stats, sink: opts.stats }
+        let stats = StatsRecorder::new(opts.stats, snap.len(), opts.window);
+        Self { snap, stats }
     }
 
     /// Classifies one packet.
@@ -41,9 +40,7 @@ impl StaticClassifier {
             chain: 0,
             moved: 0,
         };
-        if let Some(s) = self.stats.as_mut() {
-            s.record(&lookup);
-        }
+        self.stats.record(&lookup);
         lookup
     }
 
@@ -62,13 +59,5 @@ impl Worker<Packet> for StaticClassifier {
     /// A static list has no upkeep: zero, so that its rows compare with MRF's.
     fn entries_moved(&self) -> Option<u64> {
         Some(0)
-    }
-}
-
-impl Drop for StaticClassifier {
-    fn drop(&mut self) {
-        if let (Some((sink, i)), Some(stats)) = (self.sink.take(), self.stats.take()) {
-            sink.deliver(i, stats);
-        }
     }
 }

@@ -176,6 +176,46 @@ impl StatsSink {
     }
 }
 
+/// A worker's statistics and the sink they go to when the worker is dropped (the one place
+/// every classifier keeps them); records nothing when no sink was asked for.
+pub struct StatsRecorder {
+    stats: Option<WorkerStats>,
+    sink: Option<(StatsSink, usize)>,
+    window: usize,
+}
+
+impl StatsRecorder {
+    /// Statistics over `rules` rules with an active-rule window of `window` packets, delivered
+    /// to `sink` (worker index included) on drop; none without a sink.
+    pub fn new(sink: Option<(StatsSink, usize)>, rules: usize, window: usize) -> Self {
+        let stats = sink.as_ref().map(|_| WorkerStats::new(rules, window));
+        Self { stats, sink, window }
+    }
+
+    /// Records one lookup.
+    #[inline]
+    pub fn record(&mut self, lookup: &Lookup) {
+        if let Some(s) = self.stats.as_mut() {
+            s.record(lookup);
+        }
+    }
+
+    /// Follows a new rule set of `rules` rules (per-rule counts start again).
+    pub fn resize(&mut self, rules: usize) {
+        if let Some(s) = self.stats.as_mut() {
+            s.resize(rules, self.window);
+        }
+    }
+}
+
+impl Drop for StatsRecorder {
+    fn drop(&mut self) {
+        if let (Some((sink, i)), Some(stats)) = (self.sink.take(), self.stats.take()) {
+            sink.deliver(i, stats);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

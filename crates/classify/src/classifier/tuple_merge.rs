@@ -28,7 +28,7 @@
 //! one per extra linear-probing step) plus rules compared in buckets. Exact first match: the
 //! rule reported is the lowest index that matches, as the static list reports.
 
-use super::stats::WorkerStats;
+use super::stats::StatsRecorder;
 use super::{ClassifierOptions, Lookup};
 use crate::packet::Packet;
 use crate::rules::Rule;
@@ -394,8 +394,7 @@ impl TupleSpace {
 pub struct TupleMergeClassifier {
     snap: Arc<Snapshot>,
     space: TupleSpace,
-    stats: Option<WorkerStats>,
-    sink: Option<(super::StatsSink, usize)>,
+    stats: StatsRecorder,
 }
 
 impl TupleMergeClassifier {
@@ -406,8 +405,8 @@ impl TupleMergeClassifier {
 
     /// With statistics delivered to a sink on drop.
     pub fn with_options(snap: Arc<Snapshot>, opts: ClassifierOptions) -> Self {
-        let stats = opts.stats.as_ref().map(|_| WorkerStats::new(snap.len(), opts.window));
-        Self { space: TupleSpace::build(&snap), snap, stats, sink: opts.stats }
+        let stats = StatsRecorder::new(opts.stats, snap.len(), opts.window);
+        Self { space: TupleSpace::build(&snap), snap, stats }
     }
 
     /// Bytes this worker allocates for itself: its index (which holds its own copy of every
@@ -433,9 +432,7 @@ impl TupleMergeClassifier {
             chain: 0,
             moved: 0,
         };
-        if let Some(s) = self.stats.as_mut() {
-            s.record(&lookup);
-        }
+        self.stats.record(&lookup);
         lookup
     }
 }
@@ -448,14 +445,6 @@ impl Worker<Packet> for TupleMergeClassifier {
 
     fn entries_moved(&self) -> Option<u64> {
         Some(0)
-    }
-}
-
-impl Drop for TupleMergeClassifier {
-    fn drop(&mut self) {
-        if let (Some((sink, i)), Some(stats)) = (self.sink.take(), self.stats.take()) {
-            sink.deliver(i, stats);
-        }
     }
 }
 
