@@ -38,9 +38,6 @@ use serde::Serialize;
 use std::collections::HashMap;
 use superlinear_core::Error;
 
-/// An MRF worker's own bytes per rule: order entry (4), prefilter key (8), order label (8).
-const MRF_ENTRY_BYTES: usize = 20;
-
 /// One worker's stream and the bytes it touches.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct WorkerFootprint {
@@ -126,7 +123,7 @@ pub fn footprint(
         "static" => (0, table, "table prefix to the deepest first match", std::mem::size_of::<CompactRule>(), 0),
         "mrf" | "mrf-swap" => {
             let own = MrfClassifier::new(snap.clone(), MrfVariant::Precomputed).own_bytes();
-            let item = std::mem::size_of::<CompactRule>() + MRF_ENTRY_BYTES;
+            let item = std::mem::size_of::<CompactRule>() + MrfClassifier::OWN_BYTES_PER_RULE;
             (own, table + snap.deps.bytes(), "active rules (compact rule, order entry, prefilter key, label)", item, 0)
         }
         "tuple-merge" => (TupleMergeClassifier::new(snap.clone()).own_bytes(), 0, "whole index (upper bound)", 0, 0),

@@ -271,20 +271,21 @@ pub fn run_projected_dispatchers<R: Copy + Default + Send + Sync>(
     let shares = dispatcher_shares(streams.counted, dispatchers);
     // Each worker's streams, materialised untimed by the same dispatch loop that is timed below:
     // the warm-up by the first dispatcher, then each share by its own after it routed the warm-up.
-    let mut warm: Vec<Vec<R>> = Vec::new();
+    let mut warm: Vec<Vec<R>> = vec![Vec::new(); k];
     let mut counted: Vec<Vec<R>> = (0..k).map(|_| Vec::with_capacity(streams.counted.len() / k + 1)).collect();
     let mut share_counts: Vec<Vec<u64>> = Vec::with_capacity(shares.len());
     for (i, share) in shares.iter().enumerate() {
         let mut d = dispatcher();
         let mut dispatched = vec![0u64; k];
         let mut batches = Batches::new(k);
-        let mut queues: Vec<Vec<R>> = (0..k).map(|_| Vec::new()).collect();
-        let mut append = |w: usize, batch: &[R]| queues[w].extend_from_slice(batch);
-        route_into_batches(d.as_mut(), streams.warmup, &mut dispatched, &mut batches, &mut append);
-        batches.drain(&mut append);
-        if i == 0 {
-            warm = std::mem::replace(&mut queues, (0..k).map(|_| Vec::new()).collect());
-        }
+        // The first dispatcher's warm-up is the workers'; the others' only warms their state.
+        let mut keep = |w: usize, batch: &[R]| {
+            if i == 0 {
+                warm[w].extend_from_slice(batch);
+            }
+        };
+        route_into_batches(d.as_mut(), streams.warmup, &mut dispatched, &mut batches, &mut keep);
+        batches.drain(&mut keep);
         let before: Vec<u64> = counted.iter().map(|q| q.len() as u64).collect();
         let mut append = |w: usize, batch: &[R]| counted[w].extend_from_slice(batch);
         route_into_batches(d.as_mut(), share, &mut dispatched, &mut batches, &mut append);

@@ -63,13 +63,13 @@ MAX_WORKERS = 65_535
 
 def check_workers(workers: int, rules: int, packets: int) -> None:
     """Refuses worker counts the dispatchers cannot name or this machine cannot hold: each
-    worker keeps an order and prefilter keys (4 bytes a rule each) and order labels (8 bytes a rule) over the rules,
+    MRF worker keeps an order entry (4 bytes), a prefilter key (8) and an order label (8) per rule,
     and every packet is copied into its worker's stream."""
     if workers > MAX_WORKERS:
         raise SuperlinearError(f"--workers {workers:,}: at most {MAX_WORKERS:,} (the RSS indirection table "
                                "names workers with 16 bits)")
     check_memory(f"--workers {workers:,} over {rules:,} rules and {packets:,} packets",
-                 16.0 * workers * rules + 48.0 * packets + 4096.0 * workers)
+                 20.0 * workers * rules + 48.0 * packets + 4096.0 * workers)
 
 
 def cmd_run(args: argparse.Namespace) -> int:

@@ -116,7 +116,8 @@ def load_workload(inp: RuleSetInput) -> Any:
     return w
 
 
-def _spread(values: list[float]) -> dict[str, float | None]:
+def median_range(values: list[float]) -> dict[str, float | None]:
+    """Median, least, largest and (largest − least) / median of repeated figures (None when empty)."""
     if not values:
         return {"median": None, "min": None, "max": None, "rel_spread": None}
     med = statistics.median(values)
@@ -269,16 +270,16 @@ def kernel_throughput(pair: NetnsPair, w: Any, cfg: BenchConfig, progress: Progr
     return {
         "runs": runs,
         "irq_time_accounting": clock.irq_accounting,
-        "pps_rules": _spread([r["pps"] for r in runs["rules"]]),
-        "pps_empty": _spread([r["pps"] for r in runs["empty"]]),
-        "pps_rules_wall": _spread([r["pps_wall"] for r in runs["rules"]]),
-        "pps_empty_wall": _spread([r["pps_wall"] for r in runs["empty"]]),
-        "received_pps_rules": _spread([r["received_pps"] for r in runs["rules"]]),
-        "received_pps_rules_wall": _spread([r["received_pps_wall"] for r in runs["rules"]]),
-        "cpu_share_of_wall": _spread([r["cpu_share_of_wall"] for m in runs.values() for r in m]),
-        "ksoftirqd_share": _spread([r["ksoftirqd_share"] for m in runs.values() for r in m]),
-        "cost_ns": _spread(costs),
-        "cost_ns_wall": _spread(costs_wall),
+        "pps_rules": median_range([r["pps"] for r in runs["rules"]]),
+        "pps_empty": median_range([r["pps"] for r in runs["empty"]]),
+        "pps_rules_wall": median_range([r["pps_wall"] for r in runs["rules"]]),
+        "pps_empty_wall": median_range([r["pps_wall"] for r in runs["empty"]]),
+        "received_pps_rules": median_range([r["received_pps"] for r in runs["rules"]]),
+        "received_pps_rules_wall": median_range([r["received_pps_wall"] for r in runs["rules"]]),
+        "cpu_share_of_wall": median_range([r["cpu_share_of_wall"] for m in runs.values() for r in m]),
+        "ksoftirqd_share": median_range([r["ksoftirqd_share"] for m in runs.values() for r in m]),
+        "cost_ns": median_range(costs),
+        "cost_ns_wall": median_range(costs_wall),
     }
 
 
@@ -290,7 +291,7 @@ def our_side(w: Any, cfg: BenchConfig, progress: Progress) -> dict[str, Any]:
         for _ in range(max(1, cfg.repeats)):
             pps, work = w.single_core(algo, 1)
             rates.append(pps)
-        single[algo] = {"pps": _spread(rates), "work_per_packet": work}
+        single[algo] = {"pps": median_range(rates), "work_per_packet": work}
         progress(f"ours: {algo:<6} 1 worker: {single[algo]['pps']['median']:>12,.0f} packets/s (thread CPU time), "
                  f"{work:,.1f} rules compared per packet")
     projected: dict[int, dict[str, Any]] = {}

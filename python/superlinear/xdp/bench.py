@@ -43,10 +43,10 @@ from superlinear.common.rows import Row
 from superlinear.nft.bench import (
     BenchConfig,
     RuleSetInput,
-    _spread,
     exact_check,
     kernel_throughput,
     load_workload,
+    median_range,
     send_frames,
 )
 from superlinear.nft.netns import NetnsPair
@@ -259,14 +259,14 @@ def run_set(pair: NetnsPair, inp: RuleSetInput, w: Any, cfg: XdpBenchConfig, pro
             pair.nft(["delete", "table", "netdev", pair.table])
         work = {algo: wl.single_core(algo, 1)[1] for algo in ("static", "mrf")}
         for algo in ("static", "mrf"):
-            s = _spread(costs[loc][algo])
+            s = median_range(costs[loc][algo])
             nft_med = nft_cost.get(loc, {}).get("median")
             rows.append({**base, "system": f"xdp {algo}", "algo": algo, "dispatch": "rss", "k": 1, "kind": "measured",
                          "trace": loc, "ns_per_packet": s["median"], "ns_per_packet_min": s["min"],
                          "ns_per_packet_max": s["max"], "pps_per_core": 1e9 / s["median"] if s["median"] else None,
                          "work_per_packet": work[algo], "repeats": cfg.repeats,
                          "gain_vs_nftables": nft_med / s["median"] if nft_med and s["median"] else None,
-                         "dispatcher_ns_per_packet": _spread(costs[loc]["dispatcher"])["median"],
+                         "dispatcher_ns_per_packet": median_range(costs[loc]["dispatcher"])["median"],
                          "speedup_work": None})
         if cfg.nft:
             c = nft_cost[loc]

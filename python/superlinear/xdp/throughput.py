@@ -26,7 +26,7 @@ from typing import Any
 from superlinear import _native
 from superlinear.common.errors import SuperlinearError
 from superlinear.common.rows import Row
-from superlinear.nft.bench import _spread, send_frames
+from superlinear.nft.bench import median_range, send_frames
 from superlinear.nft.netns import NetnsPair
 
 Progress = Callable[[str], None]
@@ -142,7 +142,7 @@ def throughput_study(pair: NetnsPair, w: Any, cfg: Any, datapath: Callable[..., 
         ones = points.get((algo, counts[0]), [])
         for n in counts:
             pts = points[(algo, n)]
-            spread = _spread([p["pps"] for p in pts])
+            spread = median_range([p["pps"] for p in pts])
             pps, lo, hi = spread["median"], spread["min"], spread["max"]
             # Speedup per round against that round's smallest point: both share its conditions.
             ratios = [p["pps"] / o["pps"] * counts[0] for p, o in zip(pts, ones, strict=True) if o["pps"]]

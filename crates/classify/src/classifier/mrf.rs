@@ -173,13 +173,14 @@ impl MrfClassifier {
         &self.snap
     }
 
-    /// Bytes this worker allocates for itself: its order (4 bytes a rule), the prefilter keys
-    /// in that order (8 bytes a rule) and order labels (8 bytes a rule). The rule table and
-    /// dependency lists it reads are the snapshot's.
+    /// Bytes a worker allocates for itself per rule: an order entry (4), its prefilter key (8)
+    /// and its order label (8). The rule table and dependency lists it reads are the snapshot's.
+    pub const OWN_BYTES_PER_RULE: usize =
+        std::mem::size_of::<u32>() + std::mem::size_of::<prefilter::Key>() + std::mem::size_of::<u64>();
+
+    /// Bytes this worker allocates for itself ([`Self::OWN_BYTES_PER_RULE`] a rule).
     pub fn own_bytes(&self) -> usize {
-        self.order.len() * std::mem::size_of::<u32>()
-            + self.keys.len() * std::mem::size_of::<prefilter::Key>()
-            + self.label.len() * std::mem::size_of::<u64>()
+        self.order.len() * Self::OWN_BYTES_PER_RULE
     }
 
     /// The current order: rule ids, front first.

@@ -32,7 +32,10 @@ fn shared_top_bits(lo: u32, hi: u32, bits: u32) -> (u64, u64) {
 pub type Key = u64;
 
 /// Bits of the source address, the destination address and the destination port in a key.
-const FIELDS: [u32; 3] = [10, 10, 12];
+const FIELDS: [u32; 3] = [SRC_BITS, DST_BITS, DPORT_BITS];
+const SRC_BITS: u32 = 10;
+const DST_BITS: u32 = 10;
+const DPORT_BITS: u32 = 12;
 
 /// A rule's prefilter key over the leading bits its source and destination address ranges
 /// and its destination port range share (at most the top 10, 10 and 12 bits).
@@ -50,7 +53,9 @@ pub fn key(rule: &CompactRule) -> Key {
 /// The packet's side of the test: the same leading bits of its addresses and port.
 #[inline(always)]
 pub fn packet_bits(p: &Packet) -> u32 {
-    (p.src >> 22) << 22 | (p.dst >> 22) << 12 | u32::from(p.dport) >> 4
+    (p.src >> (32 - SRC_BITS)) << (DST_BITS + DPORT_BITS)
+        | (p.dst >> (32 - DST_BITS)) << DPORT_BITS
+        | u32::from(p.dport) >> (16 - DPORT_BITS)
 }
 
 /// Whether a rule with prefilter `key` may match a packet with [`packet_bits`] `bits`.

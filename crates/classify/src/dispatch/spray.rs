@@ -77,11 +77,6 @@ impl HeavyFlowSprayDispatcher {
         }
     }
 
-    /// The hashed fields.
-    pub fn fields(&self) -> FieldMask {
-        self.rss.fields()
-    }
-
     /// The flow's counter: a multiply-mix of its masked fields (cheaper than a second Toeplitz
     /// hash; it only has to tell flows apart, not match a NIC).
     #[inline(always)]
