@@ -157,6 +157,36 @@ def test_a_rule_update_under_traffic_classifies_every_packet_against_one_rule_se
 
 
 @needs_xdp
+def test_the_in_kernel_replayer_sends_the_trace_exactly(pair: Any) -> None:
+    # The throughput study's generator (BPF_PROG_RUN live frames) must send what the trace holds,
+    # in order: a paced replay of the whole trace gives every rule's counter and every logical
+    # worker's work exactly as user space counts them; a count past the end wraps around.
+    w = synthetic(300, 6, 6000)
+    w.build_frames(pair.rx_mac, pair.tx_mac)
+    replayer = _native.XdpReplayer(w)
+    expected = w.counts("mrf")
+    with Datapath(pair, w, "mrf", "rss", 2, (0, 1), CFG) as dp:
+        _native.xdp_reset(dp.pin)
+        sent = send_frames(pair, replayer, BenchConfig(batch=64, cpu=1), count=w.packets(), rate=40_000)
+        assert sent["sent"] == w.packets()
+        deadline, c = time.monotonic() + 3.0, dp.counters()
+        while sum(c["rule_hits"]) + c["default_hits"] < w.packets() and time.monotonic() < deadline:
+            time.sleep(0.05)
+            c = dp.counters()
+        assert list(c["rule_hits"]) == list(expected[0]) and c["default_hits"] == expected[1]
+        ours = w.projected("mrf", "rss", 2, 1, 1)
+        assert [x["compared"] for x in c["workers"]] == list(ours["worker_work"])
+        assert dict(c["dispatch"])["redirected"] == w.packets()
+        wrapped = replayer.send({"netns": pair.tx_ns, "device": pair.tx_dev, "start": 5000, "count": 2500,
+                                 "rate_pps": 40_000.0, "batch": 64, "cpu": 1})
+        assert wrapped["sent"] == 2500 and wrapped["next"] == 1500
+        timed = replayer.send({"netns": pair.tx_ns, "device": pair.tx_dev, "seconds": 0.3, "batch": 256, "cpu": 1})
+        assert timed["sent"] > 0 and timed["elapsed_ns"] < 1.5e9
+    with pytest.raises(_native.SuperlinearError, match=r"batch must be 1\.\.=256"):
+        replayer.send({"netns": pair.tx_ns, "device": pair.tx_dev, "count": 1, "batch": 1024})
+
+
+@needs_xdp
 def test_the_cli_loads_reports_updates_and_unloads(pair: Any, tmp_path: Path) -> None:
     w = synthetic(120, 3, 3000)
     rules, rules2 = tmp_path / "r.txt", tmp_path / "r2.txt"
@@ -213,6 +243,7 @@ def test_xdp_bench_end_to_end(tmp_path: Path) -> None:
     assert set(pps) == {"static", "mrf"}
     for r in pps.values():
         assert r["kind"] == "measured" and r["worker_cpus"] == 1 and r["speedup_measured"] == pytest.approx(1.0)
+        assert r["generator"] == "xdp-live"
         assert r["pps"] > 0 and 0.0 <= r["dropped_share"] <= 1.0 and r["limited_by"] in ("workers", "senders")
     check = json.loads((tmp_path / "out" / "check.json").read_text())
     assert check[0]["ok"] and check[0]["nftables"]["counters_equal"]

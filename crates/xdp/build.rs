@@ -1,36 +1,46 @@
-//! Compiles the BPF side (bpf/classifier.bpf.c) with clang into OUT_DIR, where the crate
-//! embeds it. Without clang (or the kernel and libbpf headers) the object is left empty and
-//! every `superlinear xdp` command says so in one line at run time; the rest of the project
-//! builds and works as before.
+//! Compiles the BPF side (bpf/classifier.bpf.c, the datapath; bpf/replay.bpf.c, the throughput
+//! study's trace replayer) with clang into OUT_DIR, where the crate embeds it. Without clang (or
+//! the kernel and libbpf headers) the objects are left empty and every `superlinear xdp` command
+//! says so in one line at run time; the rest of the project builds and works as before.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn main() {
-    let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("classifier.bpf.o");
-    let src = "bpf/classifier.bpf.c";
+/// Compiles `src` into `out`; why not, when it could not.
+fn compile(clang: &str, src: &str, out: &Path) -> Option<String> {
     println!("cargo:rerun-if-changed={src}");
-    println!("cargo:rerun-if-env-changed=CLANG");
-    let clang = std::env::var("CLANG").unwrap_or_else(|_| "clang".to_string());
     let arch = std::env::consts::ARCH;
-    let status = Command::new(&clang)
+    let status = Command::new(clang)
         .args(["-O2", "-g", "-target", "bpf", "-Wall", "-Werror"])
         .arg(format!("-I/usr/include/{arch}-linux-gnu"))
         .args(["-c", src, "-o"])
-        .arg(&out)
+        .arg(out)
         .status();
-    let why = match status {
+    match status {
         Ok(s) if s.success() => None,
         Ok(s) => Some(format!("{clang} failed on {src} ({s})")),
         Err(e) => Some(format!("{clang} not found ({e})")),
-    };
+    }
+}
+
+fn main() {
+    let dir = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
+    println!("cargo:rerun-if-env-changed=CLANG");
+    let clang = std::env::var("CLANG").unwrap_or_else(|_| "clang".to_string());
+    let mut why = None;
+    for name in ["classifier", "replay"] {
+        let out = dir.join(format!("{name}.bpf.o"));
+        if let Some(w) = compile(&clang, &format!("bpf/{name}.bpf.c"), &out) {
+            std::fs::write(&out, b"").expect("write empty BPF object");
+            why.get_or_insert(w);
+        }
+    }
     if let Some(why) = why {
         println!("cargo:warning=XDP datapath not built: {why}; install clang and libbpf-dev, then rebuild");
-        std::fs::write(&out, b"").expect("write empty BPF object");
         // Installing clang later changes nothing cargo watches, so "then rebuild" would keep the
-        // empty object: a path that never exists makes cargo run this script again on every
-        // build until the object compiles.
-        println!("cargo:rerun-if-changed={}", out.with_extension("retry").display());
+        // empty objects: a path that never exists makes cargo run this script again on every
+        // build until the objects compile.
+        println!("cargo:rerun-if-changed={}", dir.join("classifier.bpf.retry").display());
         println!("cargo:rustc-env=SUPERLINEAR_XDP_BUILD_ERROR={why}");
     } else {
         println!("cargo:rustc-env=SUPERLINEAR_XDP_BUILD_ERROR=");

@@ -86,6 +86,14 @@ impl SendSpec {
         if frames.is_empty() {
             return Err(Error::config("no frames to send (the trace is empty)"));
         }
+        if self.batch == 0 || self.batch > MAX_BATCH {
+            return Err(Error::config(format!("batch must be 1..={MAX_BATCH}, got {}", self.batch)));
+        }
+        self.validate_timing()
+    }
+
+    /// Checks when to stop and the pace (every sender's part of the spec).
+    pub fn validate_timing(&self) -> Result<(), Error> {
         if self.count.is_none() && self.seconds.is_none() {
             return Err(Error::config("a send needs a packet count or a duration"));
         }
@@ -98,9 +106,6 @@ impl SendSpec {
             if !(r.is_finite() && r > 0.0) {
                 return Err(Error::config(format!("rate must be a positive number of packets/s, got {r}")));
             }
-        }
-        if self.batch == 0 || self.batch > MAX_BATCH {
-            return Err(Error::config(format!("batch must be 1..={MAX_BATCH}, got {}", self.batch)));
         }
         Ok(())
     }

@@ -35,7 +35,7 @@ struct ProjectedRecord<'a> {
 #[pyclass(module = "superlinear._native", name = "NftWorkload")]
 pub struct NftWorkload {
     pub(crate) workload: PacketWorkload,
-    frames: Option<Frames>,
+    pub(crate) frames: Option<Frames>,
 }
 
 fn mac(s: &str) -> PyResult<[u8; 6]> {

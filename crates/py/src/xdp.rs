@@ -4,13 +4,16 @@
 
 use crate::convert::{record, settings, to_py};
 use crate::nftbench::NftWorkload;
+use crate::SuperlinearError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use std::path::Path;
 use superlinear_classify::dispatch::{self, rss::FieldMask};
 use superlinear_core::Error;
 use superlinear_nftbench::netns;
+use superlinear_nftbench::sender::SendSpec;
 use superlinear_xdp::config::XdpLoadSettings;
+use superlinear_xdp::replay::LiveReplayer;
 use superlinear_xdp::{datapath, KernelAlgo, LoadSpec, Pinned};
 
 /// Runs `f` on a thread inside network namespace `ns` (empty: this one).
@@ -144,6 +147,35 @@ fn xdp_unload(py: Python<'_>, pin_dir: &str) -> PyResult<bool> {
     py.allow_threads(|| datapath::unload(Path::new(pin_dir))).map_err(to_py)
 }
 
+/// The in-kernel trace replayer (`xdp-bench --generator xdp-live`), loaded with a workload's
+/// frames; `send` takes the same settings and gives the same report as `NftWorkload.send`.
+#[pyclass(frozen, module = "superlinear._native", name = "XdpReplayer")]
+pub struct XdpReplayer {
+    replayer: LiveReplayer,
+}
+
+#[pymethods]
+impl XdpReplayer {
+    /// Loads the replayer with `workload`'s frames (`build_frames` must come first).
+    #[new]
+    fn new(py: Python<'_>, workload: PyRef<'_, NftWorkload>) -> PyResult<Self> {
+        let frames = workload
+            .frames
+            .as_ref()
+            .ok_or_else(|| SuperlinearError::new_err("build_frames must come before the replayer"))?;
+        let replayer = py.allow_threads(|| LiveReplayer::new(frames)).map_err(to_py)?;
+        Ok(Self { replayer })
+    }
+
+    /// Sends frames (`netns`, `device`, `start`, `count`, `seconds`, `rate_pps`, `batch`, `cpu`);
+    /// returns sent, next, elapsed_ns, cpu_ns, calls, refused.
+    fn send<'py>(&self, py: Python<'py>, config: &Bound<'py, PyDict>) -> PyResult<Bound<'py, PyAny>> {
+        let spec: SendSpec = settings(config)?;
+        let r = py.allow_threads(|| self.replayer.send(&spec)).map_err(to_py)?;
+        record(py, &r)
+    }
+}
+
 /// Registers the XDP bindings.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(xdp_build_error, m)?)?;
@@ -153,5 +185,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(xdp_counters, m)?)?;
     m.add_function(wrap_pyfunction!(xdp_check_orders, m)?)?;
     m.add_function(wrap_pyfunction!(xdp_unload, m)?)?;
+    m.add_class::<XdpReplayer>()?;
     Ok(())
 }

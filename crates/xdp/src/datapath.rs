@@ -22,7 +22,7 @@ use superlinear_core::Error;
 
 /// Bytes aligned for the ELF reader, which reads headers in place and refuses misaligned data.
 #[repr(C, align(8))]
-struct Aligned<B: ?Sized>(B);
+pub(crate) struct Aligned<B: ?Sized>(pub(crate) B);
 
 static ALIGNED: &Aligned<[u8]> = &Aligned(*include_bytes!(concat!(env!("OUT_DIR"), "/classifier.bpf.o")));
 /// The BPF object, compiled by build.rs (empty when clang was missing).
@@ -101,7 +101,7 @@ pub struct LoadSpec {
     pub generic: bool,
 }
 
-fn kernel_err(what: &str, e: impl std::fmt::Display) -> Error {
+pub(crate) fn kernel_err(what: &str, e: impl std::fmt::Display) -> Error {
     let text = e.to_string();
     let hint = if text.contains("Operation not permitted") || text.contains("Permission denied") {
         " (needs CAP_BPF, CAP_NET_ADMIN and CAP_SYS_ADMIN: run as root)"

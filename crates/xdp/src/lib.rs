@@ -7,11 +7,13 @@
 //! * `bpf/classifier.bpf.c`: the two programs and their maps (compiled by build.rs with clang);
 //! * [`layout`]: the map values as Rust sees them;
 //! * [`tables`]: a rule set as the kernel's tables (rules, same-action lists, hash tables);
-//! * [`datapath`]: load, pin, update, read counters, unload.
+//! * [`datapath`]: load, pin, update, read counters, unload;
+//! * [`replay`]: the throughput study's in-kernel trace replayer (`bpf/replay.bpf.c`).
 
 pub mod config;
 pub mod datapath;
 pub mod layout;
+pub mod replay;
 pub mod tables;
 
 pub use datapath::{build_error, check_order, load, unload, KernelAlgo, KernelCounters, LoadSpec, Pinned};

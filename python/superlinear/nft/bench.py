@@ -127,8 +127,9 @@ def median_range(values: list[float]) -> dict[str, float | None]:
 
 def send_frames(pair: NetnsPair, w: Any, cfg: BenchConfig, count: int | None = None, seconds: float | None = None,
                 rate: float | None = None, start: int = 0) -> dict[str, int]:
-    """Sends in slices of at most SLICE_S seconds (Ctrl-C lands between slices), from packet
-    ``start`` of the trace on, continuing where the previous slice stopped."""
+    """Sends with ``w.send`` (the workload's sendmmsg sender, or an ``XdpReplayer``) in slices of at
+    most SLICE_S seconds (Ctrl-C lands between slices), from packet ``start`` of the trace on,
+    continuing where the previous slice stopped."""
     total = {"sent": 0, "elapsed_ns": 0, "cpu_ns": 0, "calls": 0, "refused": 0}
     left_n, left_s = count, seconds
     while True:

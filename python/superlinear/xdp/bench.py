@@ -83,6 +83,9 @@ class XdpBenchConfig:
     #: Worker CPU counts of the throughput study; None: 1, 2, 4, ... and all the senders leave.
     throughput_cpus: tuple[int, ...] | None = None
     senders: int = 1
+    #: How the throughput study's senders make traffic: ``xdp-live`` (the in-kernel replayer,
+    #: BPF_PROG_RUN live frames) or ``sendmmsg`` (AF_PACKET batches).
+    generator: str = "xdp-live"
     warmup: float = 0.5
 
     def nft_config(self) -> BenchConfig:

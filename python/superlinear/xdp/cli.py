@@ -348,7 +348,8 @@ def cmd_xdp_bench(args: argparse.Namespace) -> int:
     cfg = XdpBenchConfig(ks=args.workers, cpu_counts=args.cpu_counts, dispatches=tuple(args.dispatch.split(";")),
                          localities=localities, repeats=args.repeats, duration=args.duration,
                          check_rate=args.check_rate, nft=not args.no_nft, sender_cpu=args.cpu, mode=args.mode,
-                         keep=args.keep, studies=studies, throughput_cpus=args.throughput_cpus, senders=args.senders)
+                         keep=args.keep, studies=studies, throughput_cpus=args.throughput_cpus, senders=args.senders,
+                         generator=args.generator)
     out = Path(args.out)
     err = Console(stderr=True, width=max(120, Console(stderr=True).width))
 
@@ -425,6 +426,10 @@ def register_bench(sub: Any) -> None:
     m.add_argument("--senders", type=positive_int, default=1,
                    help="sender threads of the throughput study, each on a CPU of its own, the last CPUs "
                    "(default 1)")
+    m.add_argument("--generator", choices=("xdp-live", "sendmmsg"), default="xdp-live",
+                   help="how the throughput study's senders make traffic: xdp-live, the trace replayed by an XDP "
+                   "program run in the kernel (BPF_PROG_RUN live frames, Linux 5.18+; several times the packets per "
+                   "sender CPU), or sendmmsg, AF_PACKET batches (default xdp-live)")
     m.add_argument("--check-rate", type=positive_float, default=50_000.0,
                    help="pace of the exact replays in packets/s (default 50000; halved on a shortfall)")
     m.add_argument("--no-nft", action="store_true", help="leave nftables out")

@@ -3,7 +3,11 @@
 
 Sender threads flood the trace, unpaced, each pinned to a CPU of its own and starting at its own
 point of the trace, into a veth pair with one queue per sender, so the receive path and the
-dispatcher program run on the sender CPUs side by side (:class:`NetnsPair` ``queues``). The
+dispatcher program run on the sender CPUs side by side (:class:`NetnsPair` ``queues``). A sender
+is either the in-kernel replayer (``xdp-live``: an XDP program run with BPF_PROG_RUN in
+live-frames mode writes the next trace frame and transmits it) or an AF_PACKET socket
+(``sendmmsg``); the replayer offers several times the packets per sender CPU, so fewer sender
+CPUs saturate more workers. The
 worker program runs on n other CPUs (1 logical worker per CPU, k = n, RSS over the 5-tuple). After
 a warm-up, the kernel's own per-worker packet counters are read at the start and at the end of
 a timed window: classified packets per wall second over that window is the throughput.
@@ -69,17 +73,19 @@ def _counters_at(dp: Any) -> tuple[float, list[int]]:
 
 
 def flood_point(dp: Any, w: Any, senders: tuple[int, ...], warmup: float, window: float,
-                nft_config: Any) -> dict[str, Any]:
+                nft_config: Any, generator: Any = None) -> dict[str, Any]:
     """One point: every sender floods for warm-up + window + a tail; the window's classified
-    packets per second, what was offered and what was dropped."""
+    packets per second, what was offered and what was dropped. ``generator``: what sends
+    (anything with ``send``, as ``w`` has; default ``w``, the sendmmsg sender)."""
     n = w.packets()
+    gen = w if generator is None else generator
     seconds = warmup + window + 0.3
     reports: list[dict[str, int] | None] = [None] * len(senders)
     errors: list[BaseException] = []
 
     def send(i: int, cpu: int) -> None:
         try:
-            reports[i] = send_frames(dp.pair, w, replace(nft_config, cpu=cpu), seconds=seconds,
+            reports[i] = send_frames(dp.pair, gen, replace(nft_config, cpu=cpu), seconds=seconds,
                                      start=i * n // len(senders))
         except BaseException as e:  # re-raised in the caller's thread
             errors.append(e)
@@ -126,12 +132,13 @@ def throughput_study(pair: NetnsPair, w: Any, cfg: Any, datapath: Callable[..., 
     senders = sender_cpus(cfg.senders)
     counts = worker_cpu_counts(cfg.throughput_cpus, cfg.senders)
     workers_pool = [c for c in sorted(os.sched_getaffinity(0)) if c not in senders]
+    generator = _native.XdpReplayer(w) if cfg.generator == "xdp-live" else w
     points: dict[tuple[str, int], list[dict[str, Any]]] = {}
     for rep in range(cfg.repeats):
         for n in counts:
             for algo in ("static", "mrf"):
                 with datapath(pair, w, algo, "rss", n, tuple(workers_pool[:n]), cfg) as dp:
-                    r = flood_point(dp, w, senders, cfg.warmup, cfg.duration, cfg.nft_config())
+                    r = flood_point(dp, w, senders, cfg.warmup, cfg.duration, cfg.nft_config(), generator)
                 r.update(algo=algo, worker_cpus=n, round=rep + 1)
                 points.setdefault((algo, n), []).append(r)
                 progress(f"throughput, round {rep + 1}/{cfg.repeats}, {algo:<6} {n:>3} worker CPU(s): "
@@ -149,6 +156,7 @@ def throughput_study(pair: NetnsPair, w: Any, cfg: Any, datapath: Callable[..., 
             dropped = statistics.median(p["dropped_share"] for p in pts)
             rows.append({**base, "system": f"xdp {algo}", "algo": algo, "dispatch": "rss", "k": n, "kind": "measured",
                          "study": "throughput", "trace": "trace", "worker_cpus": n, "senders": len(senders),
+                         "generator": cfg.generator,
                          "pps": pps, "pps_min": lo, "pps_max": hi, "pps_per_worker_cpu": pps / n if pps else None,
                          "speedup_measured": statistics.median(ratios) if ratios else None,
                          "offered_pps": statistics.median(p["offered_pps"] for p in pts),
