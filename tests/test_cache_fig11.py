@@ -62,6 +62,23 @@ def test_fig11_default_is_the_papers_setup() -> None:
     assert workload_of(f"hot:{HOT_ROWS}:zipf:0.99", 10**6).m == HOT_ROWS
 
 
+def test_fig11_goes_past_the_papers_15_replicas_and_says_where_growth_is_linear_again() -> None:
+    from superlinear.experiments.cachetier_driver import linear_growth
+
+    for quick in (False, True):
+        beyond = next(p for p in fig11(quick).panels if p.name == "beyond")
+        assert beyond.ks[0] == 1 and 14 in beyond.ks and max(beyond.ks) == 20 and beyond.routers == ("hash",)
+        assert fig11(quick).replicas == 20
+    # Superlinear up to the peak at 14, then every added replica adds about the average.
+    flat = [{"k": k, "speedup_work": s} for k, s in ((1, 1.0), (8, 12.0), (14, 29.0), (16, 33.1), (18, 37.4))]
+    line = linear_growth(flat)
+    assert line is not None and "peaks at k=14" in line and "from k=14 on" in line and "16→18: 2.15" in line
+    rising = [{"k": k, "speedup_work": s} for k, s in ((1, 1.0), (8, 12.0), (14, 29.0), (15, 33.0))]
+    assert "still growing faster than linear at k=15" in (linear_growth(rising) or "")
+    assert linear_growth([{"k": 1, "speedup_work": 1.0}, {"k": 2, "speedup_work": None}, {"k": 3}]) is None
+    assert linear_growth([{"k": k, "speedup_work": 0.99 * k} for k in (1, 2, 4, 8)]) is None
+
+
 def test_cache_advise_cli_and_its_errors(cli: Any, tmp_path: Path) -> None:
     r = cli("cache", "advise", "--dist", "hot:8000", "--rows", "50000", "--items", "1000", "--k", "1,4,8,10",
             "--rho", "2.2", "--out", str(tmp_path), "--json")

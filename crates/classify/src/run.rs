@@ -17,7 +17,7 @@ use superlinear_core::accounting::Accounting;
 use superlinear_core::cputime::{available_cores, thread_cpu_ns};
 use superlinear_core::law::{Candidate, DispatcherCandidate};
 use superlinear_core::run_config::ENGINE_DISPATCH_SALT;
-use superlinear_core::runner::{run_projected_dispatchers, run_threaded_within, Placement, Streams};
+use superlinear_core::runner::{run_projected_dispatchers, run_threaded_dispatchers_within, Placement, Streams};
 use superlinear_core::{Error, Worker};
 
 /// Most dispatcher threads a projected run models.
@@ -63,8 +63,9 @@ pub struct RunSpec {
     pub front: usize,
     /// Dispatcher threads of the projected mode, each routing its own contiguous share of the
     /// packets (1: DESIGN.md's serial dispatcher; see
-    /// [`superlinear_core::runner::run_projected_dispatchers`]). The measured mode has one
-    /// dispatcher thread, so it runs only with 1.
+    /// [`superlinear_core::runner::run_projected_dispatchers`]); the measured mode runs as many
+    /// dispatcher threads ([`superlinear_core::runner::run_threaded_dispatchers`]), where k + D
+    /// threads fit the cores (with 1, where k does: the dispatcher may share a worker's core).
     pub dispatchers: usize,
 }
 
@@ -155,8 +156,11 @@ pub fn execute(planner: &RuleAwarePlanner, packets: &[Packet], spec: &RunSpec) -
     });
     // Statistics are collected by every run; with them on, one threaded run counts them once.
     let measured_window = if spec.stats { std::time::Duration::ZERO } else { min_timed };
-    let measured = (spec.measured && spec.k <= cores && spec.dispatchers <= 1)
-        .then(|| run_threaded_within(streams, &make, spec.k, &factory, Placement::OneCorePerWorker, measured_window));
+    let fits = if spec.dispatchers <= 1 { spec.k <= cores } else { spec.k + spec.dispatchers <= cores };
+    let measured = (spec.measured && fits).then(|| {
+        let placement = Placement::OneCorePerWorker;
+        run_threaded_dispatchers_within(streams, &make, spec.k, &factory, placement, measured_window, spec.dispatchers)
+    });
     let stats = sink.map(|s| s.take()).unwrap_or_default();
     if superlinear_core::cancel::requested() {
         return Err(superlinear_core::cancel::interrupted());

@@ -510,6 +510,9 @@ impl Backoff {
     }
 }
 
+/// A worker's end of one dispatcher's ring: the batches in, the emptied vectors back.
+type Inbox<R> = (rtrb::Consumer<Message<R>>, rtrb::Producer<Vec<R>>);
+
 enum Message<R> {
     Batch(Vec<R>),
     Start,
@@ -580,11 +583,34 @@ pub fn run_threaded_within<R: Copy + Default + Send + Sync>(
     placement: Placement,
     min_timed: Duration,
 ) -> Accounting {
+    run_threaded_dispatchers_within(streams, dispatcher, k, factory, placement, min_timed, 1)
+}
+
+/// [`run_threaded_within`] with `dispatchers` dispatcher threads (see
+/// [`run_threaded_dispatchers`]).
+pub fn run_threaded_dispatchers_within<R: Copy + Default + Send + Sync>(
+    streams: Streams<'_, R>,
+    dispatcher: &DispatcherFactory<'_, R>,
+    k: usize,
+    factory: &WorkerFactory<'_, R>,
+    placement: Placement,
+    min_timed: Duration,
+    dispatchers: usize,
+) -> Accounting {
     let started = Instant::now();
     let mut runs = 0u32;
     let mut best: Option<Accounting> = None;
     loop {
-        let acc = run_threaded(streams, dispatcher().as_mut(), k, factory, placement);
+        let mut built: Vec<Box<dyn Dispatcher<R>>> = (0..dispatchers.max(1)).map(|_| dispatcher()).collect();
+        // Each reference shortens the boxes' 'static object bound to its own borrow.
+        let mut refs: Vec<&mut dyn Dispatcher<R>> = built
+            .iter_mut()
+            .map(|d| {
+                let r: &mut dyn Dispatcher<R> = d.as_mut();
+                r
+            })
+            .collect();
+        let acc = run_threaded_dispatchers(streams, &mut refs, k, factory, placement);
         runs += 1;
         if best.as_ref().is_none_or(|b| acc.wall_ns < b.wall_ns) {
             best = Some(acc);
@@ -606,7 +632,29 @@ pub fn run_threaded<R: Copy + Default + Send + Sync>(
     factory: &WorkerFactory<'_, R>,
     placement: Placement,
 ) -> Accounting {
+    run_threaded_dispatchers(streams, &mut [dispatcher], k, factory, placement)
+}
+
+/// Threaded run with D = `dispatchers.len()` dispatcher threads (a NIC's receive queues, each
+/// with its own dispatching core, the model [`run_projected_dispatchers`] projects): dispatcher
+/// j routes the j-th contiguous share of the counted stream ([`dispatcher_shares`]) into its own
+/// SPSC ring to each of the k workers, and each worker polls its D rings in turn. Dispatcher 0
+/// sends the warm-up to the workers; the others route it too, untimed and into nothing, so that
+/// every dispatcher starts warm. The clock starts when every worker has drained its warm-up and
+/// every dispatcher is ready, and stops at the last request served. The dispatch time reported
+/// is the slowest dispatcher's CPU time (`dispatcher_cpu_total_ns`: all of theirs). A worker's
+/// stream interleaves the dispatchers' batches as they arrive, so its work can differ slightly
+/// from the projected run's, which serves the shares one after another.
+pub fn run_threaded_dispatchers<R: Copy + Default + Send + Sync>(
+    streams: Streams<'_, R>,
+    dispatchers: &mut [&mut dyn Dispatcher<R>],
+    k: usize,
+    factory: &WorkerFactory<'_, R>,
+    placement: Placement,
+) -> Accounting {
     let k = k.max(1);
+    let shares = dispatcher_shares(streams.counted, dispatchers.len().max(1));
+    let d = shares.len().min(dispatchers.len()).max(1);
     let cpus = allowed_cpus();
     let worker_cpu = |i: usize| -> Option<usize> {
         match placement {
@@ -615,32 +663,35 @@ pub fn run_threaded<R: Copy + Default + Send + Sync>(
             Placement::OneCorePerWorker => None,
         }
     };
-    let dispatcher_cpu = match placement {
-        Placement::SingleCore => cpus.get(1).copied(),
-        Placement::OneCorePerWorker => cpus.get(k).copied(),
+    let dispatcher_cpu = |j: usize| -> Option<usize> {
+        match placement {
+            Placement::SingleCore => cpus.get(1 + j).copied(),
+            Placement::OneCorePerWorker => cpus.get(k + j).copied(),
+        }
     };
-    let dedicated = placement == Placement::OneCorePerWorker && dispatcher_cpu.is_some();
+    let dedicated = placement == Placement::OneCorePerWorker && dispatcher_cpu(d - 1).is_some();
 
-    let mut producers = Vec::with_capacity(k);
-    let mut consumers = Vec::with_capacity(k);
-    let mut recycle_tx = Vec::with_capacity(k);
-    let mut recycle_rx = Vec::with_capacity(k);
-    for _ in 0..k {
-        let (p, c) = rtrb::RingBuffer::<Message<R>>::new(RING_BATCHES);
-        producers.push(p);
-        consumers.push(c);
-        let (p, c) = rtrb::RingBuffer::<Vec<R>>::new(RING_BATCHES + 2);
-        recycle_tx.push(p);
-        recycle_rx.push(c);
+    // Ring (j, i) carries dispatcher j's batches to worker i; its recycle ring brings the vectors back.
+    let mut producers: Vec<Vec<rtrb::Producer<Message<R>>>> = (0..d).map(|_| Vec::with_capacity(k)).collect();
+    let mut recycled: Vec<Vec<rtrb::Consumer<Vec<R>>>> = (0..d).map(|_| Vec::with_capacity(k)).collect();
+    let mut inboxes: Vec<Vec<Inbox<R>>> = (0..k).map(|_| Vec::with_capacity(d)).collect();
+    for j in 0..d {
+        for inbox in inboxes.iter_mut() {
+            let (p, c) = rtrb::RingBuffer::<Message<R>>::new(RING_BATCHES);
+            let (back_p, back_c) = rtrb::RingBuffer::<Vec<R>>::new(RING_BATCHES + 2);
+            producers[j].push(p);
+            recycled[j].push(back_c);
+            inbox.push((c, back_p));
+        }
     }
 
-    let ready = Barrier::new(k + 1);
+    let ready = Barrier::new(k + d);
     let started = AtomicUsize::new(0);
-    let exclude_warmup = !streams.warmup.is_empty();
+    let wait_for_workers = !streams.warmup.is_empty() || d > 1;
 
     std::thread::scope(|s| {
         let mut handles = Vec::with_capacity(k);
-        for (i, (mut rx, mut back)) in consumers.into_iter().zip(recycle_tx).enumerate() {
+        for (i, mut inbox) in inboxes.into_iter().enumerate() {
             let (ready, started, cpu) = (&ready, &started, worker_cpu(i));
             handles.push(s.spawn(move || {
                 if let Some(c) = cpu {
@@ -652,87 +703,120 @@ pub fn run_threaded<R: Copy + Default + Send + Sync>(
                 let mut serve_wall_ns = 0u64;
                 let mut moved0 = None;
                 let mut last_served = None;
-                // Spinning only where the worker and the dispatcher each have a core: with k ≥ CPUs
-                // the dispatcher shares a worker's core, and a worker spinning on an empty ring
+                let (mut starts, mut stops) = (0, 0);
+                // Spinning only where the worker and the dispatchers each have a core: with k ≥ CPUs
+                // a dispatcher shares a worker's core, and a worker spinning on an empty ring
                 // took the dispatcher's time (k = 2 on 2 CPUs measured 0.5x for workers faster
                 // than the dispatcher).
                 let mut backoff = if dedicated { Backoff::dedicated() } else { Backoff::new() };
                 loop {
-                    match rx.pop() {
-                        Ok(Message::Batch(mut batch)) => {
-                            let began = measuring.then(Instant::now);
-                            let w = worker.serve_batch(&batch);
-                            if let Some(began) = began {
-                                let now = Instant::now();
-                                serve_wall_ns += now.duration_since(began).as_nanos() as u64;
-                                work += w;
-                                served += batch.len() as u64;
-                                last_served = Some(now);
+                    let mut idle = true;
+                    for (rx, back) in inbox.iter_mut() {
+                        match rx.pop() {
+                            Ok(Message::Batch(mut batch)) => {
+                                idle = false;
+                                let began = measuring.then(Instant::now);
+                                let w = worker.serve_batch(&batch);
+                                if let Some(began) = began {
+                                    let now = Instant::now();
+                                    serve_wall_ns += now.duration_since(began).as_nanos() as u64;
+                                    work += w;
+                                    served += batch.len() as u64;
+                                    last_served = Some(now);
+                                }
+                                batch.clear();
+                                let _ = back.push(batch);
                             }
-                            batch.clear();
-                            let _ = back.push(batch);
-                            backoff.reset();
+                            Ok(Message::Start) => {
+                                idle = false;
+                                starts += 1;
+                                // Measuring begins once every dispatcher's warm-up is served.
+                                if starts == d {
+                                    measuring = true;
+                                    hits0 = worker.hits();
+                                    moved0 = worker.entries_moved();
+                                    t0 = thread_cpu_ns();
+                                    started.fetch_add(1, Ordering::Release);
+                                }
+                            }
+                            Ok(Message::Stop) => {
+                                idle = false;
+                                stops += 1;
+                            }
+                            Err(_) => {}
                         }
-                        Ok(Message::Start) => {
-                            measuring = true;
-                            hits0 = worker.hits();
-                            moved0 = worker.entries_moved();
-                            t0 = thread_cpu_ns();
-                            started.fetch_add(1, Ordering::Release);
-                        }
-                        Ok(Message::Stop) => {
-                            // Idle waiting after the last batch is not part of the run.
-                            let cpu_ns = thread_cpu_ns() - t0;
-                            let hits = counter_delta(worker.hits(), hits0);
-                            let moved = counter_delta(worker.entries_moved(), moved0);
-                            return Outcome { cpu_ns, work, served, hits, moved, end: last_served, serve_wall_ns };
-                        }
-                        Err(_) => backoff.snooze(),
+                    }
+                    if stops == d {
+                        // Idle waiting after the last batch is not part of the run.
+                        let cpu_ns = thread_cpu_ns() - t0;
+                        let hits = counter_delta(worker.hits(), hits0);
+                        let moved = counter_delta(worker.entries_moved(), moved0);
+                        return Outcome { cpu_ns, work, served, hits, moved, end: last_served, serve_wall_ns };
+                    }
+                    if idle {
+                        backoff.snooze();
+                    } else {
+                        backoff.reset();
                     }
                 }
             }));
         }
 
-        let (ready, started) = (&ready, &started);
-        let dispatcher_side = s.spawn(move || {
-            if let Some(c) = dispatcher_cpu {
-                pin_current_thread(c);
-            }
-            ready.wait();
-            let dispatched = vec![0u64; k];
-            let mut rings =
-                Rings { producers, recycled: recycle_rx, batches: Batches::new(k), dispatched, blocked_ns: 0 };
-            rings.send(streams.warmup, dispatcher);
-            rings.broadcast(|| Message::Start);
-            if exclude_warmup {
-                // The clock starts once every worker has drained its warm-up.
-                let mut backoff = Backoff::new();
-                while started.load(Ordering::Acquire) < k {
-                    backoff.snooze();
+        let mut sides = Vec::with_capacity(d);
+        let mut inputs: Vec<_> = producers.into_iter().zip(recycled).collect();
+        for (j, (dispatcher, share)) in dispatchers.iter_mut().zip(&shares).enumerate().take(d) {
+            let (ready, started, cpu) = (&ready, &started, dispatcher_cpu(j));
+            let (producers, recycled) = inputs.remove(0);
+            let dispatcher: &mut dyn Dispatcher<R> = &mut **dispatcher;
+            sides.push(s.spawn(move || {
+                if let Some(c) = cpu {
+                    pin_current_thread(c);
                 }
-            }
-            let t_start = Instant::now();
-            let c0 = thread_cpu_ns();
-            rings.blocked_ns = 0;
-            rings.send(streams.counted, dispatcher);
-            let dispatcher_cpu_ns = thread_cpu_ns() - c0;
-            let dispatcher_blocked_ns = rings.blocked_ns;
-            rings.broadcast(|| Message::Stop);
-            (t_start, dispatcher_cpu_ns, dispatcher_blocked_ns)
-        });
+                ready.wait();
+                let mut rings =
+                    Rings { producers, recycled, batches: Batches::new(k), dispatched: vec![0u64; k], blocked_ns: 0 };
+                if j == 0 {
+                    rings.send(streams.warmup, dispatcher);
+                } else {
+                    // Only this dispatcher's own state warms up; the workers get dispatcher 0's.
+                    let (mut dispatched, mut batches) = (vec![0u64; k], Batches::new(k));
+                    route_into_batches(dispatcher, streams.warmup, &mut dispatched, &mut batches, |_, _| {});
+                }
+                rings.broadcast(|| Message::Start);
+                if wait_for_workers {
+                    // The clock starts once every worker has drained its warm-up.
+                    let mut backoff = Backoff::new();
+                    while started.load(Ordering::Acquire) < k {
+                        backoff.snooze();
+                    }
+                }
+                let t_start = Instant::now();
+                let c0 = thread_cpu_ns();
+                rings.blocked_ns = 0;
+                rings.send(share, dispatcher);
+                let dispatcher_cpu_ns = thread_cpu_ns() - c0;
+                let dispatcher_blocked_ns = rings.blocked_ns;
+                rings.broadcast(|| Message::Stop);
+                (t_start, dispatcher_cpu_ns, dispatcher_blocked_ns)
+            }));
+        }
 
-        let (t_start, dispatcher_cpu_ns, dispatcher_blocked_ns) =
-            dispatcher_side.join().expect("dispatcher thread panicked");
+        let sides: Vec<(Instant, u64, u64)> =
+            sides.into_iter().map(|h| h.join().expect("dispatcher thread panicked")).collect();
+        let t_start = sides.iter().map(|s| s.0).min().expect("at least one dispatcher");
         let outcomes: Vec<Outcome> = handles.into_iter().map(|h| h.join().expect("worker thread panicked")).collect();
         let end = outcomes.iter().filter_map(|o| o.end).max().unwrap_or(t_start);
         let wall_ns = end.saturating_duration_since(t_start).as_nanos() as u64;
-        into_accounting(
+        let mut accounting = into_accounting(
             k,
             streams.counted.len(),
-            dispatcher_cpu_ns,
+            sides.iter().map(|s| s.1).max().unwrap_or(0),
             outcomes,
-            Some(Threaded { wall_ns, dispatcher_blocked_ns }),
-        )
+            Some(Threaded { wall_ns, dispatcher_blocked_ns: sides.iter().map(|s| s.2).max().unwrap_or(0) }),
+        );
+        accounting.dispatchers = d;
+        accounting.dispatcher_cpu_total_ns = sides.iter().map(|s| s.1).sum();
+        accounting
     })
 }
 
@@ -911,6 +995,31 @@ mod tests {
             (0..share.len()).for_each(|i| expected[(1_000 + i) % k] += 1);
         }
         assert_eq!(three.worker_requests, expected);
+    }
+
+    #[test]
+    fn threaded_runs_with_several_dispatchers_serve_what_the_projection_splits() {
+        let requests: Vec<u64> = (0..30_011u64).map(|i| i.wrapping_mul(0x9e37_79b9) % 7_000).collect();
+        let streams = Streams { warmup: &requests[..1_000], counted: &requests[1_000..] };
+        let factory = |_: usize| -> Box<dyn Worker> { Box::new(Spinner { per_request: 10, burst: 0 }) };
+        let k = 3;
+        let hash = || -> Box<dyn Dispatcher> { Box::new(KeyHashDispatcher::new(k, 5)) };
+        let projected = run_projected_dispatchers(streams, &hash, k, &factory, 2, 1, Duration::ZERO, 4);
+        for placement in [Placement::SingleCore, Placement::OneCorePerWorker] {
+            let threaded = run_threaded_dispatchers_within(streams, &hash, k, &factory, placement, Duration::ZERO, 4);
+            // Every counted request served once, by the worker its key hashes to; the warm-up,
+            // which dispatcher 0 alone hands on, is not counted.
+            assert_eq!(threaded.dispatchers, 4);
+            assert_eq!(threaded.worker_requests, projected.worker_requests);
+            assert_eq!(threaded.worker_work, projected.worker_work);
+            assert_eq!(threaded.worker_requests.iter().sum::<u64>(), 29_011);
+            assert!(threaded.dispatcher_cpu_ns <= threaded.dispatcher_cpu_total_ns);
+            assert!(threaded.wall_ns.is_some_and(|w| w > 0));
+        }
+        // One dispatcher is the plain threaded run.
+        let one =
+            run_threaded_dispatchers_within(streams, &hash, k, &factory, Placement::SingleCore, Duration::ZERO, 1);
+        assert_eq!((one.dispatchers, one.worker_requests.clone()), (1, projected.worker_requests));
     }
 
     #[test]

@@ -154,6 +154,13 @@ def cmd_updates(args: argparse.Namespace, w: Any, info: dict[str, Any]) -> int:
     return 1 if args.check and report["mismatches"] else 0
 
 
+def measurable(doc: dict[str, Any]) -> bool:
+    """Whether the run's threads fit this machine's cores: k workers (the one dispatcher may share
+    a core), or k workers and D > 1 dispatchers."""
+    d = int(doc.get("dispatchers", 1))
+    return bool(doc["k"] <= doc["cores"] if d <= 1 else doc["k"] + d <= doc["cores"])
+
+
 def _print_run(doc: dict[str, Any], top: int) -> None:
     info = doc["info"]
     warm = f" (the first {doc['warmup']:,} a warm-up, left out of throughput and work)" if doc["warmup"] else ""
@@ -178,8 +185,8 @@ def _print_run(doc: dict[str, Any], top: int) -> None:
                   f"{max(p['worker_estimate_ns']) / 1e6:,.1f} ms calibrated, {max(p['worker_cpu_ns']) / 1e6:,.1f} ms "
                   "largest measured)"
                   + (f", {spread(doc['mpps_measured_runs'], ',.3f')} Mpps measured" if doc["mpps_measured"] else
-                     f", measured: — (--dispatchers {d}: the threaded run has one dispatcher)" if d > 1 else
-                     ", measured: skipped (--no-measure)" if doc["measured"] is None and doc["k"] <= doc["cores"] else
+                     ", measured: skipped (--no-measure)" if doc["measured"] is None and measurable(doc) else
+                     f", measured: — (k + D = {doc['k'] + d} > {doc['cores']} cores)" if d > 1 else
                      f", measured: — (k = {doc['k']} > {doc['cores']} cores)"))
     console.print(f"  work: {doc['work_per_packet']:,.1f} rules compared and {doc['entries_moved_per_packet']:,.1f} "
                   f"entries moved per packet; busiest worker {p['work_span']:,} rules compared"
@@ -527,8 +534,9 @@ def register(sub: Any) -> None:
     p.add_argument("--dispatchers", type=positive_int, default=run_defaults["dispatchers"], metavar="D",
                    help="projected kind: D dispatcher threads, each routing its own contiguous share of the packets "
                    "(as a NIC spreads them over D receive queues); T(k) then adds the slowest one's CPU time, not one "
-                   "serial dispatcher's. A dispatcher with state (two-choice, spray) knows only its share. No measured "
-                   f"run with D > 1 (default {run_defaults['dispatchers']})")
+                   "serial dispatcher's. A dispatcher with state (two-choice, spray) knows only its share. The "
+                   "measured run has D dispatcher threads too, where k + D fit the cores "
+                   f"(default {run_defaults['dispatchers']})")
     p.add_argument("--window", type=positive_int, default=10_000, help="active-rule window in packets (default 10000)")
     p.add_argument("--top", type=positive_int, default=10, help="rules shown in the match table (default 10)")
     p.add_argument("--no-measure", action="store_true", help="skip the real-thread run")

@@ -39,6 +39,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from superlinear import _native
+from superlinear.cache.advise import LINEAR_TOLERANCE, CacheCurve
 from superlinear.cache.client import bench_row, client_config
 from superlinear.cache.services import Services
 from superlinear.cache.work import Counts, UnitCosts, busiest_participant_span, work_span
@@ -287,6 +288,9 @@ def findings(study: CacheStudy, rows: list[Row]) -> list[str]:
                     f"{above('speedup_work')}; {above('speedup_projected')}; farthest from linear (work): "
                     f"{(worst.get('speedup_work') or 0) / worst['k']:.2f}× linear at k={worst['k']}; "
                     f"median [range] over {last.get('repeats', 1)} rounds")
+                growth = linear_growth(rr)
+                if growth:
+                    out.append(f"{panel.name}/{router}: {growth}")
             first = min(pr, key=lambda r: r["k"]) if pr else None
             if first is not None:
                 out.append(f"{panel.name}: at k={first['k']} the run already has {first['threads']} client "
@@ -305,6 +309,27 @@ def findings(study: CacheStudy, rows: list[Row]) -> list[str]:
         wrong = sum(r["wrong_values"] for r in pr)
         out.append(f"{panel.name}: {wrong} wrong values in {sum(r['requests'] for r in pr):,} reads (count)")
     return out
+
+
+def linear_growth(rr: list[Row]) -> str | None:
+    """Where the work curve peaks over linear and from where it grows linearly again (each added
+    replica adding at most the average per replica, +5 %: the advisor's ``linear_from``), with
+    the gains per added replica that show it; None without work speedups at three k or more, or
+    for a curve that never rises above linear."""
+    pts = [(r["k"], r.get("speedup_work")) for r in rr]
+    if len(pts) < 3 or any(s is None for _, s in pts):
+        return None
+    ks, sp = tuple(k for k, _ in pts), tuple(float(s or 0.0) for _, s in pts)
+    curve = CacheCurve("work", ks, tuple(0.0 for _ in ks), sp)
+    if curve.peak_ratio < 1 + LINEAR_TOLERANCE:
+        return None  # never superlinear: nothing to fall back from
+    steps = ", ".join(f"{ks[i - 1]}→{ks[i]}: {(sp[i] - sp[i - 1]) / (ks[i] - ks[i - 1]):.2f} per replica "
+                      f"(average {sp[i - 1] / ks[i - 1]:.2f})" for i in range(1, len(ks)) if ks[i - 1] >= curve.peak_k)
+    head = f"S(k)/k (work) peaks at k={curve.peak_k} ({curve.peak_ratio:.2f}× linear)"
+    if curve.linear_from is None:
+        return f"{head}; still growing faster than linear at k={ks[-1]}"
+    return (f"{head}; from k={curve.linear_from} on each added replica adds at most the average per replica "
+            f"(+5 %), the curve grows linearly again" + (f": {steps}" if steps else ""))
 
 
 def run_study(study: CacheStudy, panels: list[str] | None, out: Path, show_progress: bool,

@@ -147,9 +147,9 @@ class CacheTierFigure(Study[argparse.Namespace]):
         wide = Console(width=160)
         wide.print(_summary(outcome.extra, outcome.rows))
         for line in findings(outcome.extra, outcome.rows):
-            wide.print("• " + line)
+            wide.print("• " + line, markup=False, highlight=False)
         for line in outcome.config.get("sensitivity_summary", []):
-            wide.print("◦ " + line)
+            wide.print("◦ " + line, markup=False, highlight=False)
 
     def footer(self, out: Path, path: Path, plots: list[Path], outcome: Outcome) -> list[str]:
         return [f"results: {path} and {out / 'result.csv'}",
