@@ -7,10 +7,10 @@ dispatcher program run on the sender CPUs side by side (:class:`NetnsPair` ``que
 is either the in-kernel replayer (``xdp-live``: an XDP program run with BPF_PROG_RUN in
 live-frames mode writes the next trace frame and transmits it) or an AF_PACKET socket
 (``sendmmsg``); the replayer offers several times the packets per sender CPU, so fewer sender
-CPUs saturate more workers. The
-worker program runs on n other CPUs (1 logical worker per CPU, k = n, RSS over the 5-tuple). After
-a warm-up, the kernel's own per-worker packet counters are read at the start and at the end of
-a timed window: classified packets per wall second over that window is the throughput.
+CPUs saturate more workers. The worker program runs on n other CPUs (1 logical worker per CPU,
+k = n, RSS over the 5-tuple). After a warm-up, the kernel's own per-worker packet counters are
+read at the start and at the end of a timed window: classified packets per wall second over that
+window is the throughput.
 
 What limits a point is said with it: where the senders offered more than was classified (the
 cpumap queues of the workers overflowed and dropped), the workers were the limit; where almost
