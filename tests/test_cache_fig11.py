@@ -5,6 +5,8 @@ project's own services code), skipped only where the binaries are not installed.
 from __future__ import annotations
 
 import itertools
+import os
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -77,6 +79,47 @@ def test_fig11_goes_past_the_papers_15_replicas_and_says_where_growth_is_linear_
     assert "still growing faster than linear at k=15" in (linear_growth(rising) or "")
     assert linear_growth([{"k": 1, "speedup_work": 1.0}, {"k": 2, "speedup_work": None}, {"k": 3}]) is None
     assert linear_growth([{"k": k, "speedup_work": 0.99 * k} for k in (1, 2, 4, 8)]) is None
+
+
+def test_calibration_runs_pin_the_replica_and_the_client_apart() -> None:
+    from superlinear.experiments.cachetier_driver import participants_apart
+
+    replica = subprocess.Popen(["sleep", "30"])
+    try:
+        mine = os.sched_getaffinity(0)
+        with participants_apart(replica.pid) as where:
+            if len(mine) >= 2:
+                cpus = sorted(mine)
+                assert where == f"memcached CPU {cpus[0]}, client CPU {cpus[1]}"
+                assert os.sched_getaffinity(replica.pid) == {cpus[0]} and os.sched_getaffinity(0) == {cpus[1]}
+            else:
+                assert where is None
+        assert os.sched_getaffinity(0) == mine and os.sched_getaffinity(replica.pid) == mine
+    finally:
+        replica.kill()
+        replica.wait()
+    with participants_apart(2**22 + 7) as where:  # no such process
+        assert where is None
+
+
+def test_the_unit_costs_come_from_the_calibration_runs_and_their_reads_are_checked() -> None:
+    from superlinear.experiments.cachetier_driver import add_speedups, aggregate_rounds, fold_calibration
+
+    def run(k: int, memcached_cpu: int, **extra: Any) -> dict[str, Any]:
+        return {"panel": "joint", "dispatch": "hash", "k": k, "round": 0, "replica_requests": [10] * k,
+                "replica_fills": [6] * k, "replica_cpu_sum_ns": memcached_cpu * k, "db_backend_cpu_sum_ns": 600,
+                "db_reads": 6, "client_cpu_ns": 1000, "client_miss_cpu_ns": 600, "requests": 10, "reads_past_cache": 6,
+                "threads": 4, "db_connections": 4, "hit_rate": 0.4, "workload": "uniform", "backend": "joint",
+                "throughput_rps_measured": 1.0, "throughput_rps_projected": 1.0, "wrong_values": 0, **extra}
+
+    rows = [run(1, 320), run(2, 320), run(1, 160, calibration="memcached CPU 0, client CPU 1", wrong_values=2)]
+    add_speedups(rows)
+    fold_calibration(rows)
+    # 160 ns of memcached CPU over 16 operations: the calibration run's 10, not the k = 1 row's 20.
+    assert rows[0]["unit_costs_ns"]["memcached"] == pytest.approx(10.0)
+    assert rows[1]["unit_costs_from"] == "1 calibration runs at k = 1 (memcached CPU 0, client CPU 1)"
+    (k1, _) = aggregate_rounds([r for r in rows if not r.get("calibration")])
+    assert (k1["calibration_requests"], k1["calibration_wrong_values"]) == (10, 2)
 
 
 def test_cache_advise_cli_and_its_errors(cli: Any, tmp_path: Path) -> None:

@@ -16,22 +16,27 @@ Speedups carry their kind (DESIGN.md):
   participant's, or the client threads' mean request path (closed loops wait for their servers),
   whichever is longer.
 * ``speedup_work``: exact operation counts of each run (gets and fills per replica, database
-  queries, requests, reads past the cache) × unit CPU costs calibrated on the k = 1 run, under the
-  same two bounds (:mod:`superlinear.cache.work`). The counts are what the routing and the hit rate
+  queries, requests, reads past the cache) × unit CPU costs calibrated at k = 1, under the same
+  two bounds (:mod:`superlinear.cache.work`). The counts are what the routing and the hit rate
   decide; the unit costs are fixed, so this kind is free of the noise that other processes on a
-  shared machine add to CPU times.
+  shared machine add to CPU times. The unit costs come from a calibration run per panel and
+  round (k = 1, not shown as a row) with the replica and the client threads pinned to different
+  CPUs, as on the kind's ideal cores: unpinned, the scheduler sometimes puts them on one CPU,
+  where memcached and the client spend about half the CPU per operation, and the peak over
+  linear moved by a fifth between runs (docs/results/cache-tier.md).
 * ``speedup_eq3``: the paper's Eq. 3 (with s = 0) evaluated with the measured single-replica hit
   rate δ and the miss penalty ρ from the unit costs: a model, not a measurement.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import statistics
 import tempfile
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -97,15 +102,67 @@ def run_points(study: CacheStudy, panels: list[CachePanel], router: str, k: int,
     return rows
 
 
+@contextlib.contextmanager
+def participants_apart(replica_pid: int) -> Iterator[str | None]:
+    """Pins the replica's threads to one CPU and this thread (so the client threads it starts) to
+    another, restoring both afterwards; yields where (``"memcached CPU a, client CPU b"``), or
+    None where it cannot (one CPU, or the replica's affinity cannot be set)."""
+    mine = os.sched_getaffinity(0)
+    cpus = sorted(mine)
+    try:
+        before = {int(t): os.sched_getaffinity(int(t)) for t in os.listdir(f"/proc/{replica_pid}/task")}
+    except OSError:
+        before = {}
+    if len(cpus) < 2 or not before:
+        yield None
+        return
+    try:
+        for t in before:
+            os.sched_setaffinity(t, {cpus[0]})
+        os.sched_setaffinity(0, {cpus[1]})
+    except OSError:
+        os.sched_setaffinity(0, mine)
+        yield None
+        return
+    try:
+        yield f"memcached CPU {cpus[0]}, client CPU {cpus[1]}"
+    finally:
+        os.sched_setaffinity(0, mine)
+        for t, m in before.items():
+            with contextlib.suppress(OSError):
+                os.sched_setaffinity(t, m)
+
+
+def calibration_points(study: CacheStudy, panels: list[CachePanel], replicas: list[str], dsn: str,
+                       replica_pid: int, seed: int) -> list[Row]:
+    """One k = 1 run of every panel that has k = 1, with the replica and the client threads on
+    different CPUs (:func:`participants_apart`): the runs a panel's unit costs come from."""
+    at = [p for p in panels if 1 in p.ks]
+    if not at:
+        return []
+    with participants_apart(replica_pid) as where:
+        points = run_points(study, at, at[0].routers[0], 1, replicas, dsn, seed=seed)
+    for r in points:
+        r["calibration"] = where or "unpinned (fewer than 2 CPUs)"
+    return points
+
+
 def add_speedups(rows: list[Row]) -> None:
-    """Speedups against k = 1 of the same panel and router, with their kinds; Eq. 3 as a model."""
+    """Speedups against k = 1 of the same panel and router, with their kinds; Eq. 3 as a model.
+    Calibration rows (``calibration`` set) only give the unit costs; the caller drops them."""
     base: dict[tuple[str, str, int], Row] = {}
     for r in rows:
-        if r["k"] == 1:
+        if r["k"] == 1 and not r.get("calibration"):
             base[(r["panel"], r["dispatch"], r.get("round", 0))] = r
-    # The unit costs of a panel: the median over all its k = 1 runs (every router and round runs
-    # the same single replica), so that a round's noisy calibration moves no work speedup.
-    pooled = {p: UnitCosts.median_of([UnitCosts.from_row(b) for (bp, _, _), b in base.items() if bp == p])
+    # The unit costs of a panel: the median over its calibration runs, or where it has none over
+    # all its k = 1 runs (every router and round runs the same single replica), so that a round's
+    # noisy calibration moves no work speedup.
+    calibrated: dict[str, list[UnitCosts]] = {}
+    for r in rows:
+        if r.get("calibration"):
+            calibrated.setdefault(r["panel"], []).append(UnitCosts.from_row(r))
+    pooled = {p: UnitCosts.median_of(calibrated.get(p)
+                                      or [UnitCosts.from_row(b) for (bp, _, _), b in base.items() if bp == p])
               for p in {bp for bp, _, _ in base}}
     for r in rows:
         b = base.get((r["panel"], r["dispatch"], r.get("round", 0)))
@@ -139,10 +196,18 @@ def add_speedups(rows: list[Row]) -> None:
             r["speedup_work_busiest"] = (r["requests"] / old) / (b["requests"] / old1) if old and old1 else None
         r["miss_penalty_rho"] = unit.rho
         r["unit_costs_ns"] = dataclasses.asdict(unit)
+        r["unit_costs_from"] = (f"{len(calibrated[r['panel']])} calibration runs at k = 1 "
+                                f"({calibrated_where(rows, r['panel'])})" if r["panel"] in calibrated
+                                else "the k = 1 runs")
         if r["dispatch"] == "hash" and not r["workload"].startswith("zipf"):
             # Eq. 3 assumes uniform requests over the rows the caches can be asked for (all rows,
             # or the hot set): δ = the single replica's measured hit rate.
             r["speedup_eq3"] = eq3_speedup(r["k"], b["hit_rate"], unit.rho, r["backend"])
+
+
+def calibrated_where(rows: list[Row], panel: str) -> str:
+    """How a panel's calibration runs were placed (the first one's note)."""
+    return next(str(r["calibration"]) for r in rows if r.get("calibration") and r["panel"] == panel)
 
 
 def eq3_speedup(k: int, delta: float, rho: float, backend: str, s: float = 0.0) -> float:
@@ -306,8 +371,9 @@ def findings(study: CacheStudy, rows: list[Row]) -> list[str]:
                            f"{r['throughput_rps_measured']:,.0f} req/s measured, "
                            f"{(r['throughput_rps_projected'] or 0):,.0f} req/s projected, "
                            f"{(r['throughput_rps_work'] or 0):,.0f} req/s work (bottleneck {r['work_bottleneck']})")
-        wrong = sum(r["wrong_values"] for r in pr)
-        out.append(f"{panel.name}: {wrong} wrong values in {sum(r['requests'] for r in pr):,} reads (count)")
+        wrong = sum(r["wrong_values"] + r.get("calibration_wrong_values", 0) for r in pr)
+        reads = sum(r["requests"] + r.get("calibration_requests", 0) for r in pr)
+        out.append(f"{panel.name}: {wrong} wrong values in {reads:,} reads, calibration runs included (count)")
     return out
 
 
@@ -355,8 +421,15 @@ def run_study(study: CacheStudy, panels: list[str] | None, out: Path, show_progr
             _native.cache_load(dsn, study.rows, TABLE, False)
             routers = list(dict.fromkeys(r for p in chosen for r in p.routers))
             ks = sorted({k for p in chosen for k in p.ks})
-            # Rounds are interleaved: every round runs every (router, k) once, in the same order.
+            # Rounds are interleaved: every round runs every (router, k) once, in the same order,
+            # after the round's calibration run.
             for rnd in range(study.repeats):
+                progress.update(task, description=f"{study.name}: round {rnd + 1}/{study.repeats}, calibration")
+                cal = calibration_points(study, chosen, state.addresses(), dsn, state.memcached[0].pid,
+                                         seed=1 + 104_729 * rnd)
+                for r in cal:
+                    r["round"] = rnd
+                rows.extend(cal)
                 for router in routers:
                     for k in ks:
                         at = [p for p in chosen if router in p.routers and k in p.ks]
@@ -375,7 +448,20 @@ def run_study(study: CacheStudy, panels: list[str] | None, out: Path, show_progr
     order = [p.name for p in study.panels]
     rows.sort(key=lambda r: (order.index(r["panel"]), r["dispatch"], r["k"], r["round"]))
     add_speedups(rows)
-    return aggregate_rounds(rows)
+    fold_calibration(rows)
+    return aggregate_rounds([r for r in rows if not r.get("calibration")])
+
+
+def fold_calibration(rows: list[Row]) -> None:
+    """Carries each calibration run's reads and wrong or stale values on the k = 1 row of the same
+    panel and round (first router), so that no value a calibration read got wrong goes uncounted."""
+    for cal in (r for r in rows if r.get("calibration")):
+        row = next((r for r in rows if not r.get("calibration") and r["panel"] == cal["panel"] and r["k"] == 1
+                    and r.get("round") == cal.get("round")), None)
+        if row is not None:
+            row["calibration_requests"] = row.get("calibration_requests", 0) + cal["requests"]
+            row["calibration_wrong_values"] = (row.get("calibration_wrong_values", 0) + cal["wrong_values"]
+                                               + cal.get("stale_values", 0) + cal.get("errors", 0))
 
 
 #: Figures of a cache row whose median and range over the rounds a row carries.
@@ -384,7 +470,8 @@ CACHE_RANGED = ("speedup_work", "speedup_work_busiest", "speedup_projected", "sp
                 "throughput_rps_measured", "throughput_rps_projected", "throughput_rps_work", "miss_penalty_rho",
                 "max_over_mean_load", "machine_utilisation")
 #: Counts summed over the rounds.
-CACHE_SUMMED = ("requests", "wrong_values", "stale_values", "errors", "missing", "db_reads")
+CACHE_SUMMED = ("requests", "wrong_values", "stale_values", "errors", "missing", "db_reads", "calibration_requests",
+                "calibration_wrong_values")
 
 
 def aggregate_rounds(rows: list[Row]) -> list[Row]:

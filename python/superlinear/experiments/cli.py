@@ -156,7 +156,8 @@ class CacheTierFigure(Study[argparse.Namespace]):
                 "plots:   " + ", ".join(str(p) for p in plots if p.suffix == ".png")]
 
     def exit_code(self, outcome: Outcome) -> int:
-        wrong = sum(r["wrong_values"] + r.get("stale_values", 0) for r in outcome.rows)
+        wrong = sum(r["wrong_values"] + r.get("stale_values", 0) + r.get("calibration_wrong_values", 0)
+                    for r in outcome.rows)
         return 0 if wrong == 0 and not any(math.isnan(r["hit_rate"]) for r in outcome.rows) else 1
 
 
