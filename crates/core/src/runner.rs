@@ -3,10 +3,11 @@
 //! * [`run_projected`]: the dispatcher splits the stream (its CPU time is the serial part), then
 //!   each worker serves its own stream on a pool of at most `parallel` threads, so no two workers
 //!   ever share a core; each worker's own thread CPU time is taken. Valid for any k.
-//! * [`run_threaded`]: a dispatcher thread and k worker threads connected by bounded
-//!   single-producer single-consumer rings carrying batches; wall-clock time. With
-//!   [`Placement::OneCorePerWorker`] this is the measured speedup (meaningful for k ≤ cores);
-//!   with [`Placement::SingleCore`] all workers share one CPU (paper Fig. 5c).
+//! * [`run_threaded`]: a dispatcher thread (or D of them, [`run_threaded_dispatchers`]) and k
+//!   worker threads connected by bounded single-producer single-consumer rings carrying
+//!   batches; wall-clock time. With [`Placement::OneCorePerWorker`] this is the measured
+//!   speedup (meaningful for k ≤ cores, or k + D ≤ cores with D dispatchers); with
+//!   [`Placement::SingleCore`] all workers share one CPU (paper Fig. 5c).
 //!
 //! Both are generic over the request type, so packet classifiers reuse them unchanged.
 
