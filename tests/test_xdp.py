@@ -8,6 +8,8 @@ traffic. Skipped, with the reason, where the datapath cannot be loaded."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
 import threading
@@ -184,6 +186,34 @@ def test_the_in_kernel_replayer_sends_the_trace_exactly(pair: Any) -> None:
         assert timed["sent"] > 0 and timed["elapsed_ns"] < 1.5e9
     with pytest.raises(_native.SuperlinearError, match=r"batch must be 1\.\.=256"):
         replayer.send({"netns": pair.tx_ns, "device": pair.tx_dev, "count": 1, "batch": 1024})
+
+
+@needs_xdp
+def test_ctrl_c_while_the_replayer_floods_stops_cleanly(tmp_path: Path) -> None:
+    # The senders are inside long native calls when Ctrl-C lands: they must stop at their next
+    # call and be waited for, not be torn down by the interpreter's exit (an abort).
+    rules, trace = tmp_path / "rules.txt", tmp_path / "trace.txt"
+    synthetic(150, 5, 4000).write(str(rules), str(trace))
+    proc = subprocess.Popen([sys.executable, "-m", "superlinear", "xdp-bench", "--rules", str(rules), "--trace",
+                             str(trace), "--studies", "throughput", "--no-nft", "--throughput-cpus", "1",
+                             "--duration", "60", "--out", str(tmp_path / "o")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        ours = f"{netns.PREFIX}-{proc.pid}-"
+        deadline = time.monotonic() + 60
+        while (not any(n.startswith(ours) for n in netns.list_namespaces()) and time.monotonic() < deadline
+               and proc.poll() is None):
+            time.sleep(0.05)
+        time.sleep(3.0)  # the datapath is loaded and the senders flood
+        os.kill(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "FATAL" not in err, err
+    assert not any(n.startswith(ours) for n in netns.list_namespaces())
 
 
 @needs_xdp

@@ -654,8 +654,10 @@ pub fn run_threaded_dispatchers<R: Copy + Default + Send + Sync>(
     placement: Placement,
 ) -> Accounting {
     let k = k.max(1);
-    let shares = dispatcher_shares(streams.counted, dispatchers.len().max(1));
-    let d = shares.len().min(dispatchers.len()).max(1);
+    assert!(!dispatchers.is_empty(), "a threaded run needs a dispatcher");
+    let shares = dispatcher_shares(streams.counted, dispatchers.len());
+    // Fewer shares than dispatchers only when there are fewer requests: the rest stay idle.
+    let d = shares.len();
     let cpus = allowed_cpus();
     let worker_cpu = |i: usize| -> Option<usize> {
         match placement {
@@ -764,10 +766,11 @@ pub fn run_threaded_dispatchers<R: Copy + Default + Send + Sync>(
         }
 
         let mut sides = Vec::with_capacity(d);
-        let mut inputs: Vec<_> = producers.into_iter().zip(recycled).collect();
-        for (j, (dispatcher, share)) in dispatchers.iter_mut().zip(&shares).enumerate().take(d) {
+        let ends = producers.into_iter().zip(recycled);
+        for (j, ((dispatcher, share), (producers, recycled))) in
+            dispatchers.iter_mut().zip(&shares).zip(ends).enumerate()
+        {
             let (ready, started, cpu) = (&ready, &started, dispatcher_cpu(j));
-            let (producers, recycled) = inputs.remove(0);
             let dispatcher: &mut dyn Dispatcher<R> = &mut **dispatcher;
             sides.push(s.spawn(move || {
                 if let Some(c) = cpu {

@@ -6,7 +6,8 @@
 //! (the exact check sends the trace once, optionally paced to `rate_pps`) or after `seconds`
 //! (throughput: as fast as possible, looping over the trace). Both can be combined; `start`
 //! picks the first frame, and the report says where the next call should continue, so a
-//! caller can send in slices (and stay responsive to Ctrl-C between them).
+//! caller can send in slices (and stay responsive to Ctrl-C between them). A stop requested
+//! through `superlinear_core::cancel` ends a send between two calls with `interrupted`.
 //!
 //! A frame the device refuses (`ENOBUFS`: veth's peer backlog was full, so the packet never
 //! reached the receiving side) is sent again after a short pause, never skipped: every counted
@@ -19,6 +20,7 @@ use crate::frame::Frames;
 use crate::netns;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::time::{Duration, Instant};
+use superlinear_core::cancel;
 use superlinear_core::cputime::{pin_current_thread, thread_cpu_ns};
 use superlinear_core::Error;
 
@@ -86,14 +88,14 @@ impl SendSpec {
         if frames.is_empty() {
             return Err(Error::config("no frames to send (the trace is empty)"));
         }
-        if self.batch == 0 || self.batch > MAX_BATCH {
-            return Err(Error::config(format!("batch must be 1..={MAX_BATCH}, got {}", self.batch)));
-        }
-        self.validate_timing()
+        self.validate_for(MAX_BATCH)
     }
 
-    /// Checks when to stop and the pace (every sender's part of the spec).
-    pub fn validate_timing(&self) -> Result<(), Error> {
+    /// Checks the batch against a sender's `max_batch`, when to stop and the pace.
+    pub fn validate_for(&self, max_batch: usize) -> Result<(), Error> {
+        if self.batch == 0 || self.batch > max_batch {
+            return Err(Error::config(format!("batch must be 1..={max_batch}, got {}", self.batch)));
+        }
         if self.count.is_none() && self.seconds.is_none() {
             return Err(Error::config("a send needs a packet count or a duration"));
         }
@@ -201,6 +203,10 @@ fn send_from_this_thread(frames: &Frames, spec: &SendSpec) -> Result<SendReport,
     let t0 = Instant::now();
     let c0 = thread_cpu_ns();
     while report.sent < limit {
+        // Ctrl-C (superlinear_core::cancel): stop between calls, not at the end of a duration.
+        if cancel::requested() {
+            return Err(cancel::interrupted());
+        }
         if duration.is_some_and(|d| t0.elapsed() >= d) {
             break;
         }

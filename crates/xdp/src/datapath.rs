@@ -12,7 +12,7 @@ use aya::maps::{Array, CpuMap, Map, MapData, PerCpuArray, PerCpuValues};
 use aya::programs::links::{FdLink, PinnedLink};
 use aya::programs::{ProgramInfo, Xdp, XdpFlags};
 use aya::util::nr_cpus;
-use aya::EbpfLoader;
+use aya::{Ebpf, EbpfLoader};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -133,6 +133,17 @@ fn cpu_count() -> Result<usize, Error> {
     nr_cpus().map_err(|(_, e)| kernel_err("count possible CPUs", e))
 }
 
+/// The XDP program `name` of a loaded object, through the verifier (`what` names it in errors).
+pub(crate) fn load_xdp<'a>(ebpf: &'a mut Ebpf, name: &str, what: &str) -> Result<&'a mut Xdp, Error> {
+    let prog: &mut Xdp = ebpf
+        .program_mut(name)
+        .ok_or_else(|| Error::config(format!("BPF object has no program {name}")))?
+        .try_into()
+        .map_err(|e| kernel_err(name, e))?;
+    prog.load().map_err(|e| kernel_err(&format!("verify {what}"), e))?;
+    Ok(prog)
+}
+
 /// Loads, configures, attaches and pins the datapath with `snap` as generation 0.
 pub fn load(spec: &LoadSpec, snap: &Snapshot, dir: &Path) -> Result<(), Error> {
     if let Some(why) = build_error() {
@@ -186,12 +197,7 @@ pub fn load(spec: &LoadSpec, snap: &Snapshot, dir: &Path) -> Result<(), Error> {
     pinned.write_generation(0, snap, &tables)?;
     set(&mut pinned.generation, "generation", 0, &0)?;
 
-    let worker: &mut Xdp = ebpf
-        .program_mut("sl_worker")
-        .ok_or_else(|| Error::config("BPF object has no program sl_worker".to_string()))?
-        .try_into()
-        .map_err(|e| kernel_err("sl_worker", e))?;
-    worker.load().map_err(|e| kernel_err("verify the worker program", e))?;
+    let worker = load_xdp(&mut ebpf, "sl_worker", "the worker program")?;
     worker.pin(dir.join("worker_prog")).map_err(|e| kernel_err("pin the worker program", e))?;
     let worker_fd = worker
         .fd()
@@ -209,12 +215,7 @@ pub fn load(spec: &LoadSpec, snap: &Snapshot, dir: &Path) -> Result<(), Error> {
         }
     }
 
-    let dispatch: &mut Xdp = ebpf
-        .program_mut("sl_dispatch")
-        .ok_or_else(|| Error::config("BPF object has no program sl_dispatch".to_string()))?
-        .try_into()
-        .map_err(|e| kernel_err("sl_dispatch", e))?;
-    dispatch.load().map_err(|e| kernel_err("verify the dispatcher program", e))?;
+    let dispatch = load_xdp(&mut ebpf, "sl_dispatch", "the dispatcher program")?;
     dispatch.pin(dir.join("dispatch_prog")).map_err(|e| kernel_err("pin the dispatcher program", e))?;
     let flags = if spec.generic { XdpFlags::SKB_MODE } else { XdpFlags::DRV_MODE };
     let id = dispatch.attach_to_if_index(spec.ifindex, flags).map_err(|e| {

@@ -1,22 +1,24 @@
 //! The in-kernel trace replayer of the throughput study (`xdp-bench --generator xdp-live`):
 //! `bpf/replay.bpf.c` run with `BPF_PROG_RUN` in live-frames mode on the sending device, so one
 //! system call puts thousands of trace frames on the wire without a socket buffer per packet.
-//! The `sendmmsg` sender ([`superlinear_nftbench::sender`]) tops out at about 0.4 M packets/s per
-//! sender CPU, which left a 16-CPU machine too few workers to saturate.
+//! The `sendmmsg` sender ([`superlinear_nftbench::sender`]) builds a socket buffer per packet,
+//! which takes several sender CPUs per saturated worker (docs/results/xdp.md).
 //!
 //! It takes the same [`SendSpec`] and gives the same [`SendReport`] as the `sendmmsg` sender:
 //! a count (paced or not) or a duration, a start in the trace, a CPU to run on. What it counts as
 //! sent is what the program handed to `XDP_TX`; a frame the device then drops (its peer's ring
 //! full) is not seen by the receiver, which the dispatcher's own count shows.
 
-use crate::datapath::{kernel_err, Aligned};
+use crate::datapath::{kernel_err, load_xdp, Aligned};
 use aya::maps::{Array, MapData};
-use aya::programs::Xdp;
 use aya::util::nr_cpus;
 use aya::{Ebpf, EbpfLoader};
 use std::os::fd::{AsFd, AsRawFd};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
+use superlinear_classify::trace::encode::FRAME_LEN;
+use superlinear_core::cancel;
 use superlinear_core::cputime::{pin_current_thread, thread_cpu_ns};
 use superlinear_core::Error;
 use superlinear_nftbench::frame::{Frames, STRIDE};
@@ -33,8 +35,8 @@ pub const MAX_LIVE_BATCH: usize = 256;
 /// last seen on that CPU (kept across sends, so a sender that works in slices stays busy).
 const FIRST_CALL: u64 = 1 << 16;
 /// Seconds an unpaced call aims to last. Every live-frames call sets up and tears down a page
-/// pool, which sleeps for an RCU grace period (about 20-30 ms on the VMs here), so calls must be
-/// long for the sender to be busy; short enough that a duration ends on time.
+/// pool, which sleeps for an RCU grace period, so calls must be long for the sender to be busy;
+/// short enough that a duration ends on time.
 const CALL_SECONDS: f64 = 0.5;
 /// Seconds of the trace a paced call sends at once (the pace holds over calls, not frames).
 const PACED_CALL_SECONDS: f64 = 0.05;
@@ -97,13 +99,18 @@ struct FrameSlot([u8; STRIDE]);
 // SAFETY: a plain byte array; every bit pattern is a valid value.
 unsafe impl aya::Pod for FrameSlot {}
 
+/// The frame a live-frames run starts from: the program writes a trace frame over it in full.
+/// A static, not a const, so that the pointer handed to the kernel is to one lasting place.
+static BLANK_FRAME: [u8; FRAME_LEN] = [0; FRAME_LEN];
+
 /// The replayer loaded with one trace's frames; shared by the sender threads.
 pub struct LiveReplayer {
-    // The maps and the program live as long as this handle.
-    ebpf: std::sync::Mutex<Ebpf>,
+    /// The program and the other maps, alive as long as this handle.
+    _object: Mutex<Ebpf>,
     prog_fd: i32,
+    /// Each CPU's cursor (`replay_cursors`), taken out of the object.
+    cursors: Mutex<Array<MapData, Cursor>>,
     frames: usize,
-    template: Vec<u8>,
     /// Frames per second last seen on each CPU (0: none yet).
     rates: Vec<AtomicU64>,
 }
@@ -136,56 +143,28 @@ impl LiveReplayer {
                 .map_err(|e| kernel_err("replay_settings", e))?;
             settings.set(0, frames.len() as u64, 0).map_err(|e| kernel_err("write replay_settings", e))?;
         }
-        let prog: &mut Xdp = ebpf
-            .program_mut("sl_replay")
-            .ok_or_else(|| Error::config("BPF object has no program sl_replay".to_string()))?
-            .try_into()
-            .map_err(|e| kernel_err("sl_replay", e))?;
-        prog.load().map_err(|e| kernel_err("verify the replayer program", e))?;
+        let prog = load_xdp(&mut ebpf, "sl_replay", "the replayer program")?;
         let prog_fd = prog.fd().map_err(|e| kernel_err("replayer program", e))?.as_fd().as_raw_fd();
+        let cursors = Array::try_from(ebpf.take_map("replay_cursors").expect("in the object"))
+            .map_err(|e| kernel_err("replay_cursors", e))?;
         Ok(Self {
-            ebpf: std::sync::Mutex::new(ebpf),
+            _object: Mutex::new(ebpf),
             prog_fd,
+            cursors: Mutex::new(cursors),
             frames: frames.len(),
-            template: frames.get(0).to_vec(),
             rates: (0..cpus).map(|_| AtomicU64::new(0)).collect(),
         })
     }
 
-    /// Number of frames in the trace.
-    pub fn len(&self) -> usize {
-        self.frames
-    }
-
-    /// Whether the trace is empty (never: [`LiveReplayer::new`] refuses that).
-    pub fn is_empty(&self) -> bool {
-        self.frames == 0
-    }
-
-    fn cursors(
-        &self,
-        f: impl FnOnce(&mut Array<&mut MapData, Cursor>) -> Result<Cursor, Error>,
-    ) -> Result<Cursor, Error> {
-        let mut ebpf = self.ebpf.lock().unwrap_or_else(|p| p.into_inner());
-        let mut map: Array<_, Cursor> = Array::try_from(ebpf.map_mut("replay_cursors").expect("in the object"))
-            .map_err(|e| kernel_err("replay_cursors", e))?;
-        f(&mut map)
-    }
-
     fn cursor(&self, cpu: usize) -> Result<Cursor, Error> {
-        self.cursors(|m| m.get(&(cpu as u32), 0).map_err(|e| kernel_err("read replay_cursors", e)))
+        let cursors = self.cursors.lock().unwrap_or_else(|p| p.into_inner());
+        cursors.get(&(cpu as u32), 0).map_err(|e| kernel_err("read replay_cursors", e))
     }
 
     /// Sends as `spec` says, from a thread of its own pinned to `spec.cpu` (or to the CPU it
     /// starts on); blocks until it is done.
     pub fn send(&self, spec: &SendSpec) -> Result<SendReport, Error> {
-        if spec.batch == 0 || spec.batch > MAX_LIVE_BATCH {
-            return Err(Error::config(format!(
-                "batch must be 1..={MAX_LIVE_BATCH} for the XDP replayer, got {}",
-                spec.batch
-            )));
-        }
-        spec.validate_timing()?;
+        spec.validate_for(MAX_LIVE_BATCH)?;
         std::thread::scope(|s| {
             s.spawn(|| self.send_from_this_thread(spec))
                 .join()
@@ -206,10 +185,11 @@ impl LiveReplayer {
         }
         let ifindex = netns::ifindex(&spec.device)?;
         let start = (spec.start % self.frames) as u64;
-        self.cursors(|m| {
-            m.set(cpu as u32, Cursor { next: start, sent: 0 }, 0).map_err(|e| kernel_err("write replay_cursors", e))?;
-            Ok(Cursor::default())
-        })?;
+        self.cursors
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .set(cpu as u32, Cursor { next: start, sent: 0 }, 0)
+            .map_err(|e| kernel_err("write replay_cursors", e))?;
         let limit = spec.count.unwrap_or(u64::MAX);
         let duration = spec.seconds.map(Duration::from_secs_f64);
         let left_at_start = spec.seconds.unwrap_or(CALL_SECONDS);
@@ -223,6 +203,10 @@ impl LiveReplayer {
             r => call_for(r as f64, left_at_start.min(CALL_SECONDS)),
         };
         while report.sent < limit {
+            // Ctrl-C (superlinear_core::cancel): stop between calls, not at the end of a duration.
+            if cancel::requested() {
+                return Err(cancel::interrupted());
+            }
             let left = duration.map(|d| d.saturating_sub(t0.elapsed()).as_secs_f64());
             if left.is_some_and(|l| l <= 0.0) {
                 break;
@@ -263,15 +247,14 @@ impl LiveReplayer {
 
     /// One `BPF_PROG_RUN` in live-frames mode: `repeat` runs of the program on the device.
     fn run(&self, ifindex: u32, repeat: u32, batch: u32) -> Result<(), Error> {
-        let mut data = self.template.clone();
-        let mut ctx = XdpMd { data_end: data.len() as u32, ingress_ifindex: ifindex, ..Default::default() };
+        let ctx = XdpMd { data_end: FRAME_LEN as u32, ingress_ifindex: ifindex, ..Default::default() };
         let attr = TestRunAttr {
             prog_fd: self.prog_fd as u32,
-            data_size_in: data.len() as u32,
-            data_in: data.as_mut_ptr() as u64,
+            data_size_in: FRAME_LEN as u32,
+            data_in: BLANK_FRAME.as_ptr() as u64,
             repeat,
             ctx_size_in: std::mem::size_of::<XdpMd>() as u32,
-            ctx_in: (&mut ctx as *mut XdpMd) as u64,
+            ctx_in: (&ctx as *const XdpMd) as u64,
             flags: BPF_F_TEST_XDP_LIVE_FRAMES,
             batch_size: batch,
             ..Default::default()
@@ -279,7 +262,7 @@ impl LiveReplayer {
         // SAFETY: `attr` is a valid, fully initialised `test` member of union bpf_attr (no implicit
         // padding: every byte is a field), and the size passed is exactly its size (the kernel
         // zero-extends shorter unions and requires the bytes past `batch_size` to be zero). The pointers in
-        // it (`data`, `ctx`) point at live buffers of the stated sizes that outlive the call;
+        // it (`BLANK_FRAME`, `ctx`) point at live buffers of the stated sizes that outlive the call;
         // in live-frames mode the kernel only reads them (no data_out or ctx_out is given).
         let rc = unsafe {
             libc::syscall(

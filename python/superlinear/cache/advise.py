@@ -190,14 +190,20 @@ def predict(dist: str, rows: int, items: int, rho: float, ks: Sequence[int],
     return CacheAdvice(f"trace:{trace}" if trace is not None else dist, rows, items, rho, n, tuple(curves))
 
 
+def curve_of(ks: Sequence[int], speedups: Sequence[float]) -> CacheCurve:
+    """Any speedup curve (measured, predicted) as a :class:`CacheCurve`, for its peak and its
+    return to linear."""
+    return CacheCurve("curve", tuple(ks), tuple(0.0 for _ in ks), tuple(speedups))
+
+
 def peak_of(ks: Sequence[int], speedups: Sequence[float]) -> int:
     """The peak (first k within :data:`PEAK_TOLERANCE` of the largest S(k)/k) of any curve."""
-    return CacheCurve("curve", tuple(ks), tuple(0.0 for _ in ks), tuple(speedups)).peak_k
+    return curve_of(ks, speedups).peak_k
 
 
 def measured_peak(ks: Sequence[int], speedups: Sequence[float]) -> int:
     """The peak (first k within :data:`PEAK_TOLERANCE` of the largest S(k)/k) of a measured curve."""
-    return CacheCurve("measured", tuple(ks), tuple(0.0 for _ in ks), tuple(speedups)).peak_k
+    return peak_of(ks, speedups)
 
 
 #: ρ the tier measured: a miss's request path (client, get, query, fill) over a hit's (client,

@@ -93,7 +93,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     default_hits = sum(s["default_hits"] for s in raw["stats"])
     doc: dict[str, Any] = {"rules_file": args.rules, "trace_file": args.trace, "algo": args.algo,
                            "dispatch": raw["dispatch"], "k": args.workers, "info": info, "cores": raw["cores"],
-                           "warmup": args.warmup, "dispatchers": args.dispatchers,
+                           "warmup": args.warmup, "dispatchers": args.dispatchers, "measure_asked": not args.no_measure,
                            "repeats": args.repeats, "mpps_projected": mpps,
                            "mpps_projected_runs": [p["requests"] * 1e3 / max(t, 1) for t in times],
                            "mpps_measured": m["requests"] * 1e3 / m["wall_ns"] if m and m["wall_ns"] else None,
@@ -154,13 +154,6 @@ def cmd_updates(args: argparse.Namespace, w: Any, info: dict[str, Any]) -> int:
     return 1 if args.check and report["mismatches"] else 0
 
 
-def measurable(doc: dict[str, Any]) -> bool:
-    """Whether the run's threads fit this machine's cores: k workers (the one dispatcher may share
-    a core), or k workers and D > 1 dispatchers."""
-    d = int(doc.get("dispatchers", 1))
-    return bool(doc["k"] <= doc["cores"] if d <= 1 else doc["k"] + d <= doc["cores"])
-
-
 def _print_run(doc: dict[str, Any], top: int) -> None:
     info = doc["info"]
     warm = f" (the first {doc['warmup']:,} a warm-up, left out of throughput and work)" if doc["warmup"] else ""
@@ -185,7 +178,7 @@ def _print_run(doc: dict[str, Any], top: int) -> None:
                   f"{max(p['worker_estimate_ns']) / 1e6:,.1f} ms calibrated, {max(p['worker_cpu_ns']) / 1e6:,.1f} ms "
                   "largest measured)"
                   + (f", {spread(doc['mpps_measured_runs'], ',.3f')} Mpps measured" if doc["mpps_measured"] else
-                     ", measured: skipped (--no-measure)" if doc["measured"] is None and measurable(doc) else
+                     ", measured: skipped (--no-measure)" if not doc["measure_asked"] else
                      f", measured: — (k + D = {doc['k'] + d} > {doc['cores']} cores)" if d > 1 else
                      f", measured: — (k = {doc['k']} > {doc['cores']} cores)"))
     console.print(f"  work: {doc['work_per_packet']:,.1f} rules compared and {doc['entries_moved_per_packet']:,.1f} "

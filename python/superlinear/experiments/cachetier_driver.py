@@ -44,7 +44,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from superlinear import _native
-from superlinear.cache.advise import LINEAR_TOLERANCE, CacheCurve
+from superlinear.cache.advise import LINEAR_TOLERANCE, curve_of
 from superlinear.cache.client import bench_row, client_config
 from superlinear.cache.services import Services
 from superlinear.cache.work import Counts, UnitCosts, busiest_participant_span, work_span
@@ -158,9 +158,11 @@ def add_speedups(rows: list[Row]) -> None:
     # all its k = 1 runs (every router and round runs the same single replica), so that a round's
     # noisy calibration moves no work speedup.
     calibrated: dict[str, list[UnitCosts]] = {}
+    placed: dict[str, str] = {}
     for r in rows:
         if r.get("calibration"):
             calibrated.setdefault(r["panel"], []).append(UnitCosts.from_row(r))
+            placed.setdefault(r["panel"], str(r["calibration"]))
     pooled = {p: UnitCosts.median_of(calibrated.get(p)
                                       or [UnitCosts.from_row(b) for (bp, _, _), b in base.items() if bp == p])
               for p in {bp for bp, _, _ in base}}
@@ -197,17 +199,12 @@ def add_speedups(rows: list[Row]) -> None:
         r["miss_penalty_rho"] = unit.rho
         r["unit_costs_ns"] = dataclasses.asdict(unit)
         r["unit_costs_from"] = (f"{len(calibrated[r['panel']])} calibration runs at k = 1 "
-                                f"({calibrated_where(rows, r['panel'])})" if r["panel"] in calibrated
+                                f"({placed[r['panel']]})" if r["panel"] in calibrated
                                 else "the k = 1 runs")
         if r["dispatch"] == "hash" and not r["workload"].startswith("zipf"):
             # Eq. 3 assumes uniform requests over the rows the caches can be asked for (all rows,
             # or the hot set): δ = the single replica's measured hit rate.
             r["speedup_eq3"] = eq3_speedup(r["k"], b["hit_rate"], unit.rho, r["backend"])
-
-
-def calibrated_where(rows: list[Row], panel: str) -> str:
-    """How a panel's calibration runs were placed (the first one's note)."""
-    return next(str(r["calibration"]) for r in rows if r.get("calibration") and r["panel"] == panel)
 
 
 def eq3_speedup(k: int, delta: float, rho: float, backend: str, s: float = 0.0) -> float:
@@ -386,7 +383,7 @@ def linear_growth(rr: list[Row]) -> str | None:
     if len(pts) < 3 or any(s is None for _, s in pts):
         return None
     ks, sp = tuple(k for k, _ in pts), tuple(float(s or 0.0) for _, s in pts)
-    curve = CacheCurve("work", ks, tuple(0.0 for _ in ks), sp)
+    curve = curve_of(ks, sp)
     if curve.peak_ratio < 1 + LINEAR_TOLERANCE:
         return None  # never superlinear: nothing to fall back from
     steps = ", ".join(f"{ks[i - 1]}→{ks[i]}: {(sp[i] - sp[i - 1]) / (ks[i] - ks[i - 1]):.2f} per replica "

@@ -29,6 +29,7 @@ from typing import Any
 
 from superlinear import _native
 from superlinear.common.errors import SuperlinearError
+from superlinear.common.interrupt import STOP_WAIT_S
 from superlinear.common.rows import Row
 from superlinear.nft.bench import median_range, send_frames
 from superlinear.nft.netns import NetnsPair
@@ -73,31 +74,40 @@ def _counters_at(dp: Any) -> tuple[float, list[int]]:
 
 
 def flood_point(dp: Any, w: Any, senders: tuple[int, ...], warmup: float, window: float,
-                nft_config: Any, generator: Any = None) -> dict[str, Any]:
+                nft_config: Any, generator: Any) -> dict[str, Any]:
     """One point: every sender floods for warm-up + window + a tail; the window's classified
     packets per second, what was offered and what was dropped. ``generator``: what sends
-    (anything with ``send``, as ``w`` has; default ``w``, the sendmmsg sender)."""
+    (``w`` itself, the sendmmsg sender, or an ``XdpReplayer``)."""
     n = w.packets()
-    gen = w if generator is None else generator
     seconds = warmup + window + 0.3
     reports: list[dict[str, int] | None] = [None] * len(senders)
     errors: list[BaseException] = []
 
     def send(i: int, cpu: int) -> None:
         try:
-            reports[i] = send_frames(dp.pair, gen, replace(nft_config, cpu=cpu), seconds=seconds,
+            reports[i] = send_frames(dp.pair, generator, replace(nft_config, cpu=cpu), seconds=seconds,
                                      start=i * n // len(senders))
         except BaseException as e:  # re-raised in the caller's thread
             errors.append(e)
 
     _native.xdp_reset(dp.pin)
+    _native.cancel_clear()
     threads = [threading.Thread(target=send, args=(i, cpu), daemon=True) for i, cpu in enumerate(senders)]
     for t in threads:
         t.start()
-    time.sleep(warmup)
-    t0, p0 = _counters_at(dp)
-    time.sleep(window)
-    t1, p1 = _counters_at(dp)
+    try:
+        time.sleep(warmup)
+        t0, p0 = _counters_at(dp)
+        time.sleep(window)
+        t1, p1 = _counters_at(dp)
+    except BaseException:
+        # Ctrl-C: the senders stop at their next call (superlinear_core::cancel) and are waited
+        # for, so that the interpreter never shuts down under a native send still running.
+        _native.cancel_request()
+        deadline = time.monotonic() + STOP_WAIT_S
+        for t in threads:
+            t.join(max(deadline - time.monotonic(), 0.0))
+        raise
     for t in threads:
         t.join()
     if errors:
