@@ -8,6 +8,7 @@ errors into one line and an exit status.
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from collections.abc import Sequence
 
@@ -65,6 +66,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("superlinear: interrupted", file=sys.stderr)
         return 130
+    finally:
+        if argv is None:
+            # The command (this process's one) is over and its result final: a Ctrl-C from here on
+            # could only turn it into a traceback, or a kill by the signal while the interpreter
+            # shuts down.
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 if __name__ == "__main__":
