@@ -150,3 +150,15 @@ def test_bad_dispatcher_counts_are_one_line(cli: Cli, generated: Path, extra: tu
     assert "Traceback" not in r.stderr
     # The error is the last line (argparse puts its usage above a bad value's).
     assert needle in r.stderr.strip().splitlines()[-1], r.stderr
+
+
+def test_the_measured_rate_in_json_is_the_median_of_the_measured_runs(cli: Cli, generated: Path) -> None:
+    # The median run is chosen by its projected time; its own measured rate can be any run's, so
+    # the document's measured rate is the median of the measured runs, as the text prints it.
+    r = cli("classify", "--rules", str(generated / "r.txt"), "--trace", str(generated / "t.bin"), "--workers", "1",
+            "--repeats", "3", "--json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    runs = doc["mpps_measured_runs"]
+    assert len(runs) == 3
+    assert doc["mpps_measured"] == sorted(runs)[1]

@@ -572,7 +572,8 @@ impl<R: Copy + Default> Rings<R> {
 }
 
 /// Threaded runs, one after another, until they span `min_timed` of wall-clock time (at least
-/// one, at most [`MAX_WINDOW_PASSES`]), each from a fresh dispatcher and fresh workers; the run
+/// one, at most [`MAX_WINDOW_PASSES`]), each from a fresh dispatcher and fresh workers, run r
+/// with the CPUs shifted by r (worker i on the (i + r)-th allowed CPU); the run
 /// of least wall-clock time is kept, with the number of runs in `worker_runs`. The same least-
 /// over-a-window rule as the projected runner's passes, so that measured and projected figures
 /// are taken alike and a gap between them is the model's, not the estimators'.
@@ -611,7 +612,12 @@ pub fn run_threaded_dispatchers_within<R: Copy + Default + Send + Sync>(
                 r
             })
             .collect();
-        let acc = run_threaded_dispatchers(streams, &mut refs, k, factory, placement);
+        // Each run shifts the CPUs by one, so that a window's runs try different placements: on
+        // a virtual machine some vCPUs can be slower for minutes (a neighbour on the host core's
+        // other hyperthread), and a pinned worker would stay on one. The projected runner's pool
+        // moves workers between CPUs from pass to pass and keeps each one's least time; taking the
+        // least wall clock over placements takes the measured kind alike.
+        let acc = run_threaded_placed(streams, &mut refs, k, factory, placement, runs as usize);
         runs += 1;
         if best.as_ref().is_none_or(|b| acc.wall_ns < b.wall_ns) {
             best = Some(acc);
@@ -653,12 +659,29 @@ pub fn run_threaded_dispatchers<R: Copy + Default + Send + Sync>(
     factory: &WorkerFactory<'_, R>,
     placement: Placement,
 ) -> Accounting {
+    run_threaded_placed(streams, dispatchers, k, factory, placement, 0)
+}
+
+/// [`run_threaded_dispatchers`] with the allowed CPUs rotated left by `shift` before the
+/// placement picks worker i's and dispatcher j's CPU.
+fn run_threaded_placed<R: Copy + Default + Send + Sync>(
+    streams: Streams<'_, R>,
+    dispatchers: &mut [&mut dyn Dispatcher<R>],
+    k: usize,
+    factory: &WorkerFactory<'_, R>,
+    placement: Placement,
+    shift: usize,
+) -> Accounting {
     let k = k.max(1);
     assert!(!dispatchers.is_empty(), "a threaded run needs a dispatcher");
     let shares = dispatcher_shares(streams.counted, dispatchers.len());
     // Fewer shares than dispatchers only when there are fewer requests: the rest stay idle.
     let d = shares.len();
-    let cpus = allowed_cpus();
+    let mut cpus = allowed_cpus();
+    if !cpus.is_empty() {
+        let n = cpus.len();
+        cpus.rotate_left(shift % n);
+    }
     let worker_cpu = |i: usize| -> Option<usize> {
         match placement {
             Placement::SingleCore => Some(cpus[0]),
