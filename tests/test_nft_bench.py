@@ -138,6 +138,7 @@ def test_emit_needs_no_trace(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     (["--rules", "x"], "--rules needs --trace"),
     ([], "nothing to run"),
     (["--data", "/nonexistent"], "--data must be a folder"),
+    (["--rules", "/", "--trace", "/"], "/: a folder (--rules wants a rules file)"),
 ])
 def test_bad_input_is_one_line(argv: list[str], want: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["nft-bench", *argv]) == 2

@@ -96,18 +96,24 @@ def rule_set_inputs(args: Any, options: dict[str, Any], trace_optional: bool = F
                          options) for s in sets]
 
 
+def require_file(path: str, what: str) -> None:
+    """Refuses, in one line, a ``what`` (rules, trace) path that is a folder or is not there."""
+    if Path(path).is_dir():
+        raise SuperlinearError(f"{path}: a folder (--{what} wants a {what} file)")
+    if not Path(path).is_file():
+        raise SuperlinearError(f"{path}: no such {what} file")
+
+
 def load_rules(inp: RuleSetInput) -> Any:
     """The rule set alone (a header made from it stands in for the trace): for ``--emit``."""
-    if not Path(inp.rules).is_file():
-        raise SuperlinearError(f"{inp.rules}: no such rules file")
+    require_file(inp.rules, "rules")
     return _native.NftWorkload.load(inp.rules, None, {**inp.options, "generate": 0})
 
 
 def load_workload(inp: RuleSetInput) -> Any:
     """The rule set and trace, read by the classifier's own readers."""
     for what, path in (("rules", inp.rules), ("trace", inp.trace)):
-        if not Path(path).is_file():
-            raise SuperlinearError(f"{path}: no such {what} file")
+        require_file(path, what)
     w = _native.NftWorkload.load(inp.rules, inp.trace, inp.options)
     if w.rules() == 0:
         raise SuperlinearError(f"{inp.rules}: no rules")
