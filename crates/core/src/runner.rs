@@ -613,10 +613,10 @@ pub fn run_threaded_dispatchers_within<R: Copy + Default + Send + Sync>(
             })
             .collect();
         // Each run shifts the CPUs by one, so that a window's runs try different placements: on
-        // a virtual machine some vCPUs can be slower for minutes (a neighbour on the host core's
-        // other hyperthread), and a pinned worker would stay on one. The projected runner's pool
-        // moves workers between CPUs from pass to pass and keeps each one's least time; taking the
-        // least wall clock over placements takes the measured kind alike.
+        // a virtual machine some vCPUs can run the same worker slower than others for a whole
+        // window, and a worker pinned to one would stay there. The projected runner's pool moves
+        // workers between CPUs from pass to pass and keeps each one's least time; the least wall
+        // clock over placements takes the measured kind alike.
         let acc = run_threaded_placed(streams, &mut refs, k, factory, placement, runs as usize);
         runs += 1;
         if best.as_ref().is_none_or(|b| acc.wall_ns < b.wall_ns) {
@@ -985,6 +985,33 @@ mod tests {
         assert!(once.dispatcher_blocked_ns.is_some_and(|b| b <= wall));
         let projected = run_projected(streams, &rr, 2, &factory, 2, 1, Duration::ZERO);
         assert!(projected.worker_serve_wall_ns.is_empty() && projected.dispatcher_blocked_ns.is_none());
+    }
+
+    #[test]
+    fn a_windows_threaded_runs_place_each_worker_on_the_allowed_cpus_in_turn() {
+        let cpus = allowed_cpus();
+        if cpus.len() < 2 {
+            return; // one CPU: every placement is the same
+        }
+        let requests: Vec<u64> = (0..2_000u64).collect();
+        let streams = Streams { warmup: &[], counted: &requests };
+        // The factory runs in the worker's thread after it is pinned: record where worker 0 is.
+        let seen = Mutex::new(Vec::new());
+        let factory = |i: usize| -> Box<dyn Worker> {
+            if i == 0 {
+                // SAFETY: sched_getcpu takes no arguments and only reads the calling thread's CPU.
+                let cpu = unsafe { libc::sched_getcpu() };
+                seen.lock().expect("no poisoned lock").push(cpu as usize);
+            }
+            Box::new(Spinner { per_request: 10, burst: 0 })
+        };
+        let rr = || -> Box<dyn Dispatcher> { Box::new(RoundRobinDispatcher::new(1)) };
+        let acc =
+            run_threaded_within(streams, &rr, 1, &factory, Placement::OneCorePerWorker, Duration::from_secs(3600));
+        assert_eq!(acc.worker_runs, vec![MAX_WINDOW_PASSES as u32]);
+        // Run r puts worker 0 on the r-th allowed CPU (modulo their number).
+        let want: Vec<usize> = (0..MAX_WINDOW_PASSES).map(|r| cpus[r % cpus.len()]).collect();
+        assert_eq!(seen.into_inner().expect("no poisoned lock"), want);
     }
 
     #[test]
