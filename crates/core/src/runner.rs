@@ -678,10 +678,8 @@ fn run_threaded_placed<R: Copy + Default + Send + Sync>(
     // Fewer shares than dispatchers only when there are fewer requests: the rest stay idle.
     let d = shares.len();
     let mut cpus = allowed_cpus();
-    if !cpus.is_empty() {
-        let n = cpus.len();
-        cpus.rotate_left(shift % n);
-    }
+    let n = cpus.len().max(1);
+    cpus.rotate_left(shift % n);
     let worker_cpu = |i: usize| -> Option<usize> {
         match placement {
             Placement::SingleCore => Some(cpus[0]),

@@ -201,11 +201,6 @@ def peak_of(ks: Sequence[int], speedups: Sequence[float]) -> int:
     return curve_of(ks, speedups).peak_k
 
 
-def measured_peak(ks: Sequence[int], speedups: Sequence[float]) -> int:
-    """The peak (first k within :data:`PEAK_TOLERANCE` of the largest S(k)/k) of a measured curve."""
-    return peak_of(ks, speedups)
-
-
 #: ρ the tier measured: a miss's request path (client, get, query, fill) over a hit's (client,
 #: get), from :data:`UNIT_COSTS_US` (see docs/results/cache-tier.md); pass ``--rho`` for your servers.
 DEFAULT_RHO = round(UNIT_COSTS_US.rho, 1)
@@ -247,5 +242,5 @@ def verify(advice: CacheAdvice, memory_mb: int, requests: int, out: str, show_pr
     # The same kind on both sides: the work kind predicted from simulated counts against the work
     # kind of the real runs (Eq. 3's peak is printed beside it as the paper's model).
     predicted = curve.work_peak_k if curve.work_peak_k is not None else curve.peak_k
-    return Verification(advice.dist, predicted, measured_peak([r["k"] for r in rows], work),
+    return Verification(advice.dist, predicted, peak_of([r["k"] for r in rows], work),
                         curve.hit_rates, tuple(float(r["hit_rate"]) for r in rows), tuple(work), curve.ks)

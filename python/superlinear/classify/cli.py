@@ -88,6 +88,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     p, m = median["projected"], median["measured"]
     assert p is not None
     walls = [r["measured"]["wall_ns"] for r in runs if r["measured"] and r["measured"]["wall_ns"]]
+    measured_runs = [p["requests"] * 1e3 / w for w in walls]
     mpps = p["requests"] * 1e3 / max(p["projected_ns"], 1)
     matches = [sum(s["matches"][i] for s in raw["stats"]) for i in range(info["rules"])] if raw["stats"] else []
     default_hits = sum(s["default_hits"] for s in raw["stats"])
@@ -98,9 +99,8 @@ def cmd_run(args: argparse.Namespace) -> int:
                            "mpps_projected_runs": [p["requests"] * 1e3 / max(t, 1) for t in times],
                            # The median of the measured runs, as the text shows it (the median
                            # run is the projection's, whose own measured rate can be any of them).
-                           "mpps_measured": statistics.median(p["requests"] * 1e3 / w for w in walls) if walls
-                           else None,
-                           "mpps_measured_runs": [p["requests"] * 1e3 / w for w in walls],
+                           "mpps_measured": statistics.median(measured_runs) if measured_runs else None,
+                           "mpps_measured_runs": measured_runs,
                            "projected": p, "measured": m, "work_per_packet": p["work_total"] / max(p["requests"], 1),
                            "entries_moved_per_packet": (p["entries_moved_total"] or 0) / max(p["requests"], 1),
                            "load_imbalance": p["load_imbalance"], "work_imbalance": p["work_imbalance"],
