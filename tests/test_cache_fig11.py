@@ -14,7 +14,7 @@ import pytest
 from test_cli import assert_clean_error
 
 from superlinear import _native
-from superlinear.cache.advise import eq3_hits, items_for, peak_of, predict
+from superlinear.cache.advise import UNIT_COSTS_US, eq3_hits, items_for, peak_of, predict
 from superlinear.cache.services import binaries_available
 from superlinear.experiments.fig11 import HOT_ROWS, ITEMS_PER_4MB, CachePanel, CacheStudy, fig11, workload_of
 
@@ -44,7 +44,11 @@ def test_advisor_finds_the_peak_where_the_replicas_hold_the_hot_set() -> None:
     assert 1.8 < h.peak_ratio < 2.2
     # The work kind (simulated counts × unit costs): superlinear, peaking where the hot set fits.
     assert h.work_speedups is not None and h.work_peak_k in (7, 8, 9)
-    assert 1.5 < max(w / k for w, k in zip(h.work_speedups, h.ks, strict=True)) < 2.0
+    # Below what a replica that binds at every k allows: at k = 1 it does a get and 1 − δ fills per
+    # read (δ = 1/8), past the peak a get.
+    u = UNIT_COSTS_US
+    ceiling = (u.memcached + 7 / 8 * u.memcached_fill) / u.memcached
+    assert 1.5 < max(w / k for w, k in zip(h.work_speedups, h.ks, strict=True)) < ceiling
     r = a.curve("random")
     assert max(abs(x - 1) for x in r.ratios) < 0.05
     assert a.rows_out()[0]["speedup_model"] == pytest.approx(1.0)
@@ -112,14 +116,20 @@ def test_the_unit_costs_come_from_the_calibration_runs_and_their_reads_are_check
                 "threads": 4, "db_connections": 4, "hit_rate": 0.4, "workload": "uniform", "backend": "joint",
                 "throughput_rps_measured": 1.0, "throughput_rps_projected": 1.0, "wrong_values": 0, **extra}
 
-    rows = [run(1, 320), run(2, 320), run(1, 160, calibration="memcached CPU 0, client CPU 1", wrong_values=2)]
+    where = "memcached CPU 0, client CPU 1"
+    rows = [run(1, 320), run(2, 320), run(1, 160, calibration=where, calibration_part="mixed", wrong_values=2),
+            run(1, 40, calibration=where, calibration_part="hits", replica_fills=[0])]
     add_speedups(rows)
     fold_calibration(rows)
-    # 160 ns of memcached CPU over 16 operations: the calibration run's 10, not the k = 1 row's 20.
-    assert rows[0]["unit_costs_ns"]["memcached"] == pytest.approx(10.0)
-    assert rows[1]["unit_costs_from"] == "1 calibration runs at k = 1 (memcached CPU 0, client CPU 1)"
+    # The hit run: 40 ns over 10 gets, 4 a get; the mixed run: 160 ns = 10 gets + 6 fills, 20 a fill.
+    # Not the k = 1 row's 20 per operation.
+    assert rows[0]["unit_costs_ns"]["memcached"] == pytest.approx(4.0)
+    assert rows[0]["unit_costs_ns"]["memcached_fill"] == pytest.approx(20.0)
+    assert rows[1]["unit_costs_from"] == f"2 calibration runs per round at k = 1 ({where})"
+    # The estimator before the split (one cost per memcached operation) stays beside it.
+    assert rows[1]["speedup_work_one_memcached_cost"] is not None
     (k1, _) = aggregate_rounds([r for r in rows if not r.get("calibration")])
-    assert (k1["calibration_requests"], k1["calibration_wrong_values"]) == (10, 2)
+    assert (k1["calibration_requests"], k1["calibration_wrong_values"]) == (20, 2)
 
 
 def test_cache_advise_cli_and_its_errors(cli: Any, tmp_path: Path) -> None:
@@ -148,6 +158,13 @@ def test_real_tier_hot_set_hit_rate_rises_to_one_with_key_hash(tmp_path: Path) -
     assert 0.25 < hits[0] < 0.45 and hits[-1] > 0.95, hits
     rand = [r["hit_rate"] for r in rows if r["dispatch"] == "random"]
     assert all(0.2 < h < 0.45 for h in rand), rand
+    # The unit costs come from three pinned k = 1 runs (the panel's reads, reads that all hit, a
+    # check at about 80 % hits), whose reads are counted with the k = 1 row's.
+    k1 = next(r for r in rows if r["k"] == 1 and r["dispatch"] == "hash")
+    assert k1["unit_costs_from"].startswith("3 calibration runs per round at k = 1"), k1["unit_costs_from"]
+    assert k1["calibration_requests"] == 3 * 3_000
+    check_hit_rate, *cpu_per_read = k1["memcached_cpu_check_ns"]
+    assert 0.7 < check_hit_rate < 0.9 and all(c > 0 for c in cpu_per_read), k1["memcached_cpu_check_ns"]
     # The advisor's peak is in the grid and where the measured hit rates put it (Eq. 3 on counts).
     predicted = predict("hot:40000", 60_000, items_for(2), 2.2, ks, ("hash",), requests=20_000).curve("hash").peak_k
     measured = peak_of(list(ks), [eq3_hits(k, hits[0], h, 2.2) for k, h in zip(ks, hits, strict=True)])
@@ -176,19 +193,27 @@ def test_work_kind_bounds_and_the_split_client_costs() -> None:
            "db_reads": 6, "client_cpu_ns": 1000, "client_miss_cpu_ns": 600, "requests": 10, "reads_past_cache": 6,
            "threads": 4, "db_connections": 4}
     u = UnitCosts.from_row(row)
-    assert (u.memcached, u.postgresql, u.client_hit, u.client_miss) == (10, 100, 40, 100)
+    assert (u.memcached, u.postgresql, u.client_hit, u.client_miss, u.memcached_fill) == (10, 100, 40, 100, 10)
     assert u.rho == pytest.approx((40 + 100 + 20 + 100) / (40 + 10))
     span, who = work_span(Counts.from_row(row), u)
     assert who == "client path" and span == pytest.approx((400 + 600 + 160 + 600) / 4)
     # One busy replica, every read a hit, many threads: the replica binds.
-    hot = Counts(replica_ops=[1000], requests=1000, past_cache=0, db_reads=0, threads=64, db_connections=4)
+    hot = Counts(replica_gets=[1000], replica_fills=[0], requests=1000, past_cache=0, db_reads=0, threads=64,
+                 db_connections=4)
     assert work_span(hot, u) == (10_000, "memcached")
+    # Two runs tell a get from a fill: 10 gets and 1 fill for 60 ns, 10 gets and 6 fills for 160.
+    split = UnitCosts.from_calibration({**row, "replica_fills": [1], "replica_cpu_sum_ns": 60}, row)
+    assert (split.memcached, split.memcached_fill) == (pytest.approx(4.0), pytest.approx(20.0))
+    assert split.client_hit == u.client_hit and split.rho == pytest.approx((40 + 100 + 4 + 20 + 100) / (40 + 4))
+    assert work_span(hot, split) == (pytest.approx(4_000), "memcached")
+    # Runs that fill alike cannot tell them apart: one cost per operation, as from one run.
+    assert UnitCosts.from_calibration(row, row) == u
     # k = 1 at hit rate δ against k = 10 at hit rate 1, with replicas so cheap the path binds.
-    cheap = UnitCosts(memcached=1e-3, postgresql=100, client_hit=40, client_miss=100)
+    cheap = UnitCosts(memcached=1e-3, postgresql=100, client_hit=40, client_miss=100, memcached_fill=1e-3)
     n, delta = 10_000, 0.25
     miss = int(n * (1 - delta))
-    one = Counts([n + miss], n, miss, miss, 4, 4)
-    ten = Counts([n // 10] * 10, n, 0, 0, 40, 40)
+    one = Counts([n], [miss], n, miss, miss, 4, 4)
+    ten = Counts([n // 10] * 10, [0] * 10, n, 0, 0, 40, 40)
     over_linear = work_span(one, cheap)[0] / work_span(ten, cheap)[0] / 10
     assert over_linear == pytest.approx(delta + (1 - delta) * cheap.rho, rel=1e-6)
     # The sensitivity study's ρ axis scales the database side of a miss to reach a given ρ.

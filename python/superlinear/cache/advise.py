@@ -36,10 +36,10 @@ from superlinear.common.rows import Row
 #: measured with memcached 1.6: ``curr_items`` after offering every row).
 ITEMS_PER_MB = 27_592 / 4
 
-#: CPU µs per memcached operation (get or fill), PostgreSQL query, client read and client read
-#: past the cache: the medians over the six k = 1 runs of ``reproduce fig11 --panel joint``
-#: (2-vCPU VM, docs/results/cache-tier.md); only their ratios matter.
-UNIT_COSTS_US = UnitCosts(memcached=21.7, postgresql=80.3, client_hit=22.6, client_miss=53.2)
+#: CPU µs per memcached get, PostgreSQL query, client read, client read past the cache and
+#: memcached fill: the medians over the four panels' calibrations of ``reproduce fig11`` (2-vCPU
+#: Intel VM, 2026-11-28; docs/results/cache-tier.md); only their ratios matter.
+UNIT_COSTS_US = UnitCosts(memcached=8.2, postgresql=26.4, client_hit=12.0, client_miss=22.5, memcached_fill=11.3)
 #: Client threads and database connections per replica (Fig. 11).
 PER_REPLICA = 4
 
@@ -66,7 +66,8 @@ def work_span(per: list[tuple[int, int]], k: int, costs: UnitCosts = UNIT_COSTS_
     and one fill, and there are 4 client threads and 4 connections per replica."""
     n = max(sum(r for _, r in per), 1)
     misses = sum(r - h for h, r in per)
-    counts = Counts(replica_ops=[2 * r - h for h, r in per], requests=n, past_cache=misses, db_reads=misses,
+    counts = Counts(replica_gets=[r for _, r in per], replica_fills=[r - h for h, r in per], requests=n,
+                    past_cache=misses, db_reads=misses,
                     threads=PER_REPLICA * k, db_connections=PER_REPLICA * k)
     return _work_span(counts, costs)[0] / n
 
@@ -218,6 +219,9 @@ class Verification:
     measured_hits: tuple[float, ...]
     measured_work: tuple[float, ...]
     ks: tuple[int, ...]
+    #: The unit costs the real tier's calibration gave (ns), next to the prediction's; None where
+    #: the run had no k = 1.
+    measured_costs: UnitCosts | None = None
 
     @property
     def peak_error(self) -> int:
@@ -242,5 +246,6 @@ def verify(advice: CacheAdvice, memory_mb: int, requests: int, out: str, show_pr
     # The same kind on both sides: the work kind predicted from simulated counts against the work
     # kind of the real runs (Eq. 3's peak is printed beside it as the paper's model).
     predicted = curve.work_peak_k if curve.work_peak_k is not None else curve.peak_k
+    costs = next((UnitCosts(**r["unit_costs_ns"]) for r in rows if r["k"] == 1 and r.get("unit_costs_ns")), None)
     return Verification(advice.dist, predicted, peak_of([r["k"] for r in rows], work),
-                        curve.hit_rates, tuple(float(r["hit_rate"]) for r in rows), tuple(work), curve.ks)
+                        curve.hit_rates, tuple(float(r["hit_rate"]) for r in rows), tuple(work), curve.ks, costs)

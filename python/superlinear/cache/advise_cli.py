@@ -5,6 +5,7 @@ runs the real tier at the same k and compares the peak."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -79,7 +80,9 @@ class CacheAdvise(Study[argparse.Namespace]):
                                   "peak_error": checked.peak_error, "ks": list(checked.ks),
                                   "measured_hit_rate": list(checked.measured_hits),
                                   "measured_speedup_work": list(checked.measured_work),
-                                  "predicted_hit_rate": list(checked.predicted_hits)}
+                                  "predicted_hit_rate": list(checked.predicted_hits),
+                                  "measured_unit_costs_ns": dataclasses.asdict(checked.measured_costs)
+                                  if checked.measured_costs else None}
         return Outcome(advice.rows_out(), recorded, extra=(advice, checked))
 
     def plot(self, out: Path, config: argparse.Namespace, outcome: Outcome) -> list[Path]:
@@ -115,6 +118,12 @@ class CacheAdvise(Study[argparse.Namespace]):
                           "measured: " + ", ".join(f"k={k} {p:.3f}/{m:.3f}" for k, p, m in
                                                    zip(checked.ks, checked.predicted_hits, checked.measured_hits,
                                                        strict=True)))
+            u = checked.measured_costs
+            if u is not None:
+                console.print(f"the real tier calibrated: memcached {u.memcached / 1e3:.1f} µs per get, "
+                              f"{u.memcached_fill / 1e3:.1f} per fill, query {u.postgresql / 1e3:.1f}, client "
+                              f"{u.client_hit / 1e3:.1f} + {u.client_miss / 1e3:.1f} past the cache: ρ = {u.rho:.2f} "
+                              f"(the prediction used {advice.rho:g}; --rho {u.rho:.1f} predicts with the tier's ρ)")
 
     def footer(self, out: Path, path: Path, plots: list[Path], outcome: Outcome) -> list[str]:
         return [f"results: {path}; plots: {', '.join(str(p) for p in plots if p.suffix == '.png')}"]

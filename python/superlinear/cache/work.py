@@ -14,7 +14,13 @@ A hit's path is a client read and a get; a miss adds the client's query and fill
 the fill. So the miss penalty ρ of Eq. 3 is the miss's path over the hit's, and where the client
 path is the longer bound at both ends, key hashing's speedup over linear is δ + (1 − δ)·ρ at full
 hit rate, as Eq. 3 says. Where a single-threaded replica is the longer bound, its work per request
-falls only from 2 − δ operations (get + fill) to 1: the paper's "replicas must be CPU-bounded".
+falls only from a get and 1 − δ fills to a get: the paper's "replicas must be CPU-bounded".
+
+A get and a fill are costed apart: a fill (a set that evicts, after a get that found nothing)
+costs memcached about 1.4 times what a get of a held key does, so one cost per operation,
+averaged where most reads miss, overcharges the hits that dominate once the hot set fits. One run
+cannot tell the two apart (memcached reports CPU, not CPU per command), so the driver calibrates
+them from two runs at k = 1 (:meth:`UnitCosts.from_calibration`).
 
 Used by the Fig. 11 driver (counts of real runs) and the advisor (counts of simulated LRUs), so
 the two compute the work kind the same way.
@@ -34,7 +40,7 @@ from superlinear.common.rows import Row
 class UnitCosts:
     """CPU nanoseconds (or any one unit) per operation."""
 
-    #: A memcached get or fill.
+    #: A memcached get.
     memcached: float
     #: A PostgreSQL query (its backend's CPU).
     postgresql: float
@@ -42,27 +48,50 @@ class UnitCosts:
     client_hit: float
     #: The client CPU a read past the cache adds (the query's protocol, the fill).
     client_miss: float
+    #: A memcached fill, with what a get of a missing key costs beyond a get of a held one.
+    memcached_fill: float
 
     @classmethod
     def from_row(cls, row: Row) -> UnitCosts:
-        """Calibrated on one run: CPU totals over the run's operation counts."""
+        """Calibrated on one run: CPU totals over the run's operation counts. One run cannot tell a
+        get's memcached CPU from a fill's, so both get the mean per operation (the estimator before
+        :meth:`from_calibration`; the driver keeps it as ``speedup_work_one_memcached_cost``)."""
         ops = sum(row["replica_requests"]) + sum(row["replica_fills"])
         miss_cpu = row["client_miss_cpu_ns"]
-        return cls(memcached=row["replica_cpu_sum_ns"] / max(ops, 1),
+        per_op = row["replica_cpu_sum_ns"] / max(ops, 1)
+        return cls(memcached=per_op,
                    postgresql=row["db_backend_cpu_sum_ns"] / max(row["db_reads"], 1),
                    client_hit=(row["client_cpu_ns"] - miss_cpu) / max(row["requests"], 1),
-                   client_miss=miss_cpu / max(row["reads_past_cache"], 1))
+                   client_miss=miss_cpu / max(row["reads_past_cache"], 1),
+                   memcached_fill=per_op)
+
+    @classmethod
+    def from_calibration(cls, hits: Row, mixed: Row) -> UnitCosts:
+        """Calibrated on two runs of one replica: ``hits``, where (nearly) every read hits (a hot set
+        the replica holds), and ``mixed``, the panel's own reads, mostly misses. Their memcached CPU
+        over their gets and fills is two equations in a get's and a fill's cost; the rest is
+        :meth:`from_row` of ``mixed``. Where the two runs do not tell gets from fills (the hit run
+        fills as often as the mixed one), both get the mean per operation, as in :meth:`from_row`."""
+        one = cls.from_row(mixed)
+        gh, fh = sum(hits["replica_requests"]), sum(hits["replica_fills"])
+        gm, fm = sum(mixed["replica_requests"]), sum(mixed["replica_fills"])
+        ch, cm = hits["replica_cpu_sum_ns"], mixed["replica_cpu_sum_ns"]
+        det = gh * fm - gm * fh
+        if gh == 0 or fm == 0 or det <= 0:
+            return one
+        get = (ch * fm - cm * fh) / det
+        fill = (gh * cm - gm * ch) / det
+        return dataclasses.replace(one, memcached=max(get, 0.0), memcached_fill=max(fill, 0.0))
 
     @classmethod
     def median_of(cls, runs: Sequence[UnitCosts]) -> UnitCosts:
         """Each unit's median over several calibration runs (the interleaved rounds' k = 1 runs)."""
-        return cls(*(statistics.median(getattr(u, f) for u in runs)
-                     for f in ("memcached", "postgresql", "client_hit", "client_miss")))
+        return cls(**{f.name: statistics.median(getattr(u, f.name) for u in runs) for f in dataclasses.fields(cls)})
 
     @property
     def least_rho(self) -> float:
         """ρ with a free database: a miss still costs the client's read, the get and the fill."""
-        return (self.client_hit + 2 * self.memcached) / max(self.hit_path, 1e-12)
+        return (self.client_hit + self.memcached + self.memcached_fill) / max(self.hit_path, 1e-12)
 
     def with_rho(self, rho: float) -> UnitCosts | None:
         """These costs with the database side of a miss (the query and the client's part past the
@@ -78,7 +107,7 @@ class UnitCosts:
 
     @property
     def miss_path(self) -> float:
-        return self.client_hit + self.client_miss + 2 * self.memcached + self.postgresql
+        return self.client_hit + self.client_miss + self.memcached + self.memcached_fill + self.postgresql
 
     @property
     def rho(self) -> float:
@@ -90,8 +119,10 @@ class UnitCosts:
 class Counts:
     """What one run (or one simulated run) did."""
 
-    #: Gets + fills each replica served.
-    replica_ops: Sequence[int]
+    #: Gets each replica served.
+    replica_gets: Sequence[int]
+    #: Fills each replica served.
+    replica_fills: Sequence[int]
     requests: int
     #: Reads that went past the cache (misses, delayed hits, bypasses).
     past_cache: int
@@ -101,7 +132,7 @@ class Counts:
 
     @classmethod
     def from_row(cls, row: Row) -> Counts:
-        return cls(replica_ops=[g + f for g, f in zip(row["replica_requests"], row["replica_fills"], strict=True)],
+        return cls(replica_gets=list(row["replica_requests"]), replica_fills=list(row["replica_fills"]),
                    requests=row["requests"], past_cache=row["reads_past_cache"],
                    db_reads=row["db_reads"], threads=row["threads"], db_connections=row["db_connections"])
 
@@ -110,12 +141,13 @@ def spans(counts: Counts, unit: UnitCosts) -> dict[str, float]:
     """Each participant's time on an ideal core (a replica's, a connection's, a client thread's own
     CPU) and the client threads' request path."""
     own = counts.requests * unit.client_hit + counts.past_cache * unit.client_miss
+    replicas = [g * unit.memcached + f * unit.memcached_fill
+                for g, f in zip(counts.replica_gets, counts.replica_fills, strict=True)]
     return {
-        "memcached": max(counts.replica_ops or [0]) * unit.memcached,
+        "memcached": max(replicas or [0.0]),
         "postgresql": counts.db_reads * unit.postgresql / max(counts.db_connections, 1),
         "client": own / max(counts.threads, 1),
-        "client path": (own + sum(counts.replica_ops) * unit.memcached + counts.db_reads * unit.postgresql)
-        / max(counts.threads, 1),
+        "client path": (own + sum(replicas) + counts.db_reads * unit.postgresql) / max(counts.threads, 1),
     }
 
 

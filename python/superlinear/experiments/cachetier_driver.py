@@ -19,11 +19,13 @@ Speedups carry their kind (DESIGN.md):
   queries, requests, reads past the cache) × unit CPU costs calibrated at k = 1, under the same
   two bounds (:mod:`superlinear.cache.work`). The counts are what the routing and the hit rate
   decide; the unit costs are fixed, so this kind is free of the noise that other processes on a
-  shared machine add to CPU times. The unit costs come from a calibration run per panel and
-  round (k = 1, not shown as a row) with the replica and the client threads pinned to different
+  shared machine add to CPU times. The unit costs come from calibration runs per panel and
+  round (k = 1, not shown as rows) with the replica and the client threads pinned to different
   CPUs, as on the kind's ideal cores: unpinned, the scheduler sometimes puts them on one CPU,
   where memcached and the client spend about half the CPU per operation, and the peak over
-  linear moved by a fifth between runs (docs/results/cache-tier.md).
+  linear moved by a fifth between runs (docs/results/cache-tier.md). A get and a fill are
+  costed apart (the panel's own reads and reads that all hit; a third run at another hit rate
+  checks them); ``speedup_work_one_memcached_cost`` keeps one cost per memcached operation.
 * ``speedup_eq3``: the paper's Eq. 3 (with s = 0) evaluated with the measured single-replica hit
   rate δ and the miss penalty ρ from the unit costs: a model, not a measurement.
 """
@@ -37,6 +39,7 @@ import statistics
 import tempfile
 import textwrap
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +47,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from superlinear import _native
-from superlinear.cache.advise import LINEAR_TOLERANCE, curve_of
+from superlinear.cache.advise import LINEAR_TOLERANCE, curve_of, items_for
 from superlinear.cache.client import bench_row, client_config
 from superlinear.cache.services import Services
 from superlinear.cache.work import Counts, UnitCosts, busiest_participant_span, work_span
@@ -133,18 +136,91 @@ def participants_apart(replica_pid: int) -> Iterator[str | None]:
                 os.sched_setaffinity(t, m)
 
 
+#: The calibration runs' hot sets as multiples of the items one replica holds: ``hits`` (every
+#: read hits once the replica is pre-filled) and ``check`` (about 80 % of them hit), the run that
+#: checks the get and fill costs the other two give.
+CALIBRATION_HOT_SETS = {"hits": 0.7, "check": 1.25}
+
+
+def calibration_dist(study: CacheStudy, part: str) -> str:
+    """Uniform reads over a hot set of :data:`CALIBRATION_HOT_SETS` ``[part]`` replicas' worth."""
+    return f"hot:{min(study.rows, int(CALIBRATION_HOT_SETS[part] * items_for(study.memory_mb)))}"
+
+
 def calibration_points(study: CacheStudy, panels: list[CachePanel], replicas: list[str], dsn: str,
                        replica_pid: int, seed: int) -> list[Row]:
-    """One k = 1 run of every panel that has k = 1, with the replica and the client threads on
-    different CPUs (:func:`participants_apart`): the runs a panel's unit costs come from."""
+    """Three k = 1 runs of every panel that has k = 1, with the replica and the client threads on
+    different CPUs (:func:`participants_apart`): the panel's own reads (``calibration_part``
+    ``mixed``), reads that all hit (``hits``) and reads of which about 80 % hit (``check``). The
+    first two give the panel's unit costs (:meth:`UnitCosts.from_calibration`: a get and a fill
+    costed apart); the third checks them (:class:`Calibration`)."""
     at = [p for p in panels if 1 in p.ks]
     if not at:
         return []
+    parts = ["mixed", *CALIBRATION_HOT_SETS]
+    runs = [p if part == "mixed" else dataclasses.replace(p, dist=calibration_dist(study, part))
+            for part in parts for p in at]
     with participants_apart(replica_pid) as where:
-        points = run_points(study, at, at[0].routers[0], 1, replicas, dsn, seed=seed)
-    for r in points:
+        points = run_points(study, runs, at[0].routers[0], 1, replicas, dsn, seed=seed)
+    for r, part in zip(points, [part for part in parts for _ in at], strict=True):
         r["calibration"] = where or "unpinned (fewer than 2 CPUs)"
+        r["calibration_part"] = part
     return points
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """A panel's unit costs: medians over its rounds' calibrations."""
+
+    #: A get and a fill costed apart (the work kind's costs).
+    costs: UnitCosts
+    #: One memcached cost per operation, the mean of the mixed run's (the estimator before).
+    one_cost: UnitCosts
+    #: How the costs were calibrated (runs and CPU placement).
+    source: str
+    #: The check run's hit rate and memcached CPU per read: measured, as the split costs predict it
+    #: from the run's gets and fills, as one cost per operation predicts it (medians over the rounds;
+    #: ns).
+    check: tuple[float, float, float, float] | None = None
+
+
+def panel_calibrations(rows: list[Row]) -> dict[str, Calibration]:
+    """Each panel's :class:`Calibration`. A panel without calibration runs takes the median over
+    its k = 1 runs (every router and round runs the same single replica), one cost per operation."""
+    parts: dict[tuple[str, int], dict[str, Row]] = {}
+    for r in rows:
+        if r.get("calibration"):
+            parts.setdefault((r["panel"], r.get("round", 0)), {})[r.get("calibration_part", "mixed")] = r
+    split: dict[str, list[UnitCosts]] = {}
+    one: dict[str, list[UnitCosts]] = {}
+    checks: dict[str, list[tuple[float, float, float, float]]] = {}
+    source: dict[str, str] = {}
+    for (panel, _), run in parts.items():
+        if "mixed" not in run:
+            continue
+        mixed = run["mixed"]
+        costs = UnitCosts.from_calibration(run["hits"], mixed) if "hits" in run else UnitCosts.from_row(mixed)
+        split.setdefault(panel, []).append(costs)
+        one.setdefault(panel, []).append(UnitCosts.from_row(mixed))
+        source.setdefault(panel, f"{len(run)} calibration runs per round at k = 1 ({mixed['calibration']})")
+        if "check" in run:
+            c = run["check"]
+            gets, fills, reads = sum(c["replica_requests"]), sum(c["replica_fills"]), max(c["requests"], 1)
+            checks.setdefault(panel, []).append((c["hit_rate"], c["replica_cpu_sum_ns"] / reads,
+                                                 (gets * costs.memcached + fills * costs.memcached_fill) / reads,
+                                                 (gets + fills) * one[panel][-1].memcached / reads))
+    for r in rows:
+        if r["k"] == 1 and not r.get("calibration") and r["panel"] not in source:
+            one.setdefault(r["panel"], []).append(UnitCosts.from_row(r))
+
+    def median_check(runs: list[tuple[float, float, float, float]]) -> tuple[float, float, float, float]:
+        hit_rate, measured, split_cost, one_cost = (statistics.median(c[i] for c in runs) for i in range(4))
+        return hit_rate, measured, split_cost, one_cost
+
+    return {p: Calibration(costs=UnitCosts.median_of(split.get(p) or u), one_cost=UnitCosts.median_of(u),
+                           source=source.get(p, "the k = 1 runs"),
+                           check=median_check(checks[p]) if p in checks else None)
+            for p, u in one.items()}
 
 
 def add_speedups(rows: list[Row]) -> None:
@@ -154,18 +230,9 @@ def add_speedups(rows: list[Row]) -> None:
     for r in rows:
         if r["k"] == 1 and not r.get("calibration"):
             base[(r["panel"], r["dispatch"], r.get("round", 0))] = r
-    # The unit costs of a panel: the median over its calibration runs, or where it has none over
-    # all its k = 1 runs (every router and round runs the same single replica), so that a round's
-    # noisy calibration moves no work speedup.
-    calibrated: dict[str, list[UnitCosts]] = {}
-    placed: dict[str, str] = {}
-    for r in rows:
-        if r.get("calibration"):
-            calibrated.setdefault(r["panel"], []).append(UnitCosts.from_row(r))
-            placed.setdefault(r["panel"], str(r["calibration"]))
-    pooled = {p: UnitCosts.median_of(calibrated.get(p)
-                                      or [UnitCosts.from_row(b) for (bp, _, _), b in base.items() if bp == p])
-              for p in {bp for bp, _, _ in base}}
+    # The unit costs of a panel: medians over its calibrations, so that a round's noisy
+    # calibration moves no work speedup.
+    calibrations = panel_calibrations(rows)
     for r in rows:
         b = base.get((r["panel"], r["dispatch"], r.get("round", 0)))
 
@@ -180,27 +247,26 @@ def add_speedups(rows: list[Row]) -> None:
         r["speedup_work"] = r["speedup_eq3"] = r["throughput_rps_work"] = r["work_bottleneck"] = None
         # Without a k = 1 run (the skew study) the row calibrates its own unit costs: the work
         # throughput then shows what the busiest participant's exact load allows.
-        unit = pooled[r["panel"]] if b is not None else UnitCosts.from_row(r)
+        unit = calibrations[r["panel"]].costs if b is not None else UnitCosts.from_row(r)
         counts = Counts.from_row(r)
-        if b is None:
-            span, who = work_span(counts, unit)
-            r["throughput_rps_work"] = r["requests"] * 1e9 / span if span else None
-            r["work_bottleneck"] = who
-            continue
-        base_counts = Counts.from_row(b)
         span, who = work_span(counts, unit)
-        span1, _ = work_span(base_counts, unit)
         r["throughput_rps_work"] = r["requests"] * 1e9 / span if span else None
         r["work_bottleneck"] = who
+        if b is None:
+            continue
+        base_counts = Counts.from_row(b)
+        span1, _ = work_span(base_counts, unit)
         if span and span1:
             r["speedup_work"] = (r["requests"] / span) / (b["requests"] / span1)
             old, old1 = (busiest_participant_span(c, unit) for c in (counts, base_counts))
             r["speedup_work_busiest"] = (r["requests"] / old) / (b["requests"] / old1) if old and old1 else None
+            one, one1 = (work_span(c, calibrations[r["panel"]].one_cost)[0] for c in (counts, base_counts))
+            r["speedup_work_one_memcached_cost"] = (r["requests"] / one) / (b["requests"] / one1) if one and one1 \
+                else None
         r["miss_penalty_rho"] = unit.rho
         r["unit_costs_ns"] = dataclasses.asdict(unit)
-        r["unit_costs_from"] = (f"{len(calibrated[r['panel']])} calibration runs at k = 1 "
-                                f"({placed[r['panel']]})" if r["panel"] in calibrated
-                                else "the k = 1 runs")
+        r["unit_costs_from"] = calibrations[r["panel"]].source
+        r["memcached_cpu_check_ns"] = calibrations[r["panel"]].check
         if r["dispatch"] == "hash" and not r["workload"].startswith("zipf"):
             # Eq. 3 assumes uniform requests over the rows the caches can be asked for (all rows,
             # or the hot set): δ = the single replica's measured hit rate.
@@ -368,10 +434,30 @@ def findings(study: CacheStudy, rows: list[Row]) -> list[str]:
                            f"{r['throughput_rps_measured']:,.0f} req/s measured, "
                            f"{(r['throughput_rps_projected'] or 0):,.0f} req/s projected, "
                            f"{(r['throughput_rps_work'] or 0):,.0f} req/s work (bottleneck {r['work_bottleneck']})")
+        cal = next((r for r in pr if r.get("unit_costs_ns") and r["k"] == 1), None)
+        if cal is not None:
+            out.append(calibration_finding(panel.name, cal))
         wrong = sum(r["wrong_values"] + r.get("calibration_wrong_values", 0) for r in pr)
         reads = sum(r["requests"] + r.get("calibration_requests", 0) for r in pr)
         out.append(f"{panel.name}: {wrong} wrong values in {reads:,} reads, calibration runs included (count)")
     return out
+
+
+def calibration_finding(panel: str, row: Row) -> str:
+    """The unit costs a panel's work kind used and, where a check run was made, how well the get
+    and fill costs predict memcached's CPU at another hit rate (and how well one cost did)."""
+    u = row["unit_costs_ns"]
+    text = (f"{panel}: unit costs from {row['unit_costs_from']}, medians: memcached {u['memcached'] / 1e3:.1f} µs per "
+            f"get, {u['memcached_fill'] / 1e3:.1f} µs per fill; query {u['postgresql'] / 1e3:.1f} µs; client "
+            f"{u['client_hit'] / 1e3:.1f} µs per read + {u['client_miss'] / 1e3:.1f} µs past the cache; ρ = "
+            f"{row['miss_penalty_rho']:.2f}")
+    check = row.get("memcached_cpu_check_ns")
+    if check:
+        hit, measured, split, one = check
+        text += (f"; check at hit rate {hit:.2f}: memcached CPU per read {measured / 1e3:.2f} µs measured, "
+                 f"{split / 1e3:.2f} predicted by get and fill ({split / measured - 1:+.0%}), {one / 1e3:.2f} by "
+                 f"one cost per operation ({one / measured - 1:+.0%})")
+    return text
 
 
 def linear_growth(rr: list[Row]) -> str | None:
