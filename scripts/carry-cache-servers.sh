@@ -25,8 +25,19 @@ pgbin=$(dirname "$initdb")
 pgver=$(basename "$(dirname "$pgbin")")
 
 case $target in
-    *.tar.xz) dir=$(mktemp -d)/cache-servers ;;
-    *) dir=$target ;;
+    *.tar.xz)
+        work=$(mktemp -d)
+        trap 'rm -rf "$work"' EXIT
+        dir=$work/cache-servers ;;
+    *)
+        dir=$target
+        # Replace only what an earlier run made, never a folder the user keeps something else in.
+        if [[ -e $dir && ! -e $dir/.carry-cache-servers ]]; then
+            if [[ ! -d $dir || -n $(ls -A "$dir") ]]; then
+                echo "carry-cache-servers: $dir exists and was not made by this script; name a new folder" >&2
+                exit 1
+            fi
+        fi ;;
 esac
 rm -rf "$dir"
 pglib=/usr/lib/postgresql/$pgver/lib
@@ -41,10 +52,16 @@ cp -a "/usr/share/postgresql/$pgver" "$dir/usr/share/postgresql/"
 
 # Every library the servers and those modules need, but glibc's (the machine's own glibc loads
 # them; these binaries need no newer one than Debian's).
-{
+deps=$({
     ldd "$memcached" "$pgbin/postgres" "$pgbin/initdb" "$pgbin/pg_ctl"
     find "$dir/usr/lib/postgresql/$pgver/lib" -name '*.so' -exec ldd {} +
-} 2>/dev/null | awk '$2 == "=>" && $3 ~ /^\// {print $3}' | sort -u |
+} 2>/dev/null || true)
+if grep -q 'not found' <<<"$deps"; then
+    echo "carry-cache-servers: a library the servers need is missing here:" >&2
+    grep 'not found' <<<"$deps" | sort -u >&2
+    exit 1
+fi
+awk '$2 == "=>" && $3 ~ /^\// {print $3}' <<<"$deps" | sort -u |
     grep -Ev '/(libc|libm|libdl|libpthread|librt|libresolv|libutil|ld-linux-x86-64)\.so' |
     while read -r lib; do cp -L "$lib" "$dir/lib/"; done
 
@@ -53,7 +70,9 @@ wrap() { # name, path of the real binary relative to DIR
 #!/bin/sh
 # $1 from $2, with the libraries carried beside it (scripts/carry-cache-servers.sh)
 d=\$(dirname "\$(readlink -f "\$0")")/..
-LD_LIBRARY_PATH="\$d/lib\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}" exec "\$d/$2" "\$@"
+LD_LIBRARY_PATH="\$d/lib\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}"
+export LD_LIBRARY_PATH
+exec "\$d/$2" "\$@"
 EOF
     chmod 755 "$dir/bin/$1"
 }
@@ -61,11 +80,11 @@ wrap memcached usr/bin/memcached
 for tool in initdb pg_ctl postgres; do
     wrap "$tool" "usr/lib/postgresql/$pgver/bin/$tool"
 done
+touch "$dir/.carry-cache-servers"
 chmod -R a+rX "$dir"
 
 if [[ $target == *.tar.xz ]]; then
-    tar -C "$(dirname "$dir")" -cJf "$target" cache-servers
-    rm -rf "$(dirname "$dir")"
+    tar -C "$work" -cJf "$target" cache-servers
     echo "$target: memcached $("$memcached" -V | cut -d' ' -f2) and PostgreSQL $pgver, $(du -h "$target" | cut -f1)"
 else
     echo "$dir: memcached $("$memcached" -V | cut -d' ' -f2) and PostgreSQL $pgver, $(du -sh "$dir" | cut -f1)"

@@ -44,11 +44,12 @@ def test_advisor_finds_the_peak_where_the_replicas_hold_the_hot_set() -> None:
     assert 1.8 < h.peak_ratio < 2.2
     # The work kind (simulated counts × unit costs): superlinear, peaking where the hot set fits.
     assert h.work_speedups is not None and h.work_peak_k in (7, 8, 9)
-    # Below what a replica that binds at every k allows: at k = 1 it does a get and 1 − δ fills per
-    # read (δ = 1/8), past the peak a get.
+    # Below what k = 1 takes per read (the longer of the replica's get and 1 − δ fills, δ = 1/8, and
+    # the path over 4 threads) over what a replica takes per read past the peak (a get, at least).
     u = UNIT_COSTS_US
-    ceiling = (u.memcached + 7 / 8 * u.memcached_fill) / u.memcached
-    assert 1.5 < max(w / k for w, k in zip(h.work_speedups, h.ks, strict=True)) < ceiling
+    one_read = max(u.memcached + 7 / 8 * u.memcached_fill,
+                   (u.client_hit + u.memcached + 7 / 8 * (u.client_miss + u.postgresql + u.memcached_fill)) / 4)
+    assert 1.5 < max(w / k for w, k in zip(h.work_speedups, h.ks, strict=True)) < one_read / u.memcached
     r = a.curve("random")
     assert max(abs(x - 1) for x in r.ratios) < 0.05
     assert a.rows_out()[0]["speedup_model"] == pytest.approx(1.0)
@@ -107,7 +108,12 @@ def test_calibration_runs_pin_the_replica_and_the_client_apart() -> None:
 
 
 def test_the_unit_costs_come_from_the_calibration_runs_and_their_reads_are_checked() -> None:
-    from superlinear.experiments.cachetier_driver import add_speedups, aggregate_rounds, fold_calibration
+    from superlinear.experiments.cachetier_driver import (
+        add_speedups,
+        aggregate_rounds,
+        calibration_finding,
+        fold_calibration,
+    )
 
     def run(k: int, memcached_cpu: int, **extra: Any) -> dict[str, Any]:
         return {"panel": "joint", "dispatch": "hash", "k": k, "round": 0, "replica_requests": [10] * k,
@@ -118,18 +124,24 @@ def test_the_unit_costs_come_from_the_calibration_runs_and_their_reads_are_check
 
     where = "memcached CPU 0, client CPU 1"
     rows = [run(1, 320), run(2, 320), run(1, 160, calibration=where, calibration_part="mixed", wrong_values=2),
-            run(1, 40, calibration=where, calibration_part="hits", replica_fills=[0])]
+            run(1, 40, calibration=where, calibration_part="hits", replica_fills=[0]),
+            run(1, 100, calibration=where, calibration_part="check", replica_fills=[2], hit_rate=0.8)]
     add_speedups(rows)
     fold_calibration(rows)
     # The hit run: 40 ns over 10 gets, 4 a get; the mixed run: 160 ns = 10 gets + 6 fills, 20 a fill.
     # Not the k = 1 row's 20 per operation.
     assert rows[0]["unit_costs_ns"]["memcached"] == pytest.approx(4.0)
     assert rows[0]["unit_costs_ns"]["memcached_fill"] == pytest.approx(20.0)
-    assert rows[1]["unit_costs_from"] == f"2 calibration runs per round at k = 1 ({where})"
-    # The estimator before the split (one cost per memcached operation) stays beside it.
-    assert rows[1]["speedup_work_one_memcached_cost"] is not None
+    assert rows[1]["unit_costs_from"] == f"3 calibration runs per round at k = 1 ({where})"
+    # The estimator before the split (one cost per memcached operation, 10 ns) stays beside it: the
+    # client path binds at both k, (1000 + 160 + 600) / 4 ns against (1000 + 320 + 600) / 4.
+    assert rows[1]["speedup_work_one_memcached_cost"] == pytest.approx(440 / 480)
+    # The check run (10 gets, 2 fills, 100 ns): 10 ns per read measured, 8 by get and fill, 12 by one cost.
+    assert rows[1]["memcached_cpu_check_ns"] == (0.8, pytest.approx(10.0), pytest.approx(8.0), pytest.approx(12.0))
+    line = calibration_finding("joint", rows[0])
+    assert "check at hit rate 0.80" in line and "(-20%)" in line and "(+20%)" in line, line
     (k1, _) = aggregate_rounds([r for r in rows if not r.get("calibration")])
-    assert (k1["calibration_requests"], k1["calibration_wrong_values"]) == (20, 2)
+    assert (k1["calibration_requests"], k1["calibration_wrong_values"]) == (30, 2)
 
 
 def test_cache_advise_cli_and_its_errors(cli: Any, tmp_path: Path) -> None:
@@ -203,11 +215,12 @@ def test_work_kind_bounds_and_the_split_client_costs() -> None:
     assert work_span(hot, u) == (10_000, "memcached")
     # Two runs tell a get from a fill: 10 gets and 1 fill for 60 ns, 10 gets and 6 fills for 160.
     split = UnitCosts.from_calibration({**row, "replica_fills": [1], "replica_cpu_sum_ns": 60}, row)
-    assert (split.memcached, split.memcached_fill) == (pytest.approx(4.0), pytest.approx(20.0))
+    assert split is not None and (split.memcached, split.memcached_fill) == (pytest.approx(4.0), pytest.approx(20.0))
     assert split.client_hit == u.client_hit and split.rho == pytest.approx((40 + 100 + 4 + 20 + 100) / (40 + 4))
     assert work_span(hot, split) == (pytest.approx(4_000), "memcached")
-    # Runs that fill alike cannot tell them apart: one cost per operation, as from one run.
-    assert UnitCosts.from_calibration(row, row) == u
+    # Runs that fill alike cannot tell them apart, nor can runs whose solution costs less than nothing.
+    assert UnitCosts.from_calibration(row, row) is None
+    assert UnitCosts.from_calibration({**row, "replica_fills": [1], "replica_cpu_sum_ns": 500}, row) is None
     # k = 1 at hit rate δ against k = 10 at hit rate 1, with replicas so cheap the path binds.
     cheap = UnitCosts(memcached=1e-3, postgresql=100, client_hit=40, client_miss=100, memcached_fill=1e-3)
     n, delta = 10_000, 0.25

@@ -45,6 +45,15 @@ def test_the_carried_servers_need_only_glibc_from_the_machine(tmp_path: Path) ->
                            env={"PATH": "/usr/bin:/bin"})
         assert v.returncode == 0 and v.stdout.strip(), (tool, v.stderr)
     assert "LD_LIBRARY_PATH" in (out / "bin" / "postgres").read_text()
+    # Run again, it replaces its own folder; it refuses a folder it did not make, and keeps it.
+    again = subprocess.run(["bash", str(SCRIPT), str(out)], capture_output=True, text=True, timeout=300, check=False)
+    assert again.returncode == 0, again.stderr
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    (kept / "notes.txt").write_text("mine")
+    refused = subprocess.run(["bash", str(SCRIPT), str(kept)], capture_output=True, text=True, check=False)
+    assert refused.returncode != 0 and "was not made by this script" in refused.stderr
+    assert (kept / "notes.txt").read_text() == "mine"
     # A missing target is a one-line usage error.
     bad = subprocess.run(["bash", str(SCRIPT)], capture_output=True, text=True, check=False)
     assert bad.returncode != 0 and "usage" in bad.stderr

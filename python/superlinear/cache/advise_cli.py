@@ -121,9 +121,10 @@ class CacheAdvise(Study[argparse.Namespace]):
             u = checked.measured_costs
             if u is not None:
                 console.print(f"the real tier calibrated: memcached {u.memcached / 1e3:.1f} µs per get, "
-                              f"{u.memcached_fill / 1e3:.1f} per fill, query {u.postgresql / 1e3:.1f}, client "
-                              f"{u.client_hit / 1e3:.1f} + {u.client_miss / 1e3:.1f} past the cache: ρ = {u.rho:.2f} "
-                              f"(the prediction used {advice.rho:g}; --rho {u.rho:.1f} predicts with the tier's ρ)")
+                              f"{u.memcached_fill / 1e3:.1f} µs per fill, query {u.postgresql / 1e3:.1f} µs, client "
+                              f"{u.client_hit / 1e3:.1f} µs + {u.client_miss / 1e3:.1f} µs past the cache: ρ = "
+                              f"{u.rho:.2f} (the prediction used {advice.rho:g}; --rho {u.rho:.1f} sets the tier's ρ "
+                              "by scaling the database side of a miss, the other costs stay the defaults')")
 
     def footer(self, out: Path, path: Path, plots: list[Path], outcome: Outcome) -> list[str]:
         return [f"results: {path}; plots: {', '.join(str(p) for p in plots if p.suffix == '.png')}"]

@@ -17,7 +17,7 @@ hit rate, as Eq. 3 says. Where a single-threaded replica is the longer bound, it
 falls only from a get and 1 − δ fills to a get: the paper's "replicas must be CPU-bounded".
 
 A get and a fill are costed apart: a fill (a set that evicts, after a get that found nothing)
-costs memcached about 1.4 times what a get of a held key does, so one cost per operation,
+costs memcached about 1.4 to 1.5 times what a get of a held key does, so one cost per operation,
 averaged where most reads miss, overcharges the hits that dominate once the hot set fits. One run
 cannot tell the two apart (memcached reports CPU, not CPU per command), so the driver calibrates
 them from two runs at k = 1 (:meth:`UnitCosts.from_calibration`).
@@ -66,22 +66,23 @@ class UnitCosts:
                    memcached_fill=per_op)
 
     @classmethod
-    def from_calibration(cls, hits: Row, mixed: Row) -> UnitCosts:
+    def from_calibration(cls, hits: Row, mixed: Row) -> UnitCosts | None:
         """Calibrated on two runs of one replica: ``hits``, where (nearly) every read hits (a hot set
         the replica holds), and ``mixed``, the panel's own reads, mostly misses. Their memcached CPU
         over their gets and fills is two equations in a get's and a fill's cost; the rest is
-        :meth:`from_row` of ``mixed``. Where the two runs do not tell gets from fills (the hit run
-        fills as often as the mixed one), both get the mean per operation, as in :meth:`from_row`."""
-        one = cls.from_row(mixed)
+        :meth:`from_row` of ``mixed``. None where the two runs do not tell gets from fills (the hit
+        run fills as often as the mixed one, or the solution has a cost below zero)."""
         gh, fh = sum(hits["replica_requests"]), sum(hits["replica_fills"])
         gm, fm = sum(mixed["replica_requests"]), sum(mixed["replica_fills"])
         ch, cm = hits["replica_cpu_sum_ns"], mixed["replica_cpu_sum_ns"]
         det = gh * fm - gm * fh
-        if gh == 0 or fm == 0 or det <= 0:
-            return one
+        if det <= 0:
+            return None
         get = (ch * fm - cm * fh) / det
         fill = (gh * cm - gm * ch) / det
-        return dataclasses.replace(one, memcached=max(get, 0.0), memcached_fill=max(fill, 0.0))
+        if get < 0 or fill < 0:
+            return None
+        return dataclasses.replace(cls.from_row(mixed), memcached=get, memcached_fill=fill)
 
     @classmethod
     def median_of(cls, runs: Sequence[UnitCosts]) -> UnitCosts:
