@@ -84,7 +84,9 @@ touch "$dir/.carry-cache-servers"
 chmod -R a+rX "$dir"
 
 if [[ $target == *.tar.xz ]]; then
-    tar -C "$work" -cJf "$target" cache-servers
+    # Written aside and renamed, so that an interrupted run leaves no truncated archive.
+    tar -C "$work" -cJf "$work/cache-servers.tar.xz" cache-servers
+    mv "$work/cache-servers.tar.xz" "$target"
     echo "$target: memcached $("$memcached" -V | cut -d' ' -f2) and PostgreSQL $pgver, $(du -h "$target" | cut -f1)"
 else
     echo "$dir: memcached $("$memcached" -V | cut -d' ' -f2) and PostgreSQL $pgver, $(du -sh "$dir" | cut -f1)"

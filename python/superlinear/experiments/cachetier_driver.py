@@ -181,7 +181,7 @@ class Calibration:
     #: The check run's hit rate and memcached CPU per read: measured, as the split costs predict it
     #: from the run's gets and fills, as one cost per operation predicts it (medians over the rounds;
     #: ns).
-    check: tuple[float, float, float, float] | None = None
+    check: tuple[float, ...] | None = None
 
 
 def panel_calibrations(rows: list[Row]) -> dict[str, Calibration]:
@@ -199,10 +199,11 @@ def panel_calibrations(rows: list[Row]) -> dict[str, Calibration]:
         if "mixed" not in run:
             continue
         mixed = run["mixed"]
+        one_cost = UnitCosts.from_row(mixed)
         separated = UnitCosts.from_calibration(run["hits"], mixed) if "hits" in run else None
-        costs = separated or UnitCosts.from_row(mixed)
+        costs = separated or one_cost
         split.setdefault(panel, []).append(costs)
-        one.setdefault(panel, []).append(UnitCosts.from_row(mixed))
+        one.setdefault(panel, []).append(one_cost)
         source.setdefault(panel, f"{len(run)} calibration runs per round at k = 1 ({mixed['calibration']})")
         if separated is None:
             # Said, not hidden: this round's memcached cost is one mean per operation.
@@ -212,18 +213,13 @@ def panel_calibrations(rows: list[Row]) -> dict[str, Calibration]:
             gets, fills, reads = sum(c["replica_requests"]), sum(c["replica_fills"]), max(c["requests"], 1)
             checks.setdefault(panel, []).append((c["hit_rate"], c["replica_cpu_sum_ns"] / reads,
                                                  (gets * costs.memcached + fills * costs.memcached_fill) / reads,
-                                                 (gets + fills) * one[panel][-1].memcached / reads))
+                                                 (gets + fills) * one_cost.memcached / reads))
     for r in rows:
         if r["k"] == 1 and not r.get("calibration") and r["panel"] not in source:
             one.setdefault(r["panel"], []).append(UnitCosts.from_row(r))
-
-    def median_check(runs: list[tuple[float, float, float, float]]) -> tuple[float, float, float, float]:
-        hit_rate, measured, split_cost, one_cost = (statistics.median(c[i] for c in runs) for i in range(4))
-        return hit_rate, measured, split_cost, one_cost
-
     return {p: Calibration(costs=UnitCosts.median_of(split.get(p) or u), one_cost=UnitCosts.median_of(u),
                            source=source.get(p, "the k = 1 runs"),
-                           check=median_check(checks[p]) if p in checks else None)
+                           check=tuple(map(statistics.median, zip(*checks[p], strict=True))) if p in checks else None)
             for p, u in one.items()}
 
 
