@@ -84,6 +84,43 @@ def test_ctrl_c_in_a_sweep_keeps_the_points_it_finished(tmp_path: Path) -> None:
     (["attack", "bench-queue", "--pairs", "1000000000000000"], "--pairs 1,000,000,000,000,000 needs about"),
     (["attack", "bench-queue", "--queue-size", "100,1000000000000"], "--queue-size 1,000,000,000,000 needs about"),
     (["attack", "bench-queue", "--sizes", "1000000000000"], "--sizes 1,000,000,000,000 needs about"),
+    # Engine runs: the workers the batches can index, and memory for items and cache slots.
+    (["run", "--k", "100000000", "--requests", "1000"], "--k 100,000,000: at most 65,535 workers"),
+    (["run", "--m", "1000000000000", "--requests", "1000"], "--m 1,000,000,000,000 --requests 1,000 needs about"),
+    (["run", "--algo", "lru:100000000000000"], "--algo lru:100000000000000 --k 4 --m 10,000 --requests 100,000 needs"),
+    (["attack", "worker", "--quick", "--algo", "lru:100000000000000"],
+     "capacity in 'lru:100000000000000': at most 4294967294 items"),
+    (["run", "--repeats", "100000000"], "argument --repeats: expected at most 1,000 repeats"),
+    (["predict", "--k", "1000000000"], "--k 1,000,000,000: at most 65,535 workers"),
+    (["predict", "--requests", "1000000000000000"], "--requests 1,000,000,000,000,000 at k = 64 needs about"),
+    (["advise", "--m", "1000000000000", "--requests", "1000"], "--m 1,000,000,000,000 --requests 1,000 at k = 64"),
+    (["law", "--k", "100000000000000000000"], "--k: values must be at most 65,535"),
+    (["law", "--k", "1,,2"], "--k: empty entry in '1,,2'"),
+    (["cache", "advise", "--rows", "1000", "--k", "100000000"], "--k: values must be at most 65,535"),
+    (["classify", "--synthetic", "--k", "100000"], "--k 100,000: at most 65,535"),
+    (["classify", "--synthetic", "--packets", "100000000000"], "--packets 100,000,000,000 needs about"),
+    # latency-sim: work that only costs time has a documented maximum; one Z where one is used.
+    (["latency-sim", "belatedly", "--requests", "500", "--objects", "30", "--rounds", "1000000000"],
+     "--rounds 1,000,000,000: at most 10,000"),
+    (["latency-sim", "bench", "--requests", "5000", "--objects", "100", "--policies", "lru", "--z", "1,2"],
+     "bench: give one --z"),
+    (["latency-sim", "run", "--requests", "500", "--objects", "30", "--cache-size", "5",
+      "--z", "1000000000000000000000"],
+     "request-times: at most 4,611,686,018,427,387,904"),
+    (["latency-sim", "run", "--requests", "500", "--objects", "30", "--cache-size", "5", "--z", "3",
+      "--latency", "2"],
+     "--z and --latency both set the miss latency"),
+    (["attack", "sim", "--quick", "--attack-rates", "1e9"], "--attack-rates 1e+09: at most 1,000"),
+    (["attack", "worker", "--quick", "--attack-rates", "1000"], "--attack-rates 1000: at most 100"),
+    (["attack", "sim", "--quick", "--jmax", "1e12"], "--jmax 1e+12: at most 1,000,000,000"),
+    (["attack", "classifier", "--quick", "--default", "bogus"], "--default needs --rules"),
+    # Commands with servers or namespaces: their flags are refused before anything starts.
+    (["nft-bench", "--cpu", "999999"], "argument --cpu: CPU 999999 is not one this process may use"),
+    (["nft-bench", "--k", "100000000"], "argument --k: every k must be at most 65,535"),
+    (["xdp-bench", "--workers", "100000000"], "argument --workers/-k: values must be at most 1,024"),
+    (["cache", "up", "--replicas", "0", "--no-pg"], "--replicas 0 with --no-pg: nothing to start"),
+    (["cache", "bench", "--memcached", "127.0.0.1:1", "--router", "bogus"], "--router: unknown router 'bogus'"),
+    (["cache", "bench", "--memcached", "127.0.0.1:1", "--threads", "100000000"], "--threads 100,000,000: at most"),
 ])
 def test_sizes_and_ranges_are_refused_before_anything_starts(args: list[str], message: str, tmp_path: Path) -> None:
     out = subprocess.run([sys.executable, "-m", "superlinear", *args], capture_output=True, text=True, timeout=60,
@@ -100,7 +137,34 @@ def test_a_sweep_file_too_large_for_memory_names_the_file(tmp_path: Path) -> Non
     out = subprocess.run([sys.executable, "-m", "superlinear", "sweep", str(sweep)], capture_output=True, text=True,
                          timeout=60, check=False)
     assert out.returncode == 2
-    assert f"{sweep}: requests = 100,000,000,000,000 needs about" in out.stderr
+    assert f"{sweep}: mtf at k = 2 over zipf1.01 (m = 1,000), requests = 100,000,000,000,000 needs about" in out.stderr
+
+
+@pytest.mark.parametrize(("lines", "message"), [
+    ("k = [1, 100000000]", ": k = 100,000,000: at most 65,535 workers"),
+    ("k = [1, 2]\nrepeats = 0", ": 'repeats' must be at least 1, got 0"),
+    ("k = [1, 2]\nwarmup = 1000000000000000\nexclude_warmup = true", "and warmup = 1,000,000,000,000,000 needs about"),
+])
+def test_a_sweep_file_is_sized_before_it_runs(lines: str, message: str, tmp_path: Path) -> None:
+    sweep = tmp_path / "s.toml"
+    sweep.write_text(f'requests = 1000\n{lines}\nalgos = ["mtf"]\ndispatch = ["hash"]\n[workload]\nkind = "zipf"\n'
+                     'm = 1000\n')
+    out = subprocess.run([sys.executable, "-m", "superlinear", "sweep", str(sweep), "--out", str(tmp_path / "o")],
+                         capture_output=True, text=True, timeout=60, check=False)
+    assert out.returncode == 2, out.stderr
+    assert out.stderr.startswith(f"superlinear: error: {sweep}") and message in out.stderr, out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "o" / "result.json").exists()
+
+
+def test_a_file_where_a_folder_is_wanted_is_named(tmp_path: Path) -> None:
+    (tmp_path / "afile").write_text("x")
+    for args, message in ((["cache", "status", "--dir", "afile"], "exists and is not a folder (the services folder"),
+                          (["classify", "bench", "--data", "afile"], "afile: --data must be a folder")):
+        out = subprocess.run([sys.executable, "-m", "superlinear", *args], capture_output=True, text=True,
+                             timeout=60, check=False, cwd=tmp_path)
+        assert out.returncode == 2, out.stderr
+        assert len(out.stderr.strip().splitlines()) == 1 and message in out.stderr, out.stderr
 
 
 def test_version() -> None:
@@ -125,7 +189,7 @@ def numeric_flags() -> list[tuple[list[str], str]]:
 
     numeric_names = {"int", "float", "positive_int", "non_negative_int", "positive_float", "fraction",
                      "non_negative_finite", "positive_whole", "non_negative_whole", "number", "positive_number",
-                     "k_list", "parse"}
+                     "k_list", "parse", "duration_seconds", "usable_cpu"}
     found: list[tuple[list[str], str]] = []
 
     def walk(parser: argparse.ArgumentParser, path: list[str]) -> None:

@@ -54,6 +54,7 @@ def test_known_coefficients_are_recovered_within_their_intervals(sigma: float, k
         ([1, 2, 3], [1.0, 0.0, 3.0], "must be positive"),
         ([0, 2, 3], [1.0, 2.0, 3.0], "must be positive"),
         ([1, 2, 3], [2.0, 2.0, 2.0], "all y values are equal"),
+        ([1, 2, 1e308], [1.0, 2.0, 1e308], "at most 1e\\+100"),
     ],
 )
 def test_undetermined_data_is_rejected(p: list[float], y: list[float], message: str) -> None:
@@ -82,6 +83,10 @@ def test_cli_fit_predict_and_errors(cli: Cli, tmp_path: Path) -> None:
     assert r.returncode == 2 and "3 or more distinct p" in r.stderr
     r = cli("usl", "fit", str(tmp_path / "missing.csv"))
     assert r.returncode == 2 and "missing.csv" in r.stderr and "Traceback" not in r.stderr
+    zero_se = tmp_path / "zero_se.csv"
+    zero_se.write_text("p,T,se\n1,1,0.1\n2,1.9,0\n4,3.5,0.1\n")
+    r = cli("usl", "fit", str(zero_se), "--y", "T", "--yerr", "se")
+    assert r.returncode == 2 and "zero_se.csv:3: column 'se'" in r.stderr and "> 0" in r.stderr, r.stderr
 
 
 def test_cli_fits_the_projects_own_results(cli: Cli, tmp_path: Path) -> None:

@@ -44,6 +44,10 @@ impl WorkloadSettings {
     }
 }
 
+/// The most workers a run takes: one dispatcher's batches address `k` × their stride slots with
+/// u32 indices (runner.rs), and 16-bit worker ids are what an RSS indirection table names.
+pub const MAX_WORKERS: usize = 65_535;
+
 /// One engine run as configured from outside: see [`RunConfig`] for each field's meaning.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -102,9 +106,20 @@ impl RunSettings {
                 return Err(Error::config(format!("unknown mode '{m}' (known: projected, measured, single_core)")));
             }
         }
+        if self.k > MAX_WORKERS {
+            return Err(Error::config(format!("k = {}: at most {MAX_WORKERS} workers", self.k)));
+        }
+        // Trees, lists and caches index their slots with u32 (u32::MAX marks "none").
+        if self.workload.m >= u32::MAX as usize {
+            return Err(Error::config(format!("m = {}: at most {} items", self.workload.m, u32::MAX - 1)));
+        }
+        let algo = AlgoSpec::parse(&self.algo)?;
+        if let Some(c) = self.capacity.filter(|&c| c >= u32::MAX as usize) {
+            return Err(Error::config(format!("capacity {c}: at most {} items", u32::MAX - 1)));
+        }
         let has = |m: &str| self.modes.iter().any(|x| x == m);
         Ok(RunConfig {
-            algo: AlgoSpec::parse(&self.algo)?,
+            algo,
             params: WorkerParams {
                 capacity: self.capacity,
                 compare_cycles: self.compare_cycles,
@@ -170,5 +185,19 @@ mod tests {
         assert!(bad_mode.to_run_config().unwrap_err().to_string().contains("unknown mode 'fast'"));
         let bad_kind = WorkloadSettings { kind: "pareto".into(), ..Default::default() };
         assert!(bad_kind.to_spec().unwrap_err().to_string().contains("unknown workload kind 'pareto'"));
+    }
+
+    #[test]
+    fn sizes_the_engine_cannot_index_are_config_errors_not_panics() {
+        let err = |s: RunSettings| s.to_run_config().unwrap_err().to_string();
+        assert!(err(RunSettings { k: MAX_WORKERS + 1, ..Default::default() }).contains("at most 65535 workers"));
+        assert!(RunSettings { k: MAX_WORKERS, ..Default::default() }.to_run_config().is_ok());
+        let m = WorkloadSettings { m: u32::MAX as usize, ..Default::default() };
+        assert!(err(RunSettings { workload: m, ..Default::default() }).contains("at most 4294967294 items"));
+        let lru = |c: usize| RunSettings { algo: format!("lru:{c}"), ..Default::default() };
+        assert!(err(lru(u32::MAX as usize)).contains("capacity in 'lru:4294967295': at most 4294967294 items"));
+        assert!(lru(u32::MAX as usize - 1).to_run_config().is_ok());
+        let cap = RunSettings { algo: "lru:10".into(), capacity: Some(1 << 40), ..Default::default() };
+        assert!(err(cap).contains("capacity 1099511627776: at most"));
     }
 }

@@ -11,6 +11,7 @@ from rich.table import Table
 
 from superlinear.analysis import predict_cli, usl_cli
 from superlinear.common.args import fraction, int_list, non_negative_finite
+from superlinear.common.bounds import MAX_WORKERS
 from superlinear.common.study import console
 from superlinear.output.paths import output_dir
 
@@ -18,7 +19,7 @@ from superlinear.output.paths import output_dir
 def cmd_law(args: argparse.Namespace) -> int:
     from superlinear.analysis.law import law_table, plot_laws
 
-    ks = list(int_list("--k", args.k)) if args.k is not None else [1, 2, 4, 8, 16, 32, 48, 64]
+    ks = list(int_list("--k", args.k, maximum=MAX_WORKERS)) if args.k is not None else [1, 2, 4, 8, 16, 32, 48, 64]
     rows = law_table(ks, args.s, args.s_cache, args.delta, args.rho)
     out = output_dir(args.out)
     paths = plot_laws(out, args.s, args.s_cache, args.delta, args.rho, max(ks))

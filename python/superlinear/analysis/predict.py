@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from superlinear import _native
+from superlinear.common.bounds import MAX_WORKERS
 from superlinear.common.rows import Row
 from superlinear.engine.runs import RunSpec, Workload, run
 from superlinear.output.figures import save_figure
@@ -172,6 +173,8 @@ def parse_ks(text: str) -> list[int]:
             raise ValueError(f"--k expects comma-separated positive integers, got {part!r}") from None
         if k <= 0:
             raise ValueError(f"--k expects positive integers, got {k}")
+        if k > MAX_WORKERS:
+            raise ValueError(f"--k {k:,}: at most {MAX_WORKERS:,} workers")
         if k not in ks:
             ks.append(k)
     return ks

@@ -30,7 +30,7 @@ from superlinear.common.listing import known
 from superlinear.common.scope import generator_scope
 from superlinear.common.study import Outcome, Study, add_study_options, console
 from superlinear.common.study import Progress as ProgressLine
-from superlinear.engine.runs import SuperlinearError, Workload
+from superlinear.engine.runs import RunSpec, SuperlinearError, Workload, check_run_size
 
 KINDS = ("predicted = the working-set law on this stream (paper App. A; mtf, lru:C) or, for workers without one "
          "(splay), the exact simulation of the engine's worker on each worker's dispatched stream; both exact in the "
@@ -60,6 +60,15 @@ def _workload(args: argparse.Namespace) -> tuple[Workload, int]:
     if args.trace:
         return Workload("trace", 0, args.alpha, args.trace), args.requests or 0
     return Workload(args.workload, args.m, args.alpha), args.requests or DEFAULT_GENERATED_REQUESTS
+
+
+def _check_size(args: argparse.Namespace, workload: Workload, requests: int, ks: list[int]) -> None:
+    """Refuses a prediction whose streams (and, with --compare or --verify, engine runs) would not
+    fit in memory, before anything is generated."""
+    check_run_size(RunSpec(algo=args.algo or "mtf", dispatch=getattr(args, "dispatch", None) or "hash", k=max(ks),
+                           workload=workload,
+                           requests=requests),
+                   ("" if args.trace else f"--m {args.m:,} ") + f"--requests {requests:,} at k = {max(ks):,}")
 
 
 def _fmt(v: float | None, digits: int = 2) -> str:
@@ -158,6 +167,7 @@ def _predict(args: argparse.Namespace, show: bool) -> Outcome:
     if args.sample != DEFAULT_SAMPLE:
         raise SuperlinearError("--sample needs --rules (it sizes the classifier simulation)")
     workload, requests = _workload(args)
+    _check_size(args, workload, requests, ks)
     with _progress(show) as progress:
         pred = predict(workload, algo=args.algo or "mtf", dispatch=args.dispatch or "hash", ks=ks, requests=requests,
                        s=args.s, seed=args.seed, rho=args.rho, compare=args.compare, progress=progress)
@@ -208,9 +218,12 @@ CLASSIFIER_KINDS = ("predicted = the run's own classifier simulated exactly on a
 def _packet_workload(args: argparse.Namespace) -> Any:
     """The rules and the packet trace of ``--rules``/``--trace``, calibrated as ``classify`` does."""
     from superlinear import _native
+    from superlinear.classify.workload import check_packet_count
 
     if not args.trace:
         raise SuperlinearError("--rules needs --trace (a packet trace: ClassBench, pcap, pcapng, binary)")
+    if args.requests:
+        check_packet_count(args.requests, flag="--requests")
     w = _native.PacketWorkload.load(args.rules, args.trace, {"actions": args.actions})
     if args.requests:
         w.replay(args.requests)
@@ -355,6 +368,7 @@ def _advise(args: argparse.Namespace, show: bool) -> Outcome:
     if args.verify or args.sample != DEFAULT_SAMPLE:
         raise SuperlinearError("--verify and --sample need --rules (they predict and run a classifier)")
     workload, requests = _workload(args)
+    _check_size(args, workload, requests, ks)
     candidates = _candidates(args.candidates, ",")
     with _progress(show) as progress:
         advice = advise(workload, ks=ks, algo=args.algo or "mtf", rho=args.rho, requests=requests, seed=args.seed,

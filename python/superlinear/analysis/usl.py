@@ -17,6 +17,7 @@ degrees of freedom; confidence and prediction intervals at new p use the delta m
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -129,6 +130,10 @@ def aggregate(p: Sequence[float], y: Sequence[float]) -> list[Point]:
     return points
 
 
+#: The largest p and y a fit takes.
+MAX_USL_VALUE = 1e100
+
+
 def validate(p: Sequence[float], y: Sequence[float]) -> None:
     if len(p) != len(y):
         raise USLError("x and y have different lengths")
@@ -139,6 +144,10 @@ def validate(p: Sequence[float], y: Sequence[float]) -> None:
         raise USLError("p (nodes, load, workers) must be positive")
     if any(v <= 0 for v in y):
         raise USLError("throughput / speedup values must be positive")
+    # The model squares p and the fit and its plot scale y: keep both far from the float range.
+    if max(p) > MAX_USL_VALUE or max(y) > MAX_USL_VALUE:
+        raise USLError(f"p and y must be at most {MAX_USL_VALUE:g} (rescale the units), "
+                       f"got p up to {max(p):g} and y up to {max(y):g}")
     if len(set(p)) < 3:
         raise USLError(f"need measurements at 3 or more distinct p to determine σ, κ and γ; got {len(set(p))}")
     if len(set(y)) == 1:
@@ -149,7 +158,15 @@ def fit(p: Sequence[float], y: Sequence[float], yerr: Sequence[float] | None = N
         fixed_gamma: float | None = None) -> USLFit:
     """Fits the USL to raw measurements (repeats at the same p are averaged), or to means with
     their standard errors ``yerr`` (one row per p). ``fixed_gamma`` pins γ (e.g. 1 for speedups
-    normalised to S(1) = 1, the seed's Eq. 2), leaving σ and κ to the fit."""
+    normalised to S(1) = 1, the seed's Eq. 2), leaving σ and κ to the fit. Overflow on the way
+    (values near the float range) is not printed: a fit it spoils fails with one error."""
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return _fit(p, y, yerr, fixed_gamma)
+
+
+def _fit(p: Sequence[float], y: Sequence[float], yerr: Sequence[float] | None,
+         fixed_gamma: float | None) -> USLFit:
     validate(p, y)
     if yerr is not None:
         if len(yerr) != len(y) or len(set(p)) != len(p):

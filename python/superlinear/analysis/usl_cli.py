@@ -100,9 +100,9 @@ def read_measurements(path: Path, x: str | None, y: str | None, where: str | Non
                     se = float(row[yerr])
                 except (TypeError, ValueError):
                     raise USLInputError(f"{path}:{line}: column {yerr!r} is not a number: {row.get(yerr)!r}") from None
-                if not (math.isfinite(se) and se >= 0):
+                if not (math.isfinite(se) and se > 0):
                     raise USLInputError(f"{path}:{line}: column {yerr!r} is a standard error and must be a finite "
-                                        f"number ≥ 0, got {row[yerr]!r}")
+                                        f"number > 0 (the fit weighs each point by 1/se), got {row[yerr]!r}")
                 es.append(se)
             ps.append(pv)
             ys.append(yv)

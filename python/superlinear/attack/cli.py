@@ -68,6 +68,15 @@ if TYPE_CHECKING:
 #: machine and rounded up generously.
 MAX_SIM_PACKETS = 1_000_000_000
 MAX_PROBE = 1_000
+#: Attack packets cost simulated time in proportion to their rate: the simulator's attack rates
+#: (Gbps), the work-clocked studies' (fractions of the innocent rate) and the largest job (µs)
+#: are capped where one point would take minutes instead of about a second.
+MAX_SIM_ATTACK_GBPS = 1_000
+MAX_ATTACK_FRACTION = 100
+MAX_JOB_US = 1_000_000_000
+U32_MAX = 2**32 - 1
+MAX_PACKET_BYTES = 65_535
+MAX_SYNTHETIC_RULES = 65_535
 BYTES_PER_KEY_REQUEST = 64
 BYTES_PER_ITEM = 96
 BYTES_PER_CLASSIFIER_PACKET = 128
@@ -80,6 +89,13 @@ def _check_sim_size(args: argparse.Namespace, packets: int) -> None:
         check_at_most("--packets", packets, MAX_SIM_PACKETS, "the simulator runs every policy at every attack rate "
                       "over them; beyond this a study takes days")
     check_at_most("--probe", args.probe, MAX_PROBE, "each probe is one more run per attack rate")
+    check_at_most("--flows", args.flows, U32_MAX, "flow ids are 32-bit")
+    for rate in floats("--attack-rates", args.attack_rates) or ():
+        check_at_most("--attack-rates", rate, MAX_SIM_ATTACK_GBPS, "Gbps; the simulator steps every attack packet")
+    check_at_most("--jmax", args.jmax, MAX_JOB_US, "µs")
+    if not args.no_growth:
+        for j in floats("--jmax-sweep", args.jmax_sweep) or ():
+            check_at_most("--jmax-sweep", j, MAX_JOB_US, "µs")
 
 
 def _sim_config(args: argparse.Namespace) -> SimStudy:
@@ -148,6 +164,9 @@ S = TypeVar("S", WorkerStudy, ClassifierStudy)
 
 def _with_attack_rates(study: S, args: argparse.Namespace) -> S:
     fractions = floats("--attack-rates", args.attack_rates)
+    for f in fractions or ():
+        check_at_most("--attack-rates", f, MAX_ATTACK_FRACTION, "times the innocent rate; every attack packet is "
+                      "served")
     return replace(study, attack_fractions=fractions) if fractions else study
 
 
@@ -218,8 +237,12 @@ def _classifier_config(args: argparse.Namespace) -> ClassifierStudy:
             raise SuperlinearError(f"{option}: {path}: no such file")
     if args.trace and not args.rules:
         raise SuperlinearError("--trace needs --rules (the rules the trace is classified against)")
+    if not args.rules and args.default_action != config_defaults("attack_classifier")["default_action"]:
+        raise SuperlinearError("--default needs --rules (it is the policy where a rules file sets none)")
     if args.packets:
         check_memory(f"--packets {args.packets:,}", BYTES_PER_CLASSIFIER_PACKET * args.packets)
+    check_at_most("--attack-bytes", args.attack_bytes, MAX_PACKET_BYTES, "an IP packet's largest size")
+    check_at_most("--chains", args.chains, MAX_SYNTHETIC_RULES, "synthetic rules are numbered with 16 bits")
     study = ClassifierStudy(
         rules=args.rules,
         trace=args.trace,
@@ -439,7 +462,7 @@ def register(sub: Any) -> None:
                    help=with_default("buffer K in packets", "attack_sweep", "buffer"))
     s.add_argument("--packets", type=positive_whole,
                    help=f"innocent packets per run (default {sweep['packets']}, quick 20000)")
-    s.add_argument("--probe", type=int, default=sweep["probe_jobs"], metavar="N",
+    s.add_argument("--probe", type=non_negative_whole, default=sweep["probe_jobs"], metavar="N",
                    help=with_default("also try N other attack job sizes per rate and keep the worst", "attack_sweep",
                                      "probe_jobs"))
     s.add_argument("--width", type=positive_whole, default=sweep["width"],

@@ -22,6 +22,7 @@ from superlinear.cache.advise import (
     verify,
 )
 from superlinear.common.args import int_list, non_negative_finite, positive_int
+from superlinear.common.bounds import MAX_WORKERS
 from superlinear.common.errors import SuperlinearError
 from superlinear.common.study import Outcome, Progress, Study, add_study_options, console
 
@@ -53,7 +54,7 @@ class CacheAdvise(Study[argparse.Namespace]):
         if args.costs is None:
             raise SuperlinearError(f"--rho {args.rho:g}: below what a miss costs even with a free database here "
                                    f"(client + get + fill: ρ ≥ {UNIT_COSTS_US.least_rho:.2f})")
-        args.ks = int_list("--k", args.k)
+        args.ks = int_list("--k", args.k, maximum=MAX_WORKERS)
         return args
 
     def run(self, config: argparse.Namespace, progress: Progress | None) -> Outcome:

@@ -19,7 +19,8 @@ from rich.table import Table
 from superlinear import _native
 from superlinear.cache.client import bench_row, client_config
 from superlinear.cache.services import Services, _reachable, check_replica_bounds
-from superlinear.common.args import non_negative_int, positive_float, positive_int
+from superlinear.common.args import fraction, non_negative_int, positive_float, positive_int
+from superlinear.common.bounds import check_at_most
 from superlinear.common.defaults import config_defaults, field_default, with_default
 from superlinear.common.errors import SuperlinearError
 from superlinear.common.interrupt import interruptible
@@ -63,6 +64,8 @@ def resolve_servers(args: argparse.Namespace, need_pg: bool = True, need_mc: boo
 
 
 def cmd_up(args: argparse.Namespace) -> int:
+    if args.replicas == 0 and not args.pg:
+        raise SuperlinearError("--replicas 0 with --no-pg: nothing to start")
     if not args.allow_many:
         check_replica_bounds(args.replicas, args.memory_mb)
     services = Services(args.dir)
@@ -169,7 +172,20 @@ class _nullcontext:  # noqa: N801 - mirrors contextlib.nullcontext, typed for my
         return None
 
 
+#: Client threads (and PostgreSQL connections) one bench starts at most: each is an OS thread.
+MAX_BENCH_THREADS = 4096
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
+    # The flags first, so that a typo is named before any server is contacted: the router
+    # simulation with no requests parses the router and the key distribution.
+    for flag, router, dist in (("--router", args.router, "uniform"), ("--dist", "hash", args.dist)):
+        try:
+            _native.cache_route_sim(router, 1, dist, 1, 0)
+        except SuperlinearError as e:
+            raise SuperlinearError(f"{flag}: {e}") from None
+    for flag, n in (("--threads", args.threads), ("--db-connections", args.db_connections)):
+        check_at_most(flag, n or 0, MAX_BENCH_THREADS, "each is an OS thread")
     replicas, dsn = resolve_servers(args)
     down = [a for a in replicas if not _reachable(a, timeout=1.0)]
     if down:
@@ -339,7 +355,7 @@ def register(sub: Any) -> None:
     b.add_argument("--dist", default=bench_defaults["dist"],
                    help=with_default("uniform, zipf:ALPHA, hot:H (uniform over H hot rows) or hot:H:zipf:ALPHA",
                                      "cache_bench", "dist"))
-    b.add_argument("--write-fraction", type=float, default=bench_defaults["write_fraction"],
+    b.add_argument("--write-fraction", type=fraction, default=bench_defaults["write_fraction"],
                    help=with_default("fraction of writes", "cache_bench", "write_fraction"))
     b.add_argument("--warmup", type=non_negative_int, default=0, help="requests before the measured phase (default 0)")
     b.add_argument("--flush", action="store_true", help="flush the replicas first (a cold start)")

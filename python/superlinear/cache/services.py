@@ -52,7 +52,11 @@ MAX_REPLICAS = 64
 
 def services_dir(path: str | os.PathLike[str] | None = None) -> Path:
     """The services directory: ``path``, else ``$SUPERLINEAR_SERVICES``, else ``.superlinear/services``."""
-    return Path(path or os.environ.get("SUPERLINEAR_SERVICES") or DEFAULT_DIR).absolute()
+    p = Path(path or os.environ.get("SUPERLINEAR_SERVICES") or DEFAULT_DIR).absolute()
+    if p.exists() and not p.is_dir():
+        source = "--dir" if path else "$SUPERLINEAR_SERVICES" if os.environ.get("SUPERLINEAR_SERVICES") else "default"
+        raise SuperlinearError(f"{p}: exists and is not a folder (the services folder, {source})")
+    return p
 
 
 @dataclass

@@ -18,9 +18,15 @@ from rich.table import Table
 
 from superlinear import _native
 from superlinear.classify.compare import cmd_compare
-from superlinear.classify.workload import CLASSBENCH_SETS, DEFAULT_PACKETS, PacketWorkloadSpec, load
-from superlinear.common.args import fraction, non_negative_int, positive_int
-from superlinear.common.bounds import check_memory
+from superlinear.classify.workload import (
+    CLASSBENCH_SETS,
+    DEFAULT_PACKETS,
+    PacketWorkloadSpec,
+    check_packet_count,
+    load,
+)
+from superlinear.common.args import fraction, non_negative_int, positive_int, repeat_count
+from superlinear.common.bounds import MAX_WORKERS, check_memory
 from superlinear.common.defaults import config_defaults
 from superlinear.common.errors import SuperlinearError
 from superlinear.common.interrupt import interruptible
@@ -43,6 +49,7 @@ def _workload(args: argparse.Namespace) -> Any:
         cfg = {"rule_format": args.rule_format, "actions": args.actions, "default_action": args.default,
                "trace_format": args.trace_format, "generate": (args.packets or DEFAULT_PACKETS) + args.warmup,
                "seed": args.seed}
+        check_packet_count(args.packets or DEFAULT_PACKETS, args.warmup)
         w = _native.PacketWorkload.load(args.rules, args.trace, cfg)
         if args.trace and args.packets:
             w.replay(args.packets + args.warmup)
@@ -57,18 +64,16 @@ def _workload(args: argparse.Namespace) -> Any:
     return load(spec)
 
 
-#: Workers the RSS indirection table can name (16-bit entries).
-MAX_WORKERS = 65_535
 
 
-def check_workers(workers: int, rules: int, packets: int) -> None:
+def check_workers(workers: int, rules: int, packets: int, flag: str = "--k") -> None:
     """Refuses worker counts the dispatchers cannot name or this machine cannot hold: each
     MRF worker keeps an order entry (4 bytes), a prefilter key (8) and an order label (8) per rule,
     and every packet is copied into its worker's stream."""
     if workers > MAX_WORKERS:
-        raise SuperlinearError(f"--workers {workers:,}: at most {MAX_WORKERS:,} (the RSS indirection table "
+        raise SuperlinearError(f"{flag} {workers:,}: at most {MAX_WORKERS:,} (the RSS indirection table "
                                "names workers with 16 bits)")
-    check_memory(f"--workers {workers:,} over {rules:,} rules and {packets:,} packets",
+    check_memory(f"{flag} {workers:,} over {rules:,} rules and {packets:,} packets",
                  20.0 * workers * rules + 48.0 * packets + 4096.0 * workers)
 
 
@@ -77,7 +82,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     info = w.info()
     if args.updates:
         return cmd_updates(args, w, info)
-    check_workers(args.workers, info["rules"], info["packets"])
+    check_workers(args.workers, info["rules"], info["packets"], spelled(args, "workers", "--k"))
     modes = ["projected"] + (["measured"] if not args.no_measure else [])
     config = {"algo": args.algo, "dispatch": args.dispatch, "k": args.workers, "modes": modes, "stats": True,
               "window": args.window, "seed": args.seed, "warmup": args.warmup, "front": args.front,
@@ -127,7 +132,7 @@ def cmd_updates(args: argparse.Namespace, w: Any, info: dict[str, Any]) -> int:
     """``classify --updates FILE``: the rule changes of FILE published while the packets flow,
     each worker switching at its next packet; with --check, every verdict against brute-force
     first match over the rule set in force at that packet."""
-    check_workers(args.workers, info["rules"], info["packets"])
+    check_workers(args.workers, info["rules"], info["packets"], spelled(args, "workers", "--k"))
     cfg = {"rule_format": "auto", "actions": args.actions, "default_action": args.default, "generate": 1,
            "seed": args.seed}
     report = interruptible(lambda: w.run_updates(args.updates, cfg, args.algo, args.dispatch, args.workers,
@@ -536,7 +541,7 @@ def register(sub: Any) -> None:
     p.add_argument("--window", type=positive_int, default=10_000, help="active-rule window in packets (default 10000)")
     p.add_argument("--top", type=positive_int, default=10, help="rules shown in the match table (default 10)")
     p.add_argument("--no-measure", action="store_true", help="skip the real-thread run")
-    p.add_argument("--repeats", type=positive_int, default=3, metavar="N",
+    p.add_argument("--repeats", type=repeat_count, default=3, metavar="N",
                    help="independent runs: throughputs are their median [range] (default 3)")
     p.add_argument("--seed", type=non_negative_int, default=run_defaults["seed"],
                    help=f"seed of generators and seeded dispatchers (default {run_defaults['seed']})")

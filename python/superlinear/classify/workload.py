@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from superlinear import _native
+from superlinear.common.bounds import check_memory
 from superlinear.common.defaults import config_defaults
 from superlinear.common.interrupt import interruptible
 from superlinear.engine.runs import SuperlinearError
@@ -69,6 +70,18 @@ class PacketWorkloadSpec:
         return f"synthetic {self.synthetic_rules} rules{tail}"
 
 
+#: Bytes a loaded workload holds per packet of its trace: the header, its matching rule and the
+#: worker streams' copies (projected mode), with room to spare.
+BYTES_PER_PACKET = 48
+
+
+
+def check_packet_count(packets: int, warmup: int = 0, flag: str = "--packets") -> None:
+    """Refuses a trace of ``packets`` + ``warmup`` packets that would not fit in memory."""
+    check_memory(f"{flag} {packets:,}" + (f" with --warmup {warmup:,}" if warmup else ""),
+                 BYTES_PER_PACKET * (packets + warmup))
+
+
 _CACHE: dict[PacketWorkloadSpec, _native.PacketWorkload] = {}
 
 
@@ -76,10 +89,11 @@ def load(spec: PacketWorkloadSpec) -> _native.PacketWorkload:
     """The workload of ``spec``, built once per process (rules, dependency graph, trace)."""
     if spec in _CACHE:
         return _CACHE[spec]
+    total = (spec.packets or DEFAULT_PACKETS) + spec.warmup
+    check_packet_count(spec.packets or DEFAULT_PACKETS, spec.warmup)
     if spec.kind == "files":
         if not spec.rules:
             raise SuperlinearError("a packet workload from files needs a rules file")
-        total = (spec.packets or DEFAULT_PACKETS) + spec.warmup
         cfg: dict[str, Any] = {"actions": spec.actions, "generate": total, "seed": spec.seed}
         w = _native.PacketWorkload.load(spec.rules, spec.trace, cfg)
         if spec.trace and (spec.packets or spec.warmup):
@@ -87,7 +101,7 @@ def load(spec: PacketWorkloadSpec) -> _native.PacketWorkload:
     elif spec.kind == "synthetic":
         syn = {"rules": spec.synthetic_rules, "depth": spec.depth, "flows_per_rule": spec.flows_per_rule,
                "catch_all": spec.catch_all}
-        w = _native.PacketWorkload.synthetic(syn, (spec.packets or DEFAULT_PACKETS) + spec.warmup, spec.seed)
+        w = _native.PacketWorkload.synthetic(syn, total, spec.seed)
     else:
         raise SuperlinearError(f"unknown packet workload kind '{spec.kind}' (known: files, synthetic)")
     w.calibrate(spec.calibration)

@@ -18,6 +18,7 @@ import math
 import os
 from collections.abc import Callable, Sequence
 
+from superlinear.common.bounds import MAX_WORKERS
 from superlinear.common.errors import SuperlinearError
 
 #: The largest count or seed the Rust core takes (u64, usize on 64-bit machines).
@@ -119,6 +120,19 @@ def positive_number(text: str) -> float:
     return v
 
 
+def usable_cpu(text: str) -> int:
+    """A CPU this process may run on (its affinity mask), e.g. for pinning a sender."""
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a CPU number, got {text!r}") from None
+    allowed = sorted(os.sched_getaffinity(0))
+    if v not in allowed:
+        raise argparse.ArgumentTypeError(f"CPU {v} is not one this process may use (allowed: "
+                                         f"{', '.join(map(str, allowed))})")
+    return v
+
+
 def k_list(text: str) -> tuple[int, ...]:
     """Comma-separated worker counts, each ≥ 2 (``nft-bench --ks``: k = 1 is always measured)."""
     try:
@@ -127,6 +141,8 @@ def k_list(text: str) -> tuple[int, ...]:
         raise argparse.ArgumentTypeError(f"expected comma-separated integers like 2,4,8, got {text!r}") from None
     if not ks or any(k < 2 for k in ks):
         raise argparse.ArgumentTypeError(f"every k must be at least 2 (k = 1 is always measured), got {text!r}")
+    if max(ks) > MAX_WORKERS:
+        raise argparse.ArgumentTypeError(f"every k must be at most {MAX_WORKERS:,}, got {max(ks):,}")
     return ks
 
 
@@ -148,16 +164,22 @@ def floats(option: str, text: str | None, positive: bool = True) -> tuple[float,
     return tuple(values)
 
 
-def int_list(option: str, text: str, minimum: int = 1) -> tuple[int, ...]:
-    """Comma-separated whole numbers, each ≥ ``minimum``; at least one."""
+def int_list(option: str, text: str, minimum: int = 1, maximum: int | None = None) -> tuple[int, ...]:
+    """Comma-separated whole numbers, each ≥ ``minimum`` (and ≤ ``maximum`` where given); at
+    least one, and no empty entries."""
     out = []
-    for part in (p.strip() for p in text.split(",") if p.strip()):
+    parts = [p.strip() for p in text.split(",")]
+    if any(not p for p in parts) and any(parts):
+        raise SuperlinearError(f"{option}: empty entry in {text!r}")
+    for part in (p for p in parts if p):
         try:
             v = int(part)
         except ValueError:
             raise SuperlinearError(f"{option}: '{part}' is not a whole number") from None
         if v < minimum:
             raise SuperlinearError(f"{option}: values must be at least {minimum}, got {v}")
+        if maximum is not None and v > maximum:
+            raise SuperlinearError(f"{option}: values must be at most {maximum:,}, got {v:,}")
         out.append(v)
     if not out:
         raise SuperlinearError(f"{option}: give at least one value")
@@ -215,9 +237,40 @@ def timed_window(args: argparse.Namespace) -> float | None:
         raise SuperlinearError(f"${TIMED_WINDOW_ENV}: {e}") from None
 
 
+#: The most independent runs of a point (a median of more moves no figure, and a typo of a few
+#: more digits would look like a hang).
+MAX_REPEATS = 1_000
+#: The longest timed run a flag sets, in seconds.
+MAX_DURATION_S = 3_600.0
+
+
+def positive_int_at_most(maximum: int, unit: str) -> Callable[[str], int]:
+    """An argparse type: an integer from 1 to ``maximum`` (``unit`` names what it counts)."""
+
+    def parse(text: str) -> int:
+        v = positive_int(text)
+        if v > maximum:
+            raise argparse.ArgumentTypeError(f"expected at most {maximum:,} {unit}, got {v:,}")
+        return v
+
+    return parse
+
+
+#: ``--repeats``: an integer from 1 to :data:`MAX_REPEATS`.
+repeat_count = positive_int_at_most(MAX_REPEATS, "repeats")
+
+
+def duration_seconds(text: str) -> float:
+    """A timed run's length: more than 0 and at most :data:`MAX_DURATION_S` seconds."""
+    v = positive_float(text)
+    if v > MAX_DURATION_S:
+        raise argparse.ArgumentTypeError(f"expected at most {MAX_DURATION_S:,.0f} seconds, got {text}")
+    return v
+
+
 def add_repeats_option(parser: argparse.ArgumentParser) -> None:
     """``--repeats N``: independent runs of every point, whose median and range every timed
     figure reports."""
-    parser.add_argument("--repeats", type=positive_int, metavar="N",
+    parser.add_argument("--repeats", type=repeat_count, metavar="N",
                         help="independent runs of every point, interleaved across series: every timed figure is "
                              "their median, with their range (default 3, or the sweep file's 'repeats')")

@@ -9,6 +9,10 @@ from pathlib import Path
 
 from superlinear.common.errors import SuperlinearError
 
+#: The most workers any run takes: the engine's batches and the classifiers' RSS indirection
+#: table name workers with 16 bits (crates/core config.rs, ``MAX_WORKERS``).
+MAX_WORKERS = 65_535
+
 #: Share of the available memory a run may plan to use (the rest is the interpreter, the
 #: allocator's slack and everything else on the machine).
 USABLE = 0.8

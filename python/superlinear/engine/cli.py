@@ -9,7 +9,13 @@ from pathlib import Path
 from typing import Any
 
 from superlinear import _native
-from superlinear.common.args import add_repeats_option, add_timed_window_option, non_negative_int, positive_int
+from superlinear.common.args import (
+    add_repeats_option,
+    add_timed_window_option,
+    non_negative_int,
+    positive_int,
+    repeat_count,
+)
 from superlinear.common.defaults import config_defaults
 from superlinear.common.errors import SuperlinearError
 from superlinear.common.listing import Listing, add_listing_options, known, name_table
@@ -55,8 +61,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     spec = RunSpec(algo=args.algo, dispatch=args.dispatch, k=args.k, workload=workload, requests=args.requests,
                    warmup=args.warmup, exclude_warmup=args.exclude_warmup, seed=args.seed, sharded=args.sharded,
                    compare_cycles=args.w, miss_cycles=args.rho, modes=tuple(modes))
-    check_run_size(args.requests, args.warmup, f"--requests {args.requests:,}"
-                   + (f" with --warmup {args.warmup:,}" if args.warmup else ""))
+    check_run_size(spec, f"--algo {args.algo} --k {args.k:,}" + ("" if args.trace else f" --m {args.m:,}")
+                   + f" --requests {args.requests:,}" + (f" --warmup {args.warmup:,}" if args.warmup else ""))
     records = [run(spec) for _ in range(args.repeats)]
     result, times = median_run(records)
     walls = [r["measured"]["wall_ns"] for r in records if r["measured"] and r["measured"]["wall_ns"]]
@@ -139,7 +145,7 @@ def register(sub: Any) -> None:
     u.add_argument("--sharded", action="store_true", help="sharded state (each worker holds its partition only)")
     u.add_argument("--measure", action="store_true", help="also run with real threads (k ≤ cores)")
     u.add_argument("--single-core", action="store_true", help="also run all k threads on one core")
-    u.add_argument("--repeats", type=positive_int, default=3, metavar="N",
+    u.add_argument("--repeats", type=repeat_count, default=3, metavar="N",
                    help="independent runs: times are their median [range] (default 3)")
     u.add_argument("--json", action="store_true")
     u.set_defaults(func=cmd_run)

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from superlinear import _native
 from superlinear._native import SuperlinearError
-from superlinear.common.bounds import check_memory
+from superlinear.common.bounds import MAX_WORKERS, check_memory
 from superlinear.common.defaults import config_defaults
 from superlinear.common.interrupt import interruptible
 
@@ -73,12 +74,30 @@ RunResult: TypeAlias = "RunRecord"
 #: Bytes a run holds per request: the drawn keys, each worker's copy of its stream (projected
 #: mode) and the batches in flight, with room to spare.
 BYTES_PER_REQUEST = 24
+#: Bytes a worker holds per item of the workload (a splay tree's node: about 40 on this build).
+BYTES_PER_ITEM = 48
+#: Bytes a cache worker reserves per slot of its capacity (the map at twice the capacity and
+#: the recency list: about 73).
+BYTES_PER_CACHE_SLOT = 80
 
 
-def check_run_size(requests: int, warmup: int, what: str) -> None:
-    """Refuses a run whose requests do not fit in this machine's memory (``what`` names the flags
-    or the file that set them)."""
-    check_memory(what, BYTES_PER_REQUEST * (requests + warmup))
+def _capacity(algo: str, capacity: int | None) -> int:
+    _, _, cap = algo.partition(":")
+    return int(cap) if cap.strip().isdigit() else (capacity or 0)
+
+
+def check_run_size(spec: RunSpec, what: str, k_flag: str = "--k") -> None:
+    """Refuses a run the engine cannot index or whose requests, items and cache slots do not fit
+    in this machine's memory, before anything starts (``what`` names the flags or the file that
+    set them, ``k_flag`` the one that set k). Workers hold their structures while they run, at
+    most one per core at a time."""
+    if spec.k > MAX_WORKERS:
+        raise SuperlinearError(f"{k_flag} {spec.k:,}: at most {MAX_WORKERS:,} workers")
+    held = min(spec.k, os.cpu_count() or 1)
+    items = spec.workload.m if spec.workload.kind != "trace" else 0
+    needed = (BYTES_PER_REQUEST * (spec.requests + spec.warmup) + BYTES_PER_ITEM * items * (1 + held)
+              + BYTES_PER_CACHE_SLOT * _capacity(spec.algo, spec.capacity) * held)
+    check_memory(what, needed)
 
 
 def run(spec: RunSpec) -> RunRecord:

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from superlinear import _native
 from superlinear.common.defaults import config_defaults
-from superlinear.engine.runs import SuperlinearError, Workload, check_run_size
+from superlinear.engine.runs import RunSpec, SuperlinearError, Workload, check_run_size
 from superlinear.experiments.spec import Experiment, Panel, Series
 from superlinear.output.paths import plain_name
 
@@ -123,7 +123,6 @@ def load_sweep(path: Path) -> tuple[Experiment, bool]:
     requests = _want(path, doc, "requests", int, RUN_DEFAULTS["requests"])
     if requests <= 0:
         raise ConfigError(f"{path}: 'requests' must be positive, got {requests}")
-    check_run_size(requests, 0, f"{path}: requests = {requests:,}")
     workloads_raw = _want(path, doc, "workload", (dict, list))
     workloads_list = [workloads_raw] if isinstance(workloads_raw, dict) else workloads_raw
     if not workloads_list:
@@ -158,7 +157,8 @@ def load_sweep(path: Path) -> tuple[Experiment, bool]:
         if kind == "trace":
             wpath = str((path.parent / _want(path, w, "path", str)).resolve())
             if not Path(wpath).is_file():
-                raise ConfigError(f"{path}: workload path {wpath} does not exist")
+                problem = "is a folder, not a key trace" if Path(wpath).is_dir() else "does not exist"
+                raise ConfigError(f"{path}: workload path {wpath} {problem}")
             m = 0
         else:
             m = _want(path, w, "m", int)
@@ -185,6 +185,17 @@ def load_sweep(path: Path) -> tuple[Experiment, bool]:
             seed=_want(path, doc, "seed", int, RUN_DEFAULTS["seed"]),
             repeats=_want(path, doc, "repeats", int, Panel.repeats),
         ))
+    for panel in panels:
+        if panel.warmup < 0:
+            raise ConfigError(f"{path}: 'warmup' must be 0 or more, got {panel.warmup}")
+        if panel.repeats < 1:
+            raise ConfigError(f"{path}: 'repeats' must be at least 1, got {panel.repeats}")
+        assert isinstance(panel.workload, Workload)
+        for algo in algos:
+            check_run_size(RunSpec(algo=algo, dispatch=dispatch[0], k=max(ks), workload=panel.workload,
+                                   requests=requests, warmup=panel.warmup, capacity=panel.capacity),
+                           f"{path}: {algo} at k = {max(ks):,} over {panel.title}, requests = {requests:,}"
+                           + (f" and warmup = {panel.warmup:,}" if panel.warmup else ""), k_flag=f"{path}: k =")
     if exclude_warmup and not any(p.warmup for p in panels):
         raise ConfigError(f"{path}: exclude_warmup = true needs warmup = N (requests served before timing)")
     name = plain_name(_want(path, doc, "name", str, path.stem), f"{path}: 'name'")

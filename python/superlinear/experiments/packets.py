@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 from superlinear.classify.workload import PacketWorkloadSpec
+from superlinear.common.errors import SuperlinearError
 from superlinear.experiments.spec import Panel, Series
 
 KS_FULL = (1, 2, 4, 8, 16, 32)
@@ -26,12 +27,15 @@ DEFAULT_DATA = (Path("../shared/data/classbench"), Path("shared/data/classbench"
 
 
 def find_data(data: Path | None) -> Path | None:
-    """The ClassBench folder: ``--data``, ``$SUPERLINEAR_DATA`` or a default location."""
-    if data is not None:
-        return data
+    """The ClassBench folder: ``--data``, ``$SUPERLINEAR_DATA`` or a default location; one that
+    is not a folder is refused, naming where it came from."""
     env = os.environ.get("SUPERLINEAR_DATA")
-    if env:
-        return Path(env)
+    given = data if data is not None else Path(env) if env else None
+    if given is not None:
+        if given.exists() and not given.is_dir():
+            source = "--data" if data is not None else "$SUPERLINEAR_DATA"
+            raise SuperlinearError(f"{given}: {source} must be a folder holding acl1_5k, acl1_5k_trace, ...")
+        return given
     return next((d for d in DEFAULT_DATA if (d / "acl1_5k").exists()), None)
 
 

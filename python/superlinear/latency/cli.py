@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import time
 from contextlib import nullcontext
 from dataclasses import asdict, dataclass
@@ -37,7 +38,7 @@ from superlinear.common.scope import generator_scope, hidden_alias, spelled
 from superlinear.common.study import Outcome, Study, add_study_options, console
 from superlinear.common.study import Progress as ProgressLine
 from superlinear.latency import sim as latency
-from superlinear.latency.sim import Trace, TraceSpec
+from superlinear.latency.sim import MAX_Z, Trace, TraceSpec
 from superlinear.output.paths import output_file
 
 #: Default cache sizes of run, belatedly and bench (objects, or % of the trace's objects).
@@ -86,6 +87,8 @@ def _spec(args: argparse.Namespace) -> TraceSpec:
 
 def _zs(args: argparse.Namespace, trace: Trace) -> list[int | None]:
     """Z values: --z list (or 'trace' for the latency column), or --latency in time units."""
+    if args.latency and args.z != args.z_default:
+        raise SuperlinearError("--z and --latency both set the miss latency: give one of them")
     if args.latency:
         values = []
         for part in (p.strip() for p in args.latency.split(",") if p.strip()):
@@ -93,9 +96,13 @@ def _zs(args: argparse.Namespace, trace: Trace) -> list[int | None]:
                 values.append(float(part))
             except ValueError:
                 raise SuperlinearError(f"--latency: '{part}' is not a number") from None
-        if not values or any(not v > 0 for v in values):
-            raise SuperlinearError("--latency: give positive numbers")
-        return [trace.z_from_latency(v) for v in values]
+        if not values or any(not (0 < v < math.inf) for v in values):
+            raise SuperlinearError("--latency: give positive, finite numbers")
+        zs = [trace.z_from_latency(v) for v in values]
+        for v, z in zip(values, zs, strict=True):
+            if z > MAX_Z:
+                raise SuperlinearError(f"--latency {v:g}: Z = {z:.3g} request-times, at most {MAX_Z:.3g}")
+        return list(zs)
     if args.z.strip() == "trace":
         if not trace.has_latencies:
             raise SuperlinearError("--z trace needs a trace with TIMESTAMP and LATENCY columns")
@@ -159,7 +166,8 @@ class Run(Study[RunConfig]):
 
 def _run_config(args: argparse.Namespace) -> RunConfig:
     trace = _trace(args)
-    names = [n.strip() for n in args.policies.split(",") if n.strip()] if args.policies else latency.policy_names()
+    names = latency.policy_names() if args.policies is None else [n.strip() for n in args.policies.split(",")
+                                                                    if n.strip()]
     latency.check_policies(names)
     zs = _zs(args, trace)
     sizes = latency.parse_sizes(args.sizes, trace.objects, RUN_SIZES, spelled(args, "sizes", "--cache-size"))
@@ -346,7 +354,10 @@ def _bench(args: argparse.Namespace, progress: ProgressLine | None) -> Outcome:
     if len(sizes) != 1:
         raise SuperlinearError("bench: give one --cache-size")
     c = sizes[0]
-    z = int_list("--z", args.z)[0]
+    zs = int_list("--z", args.z)
+    if len(zs) != 1:
+        raise SuperlinearError("bench: give one --z")
+    z = zs[0]
     rows = []
     for n in names:
         if progress is not None:
@@ -408,6 +419,7 @@ def _z_options(p: argparse.ArgumentParser, default: str) -> None:
                         f"column (default {default})")
     p.add_argument("--latency", metavar="L,...",
                    help="miss latency in the trace's timestamp unit instead: Z = L / mean inter-request time")
+    p.set_defaults(z_default=default)
 
 
 def register(sub: Any) -> None:

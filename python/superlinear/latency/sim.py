@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from superlinear import _native
+from superlinear.common.bounds import check_at_most
 from superlinear.common.defaults import config_defaults
 from superlinear.common.errors import SuperlinearError
 from superlinear.common.interrupt import interruptible
@@ -109,9 +110,16 @@ class Trace:
         self.native.write(str(path), binary, latencies)
 
 
+#: The largest miss latency the simulator takes, in request-times (a u64 clock must add it to any
+#: request's time without overflowing; a Z beyond the trace's length already makes every fill late).
+MAX_Z = 2**62
+
+
 def check_z(z: int | None) -> None:
     if z is not None and z < 1:
         raise SuperlinearError(f"Z must be at least 1 request-time, got {z}")
+    if z is not None and z > MAX_Z:
+        raise SuperlinearError(f"Z = {z:,} request-times: at most {MAX_Z:,}")
 
 
 def check_capacity(capacity: int) -> None:
@@ -288,6 +296,10 @@ class BelatedlyResult:
         ]
 
 
+#: The most random roundings of Belatedly's LP (each replays the whole trace; the paper uses a few).
+MAX_ROUNDS = 10_000
+
+
 def belatedly(trace: Trace, z: int | None, capacity: int, rounds: int = 4, seed: int = 1,
               time_limit: float | None = None) -> BelatedlyResult:
     """Builds Belatedly's flow LP (Rust), solves it with HiGHS's interior-point method through
@@ -298,6 +310,7 @@ def belatedly(trace: Trace, z: int | None, capacity: int, rounds: int = 4, seed:
 
     check_z(z)
     check_capacity(capacity)
+    check_at_most("--rounds", rounds, MAX_ROUNDS, "each rounding replays the whole trace")
     t0 = time.perf_counter()
     lp = interruptible(lambda: _native.LatencyLp(trace.native, z, capacity))
     a = lp.arrays()

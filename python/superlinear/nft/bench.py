@@ -92,6 +92,8 @@ def rule_set_inputs(args: Any, options: dict[str, Any], trace_optional: bool = F
     if not root.is_dir():
         raise SuperlinearError(f"{root}: --data must be a folder holding acl1_5k, acl1_5k_trace, ...")
     sets = [s.strip() for s in args.sets.split(",") if s.strip()]
+    if not sets:
+        raise SuperlinearError("--sets: empty list (name one or more sets, e.g. acl1,ipc1,fw1)")
     return [RuleSetInput(f"{s}_{args.size}", str(root / f"{s}_{args.size}"), str(root / f"{s}_{args.size}_trace"),
                          options) for s in sets]
 

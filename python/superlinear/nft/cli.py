@@ -18,7 +18,15 @@ from typing import Any
 
 from rich.console import Console
 
-from superlinear.common.args import k_list, non_negative_int, positive_float, positive_int
+from superlinear.common.args import (
+    duration_seconds,
+    k_list,
+    non_negative_int,
+    positive_float,
+    positive_int_at_most,
+    repeat_count,
+    usable_cpu,
+)
 from superlinear.common.scope import OptionScope, hidden_alias
 from superlinear.nft.bench import (
     DATA_SETS,
@@ -37,6 +45,10 @@ console = Console(width=max(120, Console().width))
 err = Console(stderr=True, width=max(120, Console(stderr=True).width))
 EXIT_CHECK_FAILED = 1
 EXIT_TERMINATED = 143
+
+
+#: Frames one sendmmsg call takes (the kernel's UIO_MAXIOV).
+MAX_SENDMMSG_BATCH = 1024
 
 
 def inputs_from(args: argparse.Namespace) -> list[RuleSetInput]:
@@ -178,8 +190,8 @@ def register(sub: Any) -> None:
                         "as `superlinear classify`)")
     g.add_argument("--default", default="accept", help="default policy where the file sets none (default accept)")
     m = p.add_argument_group("measurement")
-    m.add_argument("--duration", type=positive_float, default=3.0, help="seconds per throughput run (default 3)")
-    m.add_argument("--repeats", type=positive_int, default=3,
+    m.add_argument("--duration", type=duration_seconds, default=3.0, help="seconds per throughput run (default 3)")
+    m.add_argument("--repeats", type=repeat_count, default=3,
                    help="throughput runs per chain, and single-core runs of ours (default 3; median and spread)")
     m.add_argument("--k", dest="ks", type=k_list, default=(2, 4, 8, 16, 32),
                    help="MRF projected at these k, comma-separated (default 2,4,8,16,32)")
@@ -188,8 +200,9 @@ def register(sub: Any) -> None:
     m.add_argument("--check-only", action="store_true", help="round trip and exact counters only, no throughput")
     m.add_argument("--check-rate", type=positive_float, default=50_000.0,
                    help="pace of the exact check's replay in packets/s (default 50000; halved on a shortfall)")
-    m.add_argument("--batch", type=positive_int, default=256, help="frames per sendmmsg call (default 256)")
-    m.add_argument("--cpu", type=int, default=None,
+    m.add_argument("--batch", type=positive_int_at_most(MAX_SENDMMSG_BATCH, "frames (sendmmsg's limit)"), default=256,
+                   help="frames per sendmmsg call, at most 1024 (default 256)")
+    m.add_argument("--cpu", type=usable_cpu, default=None,
                    help="pin the sender to this CPU (default: the last CPU this process may use)")
     m.add_argument("--seed", type=non_negative_int, default=1, help="seed of the projected runs' dispatcher")
     o = p.add_argument_group("output")

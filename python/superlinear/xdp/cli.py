@@ -23,10 +23,18 @@ from rich.live import Live
 from rich.table import Table
 
 from superlinear import _native
-from superlinear.common.args import int_list, positive_float, positive_int
+from superlinear.common.args import (
+    duration_seconds,
+    int_list,
+    positive_float,
+    positive_int,
+    repeat_count,
+    usable_cpu,
+)
 from superlinear.common.errors import SuperlinearError
 from superlinear.nft.netns import NeedsPrivilegesError
 from superlinear.nft.ruleset_json import describe_row
+from superlinear.output.paths import output_dir
 from superlinear.xdp import pins
 
 console = Console(width=max(120, Console().width))
@@ -35,12 +43,17 @@ ACTIONS = ("load", "stats", "update", "unload", "list")
 CALIBRATION = 100_000
 
 
-def whole_list(minimum: int) -> Callable[[str], tuple[int, ...]]:
-    """An argparse type: comma-separated whole numbers, each at least ``minimum``."""
+#: Logical workers the XDP datapath's maps hold (crates/xdp layout.rs, ``MAX_WORKERS``).
+XDP_MAX_WORKERS = 1024
+
+
+def whole_list(minimum: int, maximum: int | None = None) -> Callable[[str], tuple[int, ...]]:
+    """An argparse type: comma-separated whole numbers, each at least ``minimum`` (and at most
+    ``maximum`` where given)."""
 
     def parse(text: str) -> tuple[int, ...]:
         try:
-            return int_list("", text, minimum=minimum)
+            return int_list("", text, minimum=minimum, maximum=maximum)
         except SuperlinearError as e:
             raise argparse.ArgumentTypeError(str(e).removeprefix(": ")) from None
 
@@ -350,7 +363,7 @@ def cmd_xdp_bench(args: argparse.Namespace) -> int:
                          check_rate=args.check_rate, nft=not args.no_nft, sender_cpu=args.cpu, mode=args.mode,
                          keep=args.keep, studies=studies, throughput_cpus=args.throughput_cpus, senders=args.senders,
                          generator=args.generator)
-    out = Path(args.out)
+    out = output_dir(args.out)
     err = Console(stderr=True, width=max(120, Console(stderr=True).width))
 
     def save(results: list[Any]) -> Path:
@@ -405,7 +418,7 @@ def register_bench(sub: Any) -> None:
     add_rule_options(g)
     g.add_argument("--trace-format", default="auto", help="trace format: auto, classbench, pcap, pcapng, binary")
     m = p.add_argument_group("measurement")
-    m.add_argument("--workers", "-k", type=whole_list(1), default=(1, 2, 4, 8, 16, 32),
+    m.add_argument("--workers", "-k", type=whole_list(1, XDP_MAX_WORKERS), default=(1, 2, 4, 8, 16, 32),
                    help="logical workers of the work-speedup study (default 1,2,4,8,16,32)")
     m.add_argument("--cpu-counts", type=whole_list(1), default=(1, 2),
                    help="worker CPUs of the agreement runs (default 1,2; those above this machine's are skipped)")
@@ -413,9 +426,9 @@ def register_bench(sub: Any) -> None:
                    help="dispatchers, ';'-separated: rss[:FIELDS] or rule (default 'rss;rule')")
     m.add_argument("--localities", default="trace,high,none",
                    help="traces of the cost study: trace, high (trains of 16), none (shuffled) (default all)")
-    m.add_argument("--repeats", type=positive_int, default=3,
+    m.add_argument("--repeats", type=repeat_count, default=3,
                    help="interleaved runs per cost (default 3; median, range)")
-    m.add_argument("--duration", type=positive_float, default=3.0,
+    m.add_argument("--duration", type=duration_seconds, default=3.0,
                    help="seconds per nftables throughput run and per timed window of the XDP throughput study "
                    "(default 3)")
     m.add_argument("--studies", default="check,cost,work,throughput",
@@ -433,7 +446,7 @@ def register_bench(sub: Any) -> None:
     m.add_argument("--check-rate", type=positive_float, default=50_000.0,
                    help="pace of the exact replays in packets/s (default 50000; halved on a shortfall)")
     m.add_argument("--no-nft", action="store_true", help="leave nftables out")
-    m.add_argument("--cpu", type=int, default=None, help="the sender's CPU (default: the last one)")
+    m.add_argument("--cpu", type=usable_cpu, default=None, help="the sender's CPU (default: the last one)")
     m.add_argument("--mode", choices=("native", "generic"), default="native", help="XDP mode (default native)")
     o = p.add_argument_group("output")
     o.add_argument("--out", default="results/xdp-bench", help="output folder (default results/xdp-bench)")

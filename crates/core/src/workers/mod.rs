@@ -136,7 +136,11 @@ impl AlgoSpec {
                 return Err(Error::config(format!("algorithm '{name}' takes no ':' parameter")))
             }
             Some(c) => match c.parse::<usize>() {
-                Ok(v) if v > 0 => Some(v),
+                // Caches index their slots with u32, u32::MAX marking "none".
+                Ok(v) if v > 0 && v < u32::MAX as usize => Some(v),
+                Ok(v) if v > 0 => {
+                    return Err(Error::config(format!("capacity in '{text}': at most {} items", u32::MAX - 1)))
+                }
                 _ => return Err(Error::config(format!("capacity in '{text}' must be a positive integer"))),
             },
         };
