@@ -108,7 +108,21 @@ def test_generator_options_are_refused_with_a_trace(cli: Cli, rules: Path, trace
          "--chains has no effect with --rules"),
         (["attack", "sim", "--trace", str(jobs), "--job-size", "exp:2", "--out", out],
          "--job-size has no effect with --trace"),
+        (["cache", "advise", "--trace", str(keys), "--dist", "hot:5", "--out", out],
+         "--dist has no effect with --trace"),
+        (["cache", "advise", "--trace", str(keys), "--rows", "5", "--out", out], "--rows has no effect with --trace"),
+        # Options of a mode that is off are refused the same way.
+        (["latency-sim", "run", "--trace", str(keys), "--rounds", "8", "--out", out],
+         "--rounds has no effect without --belatedly"),
+        (["cache", "advise", "--verify-requests", "10", "--out", out],
+         "--verify-requests has no effect without --verify"),
+        (["attack", "sim", "--no-growth", "--jmax-sweep", "5", "--out", out],
+         "--jmax-sweep has no effect with --no-growth"),
     ]
+    sweep = tmp_path / "trace.toml"
+    sweep.write_text(f'requests = 100\nk = [1, 2]\nalgos = ["mtf"]\ndispatch = ["hash"]\n[workload]\nkind = "trace"\n'
+                     f'path = "{keys}"\nm = 5\n')
+    cases.append((["sweep", str(sweep), "--out", out], 'workload: m has no effect with kind = "trace"'))
     for args, message in cases:
         one_line_error(cli(*args), message)
     assert not (tmp_path / "out").exists() and not (tmp_path / "g.txt").exists()
@@ -133,6 +147,14 @@ def test_empty_values_are_refused_not_taken_for_the_default(cli: Cli, rules: Pat
     one_line_error(cli("advise", "--candidates", "", "--m", "200", "--requests", "2000", "--k", "2",
                        "--out", str(tmp_path / "adv")), "--candidates")
     assert not (tmp_path / "adv" / "result.json").exists()
+    one_line_error(cli("latency-sim", "gen", "--latencies", "", "--out", str(tmp_path / "g.txt")),
+                   "--latencies: give at least one value")
+    assert not (tmp_path / "g.txt").exists()
+    one_line_error(cli("latency-sim", "run", "--policies", "", "--cache-size", "5"), "unknown policy (none given)")
+    one_line_error(cli("nft-bench", "--data", str(tmp_path), "--sets", ""), "--sets: empty list")
+    data = tmp_path / "usl.csv"
+    data.write_text("p,y\n1,1\n2,1.9\n4,3.5\n")
+    one_line_error(cli("usl", "fit", str(data), "--where", ""), "--where: empty")
 
 
 # --- Output paths: checked before any work, in one place. ---------------------------------------

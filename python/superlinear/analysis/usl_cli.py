@@ -26,8 +26,10 @@ Y_CANDIDATES = ("speedup", "throughput", "x", "speedup_projected", "y", "rps")
 
 
 def _parse_where(text: str | None) -> list[tuple[str, str]]:
-    if not text:
+    if text is None:
         return []
+    if not text.strip():
+        raise USLInputError("--where: empty (give COL=VALUE[,COL=VALUE...], or leave the option out)")
     conds = []
     for part in text.split(","):
         if "=" not in part:

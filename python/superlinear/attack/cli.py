@@ -473,6 +473,7 @@ def register(sub: Any) -> None:
     s.add_argument("--quick", action="store_true", help="fewer packets")
     add_study_options(s, SIM, "results/attack-sim")
     generator_scope(s, ("packet_size", "job_size", "pmax"), why="it shapes generated innocent traffic")
+    generator_scope(s, ("jmax_sweep",), source="no_growth", why="it sets the growth panel's J_max values")
 
     w = asub.add_parser("worker", help="attack a real worker (`list engine`) with and without SurgeProtector",
                         description="One worker from the core registry serves innocent keys at a given load; an "

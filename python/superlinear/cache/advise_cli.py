@@ -24,6 +24,7 @@ from superlinear.cache.advise import (
 from superlinear.common.args import int_list, non_negative_finite, positive_int
 from superlinear.common.bounds import MAX_WORKERS
 from superlinear.common.errors import SuperlinearError
+from superlinear.common.scope import generator_scope, needs_option
 from superlinear.common.study import Outcome, Progress, Study, add_study_options, console
 
 
@@ -194,6 +195,8 @@ def register(cs: Any) -> None:
     a.add_argument("--verify-requests", type=positive_int, default=6_000,
                    help="requests per point of --verify (default 6,000)")
     add_study_options(a, CacheAdvise(), "results/cache-advise")
+    generator_scope(a, ("dist", "rows"), why="it shapes a generated workload; a trace brings its own keys")
+    needs_option(a, ("verify_requests",), "verify", "it sizes the real tier's runs")
 
 
 __all__ = ["CacheAdvise", "register"]

@@ -102,3 +102,20 @@ def generator_scope(parser: argparse.ArgumentParser, generator: Collection[str],
         return inner(args)
 
     parser.set_defaults(func=func)
+
+
+def needs_option(parser: argparse.ArgumentParser, dependent: Collection[str], switch: str, why: str) -> None:
+    """Refuses the options ``dependent`` (by dest) unless the option ``switch`` is given:
+    ``latency-sim run --rounds 8`` without ``--belatedly`` once ran and dropped ``--rounds``.
+    Call after the parser's ``func`` is set; it wraps it."""
+    scope = OptionScope(parser, only=dependent)
+    inner: Callable[[argparse.Namespace], int] = parser.get_default("func")
+    flag = "--" + switch.replace("_", "-")
+
+    def func(args: argparse.Namespace) -> int:
+        if not OptionScope.given(args, switch):
+            scope.check(args, (), f"without {flag}", dict.fromkeys(scope.flags, why))
+        scope.fill(args)
+        return inner(args)
+
+    parser.set_defaults(func=func)

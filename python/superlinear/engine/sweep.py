@@ -155,6 +155,10 @@ def load_sweep(path: Path) -> tuple[Experiment, bool]:
             raise ConfigError(f"{path}: workload kind must be uniform, zipf or trace, got {kind!r}")
         wpath = None
         if kind == "trace":
+            unused = sorted(set(w) & {"m", "alpha"})
+            if unused:
+                raise ConfigError(f"{path}: workload: {', '.join(unused)} has no effect with kind = \"trace\" "
+                                  "(it shapes a generated workload)")
             wpath = str((path.parent / _want(path, w, "path", str)).resolve())
             if not Path(wpath).is_file():
                 problem = "is a folder, not a key trace" if Path(wpath).is_dir() else "does not exist"

@@ -34,7 +34,7 @@ from superlinear.common.defaults import field_default, with_default
 from superlinear.common.errors import SuperlinearError
 from superlinear.common.listing import Listing, add_listing_options, known, name_table
 from superlinear.common.rows import Row
-from superlinear.common.scope import generator_scope, hidden_alias, spelled
+from superlinear.common.scope import generator_scope, hidden_alias, needs_option, spelled
 from superlinear.common.study import Outcome, Study, add_study_options, console
 from superlinear.common.study import Progress as ProgressLine
 from superlinear.latency import sim as latency
@@ -245,12 +245,14 @@ def cmd_gen(args: argparse.Namespace) -> int:
         raise SuperlinearError("--trace has no effect in latency-sim gen (it generates a trace; the trace options "
                                "of run, belatedly and bench read one)")
     out = output_file(args.out)
-    trace = _generate(args)
-    latencies = None
-    if args.latencies:
+    choices = None
+    if args.latencies is not None:
         if args.binary:
             raise SuperlinearError("--latencies needs a text trace (the binary form holds objects only)")
         choices = int_list("--latencies", args.latencies)
+    trace = _generate(args)
+    latencies = None
+    if choices is not None:
         # Each object gets one of the latencies, spread by a multiplicative hash of its id.
         latencies = [choices[(o * 2654435761 % 2**32) % len(choices)] for o in range(trace.objects)]
     trace.write(out, binary=args.binary, latencies=latencies)
@@ -447,6 +449,7 @@ def register(sub: Any) -> None:
                    help="random roundings besides the threshold ones (default 4)")
     add_study_options(r, Run(), "results/latency-run")
     generator_scope(r, GENERATOR_OPTIONS, why="it shapes a generated trace")
+    needs_option(r, ("belatedly_max", "rounds"), "belatedly", "it sizes Belatedly's LP and its roundings")
 
     g = asub.add_parser("gen", help="write a trace of bursty and paced objects",
                         description="Generate a trace: bursty objects arrive in trains, paced ones at a steady period.")
