@@ -62,6 +62,10 @@ def test_classify_refuses_options_of_another_action(cli: Cli, rules: Path, trace
     assert not out.exists()
     one_line_error(cli("classify", "--rules", str(rules), "--depth", "3"), "--depth has no effect", "without --rules")
     one_line_error(cli("classify", "algorithms", "--k", "3"), "--k has no effect in classify algorithms")
+    one_line_error(cli("classify", "--rules", str(rules), "--trace", str(trace), "--front", "4"),
+                   "--front has no effect with --algo mrf")
+    one_line_error(cli("classify", "--rules", str(rules), "--trace", str(trace), "--calibration", "5"),
+                   "--calibration has no effect with --dispatch rss")
     # An old spelling is named as typed.
     one_line_error(cli("classify", "gen-rules", "--workers", "3", "--out", str(out)), "--workers has no effect")
 

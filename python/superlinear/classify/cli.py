@@ -441,9 +441,18 @@ def cmd_classify(args: argparse.Namespace, scope: OptionScope) -> int:
     if args.updates:
         scope.check(args, used_options(action, rules) - NOT_WITH_UPDATES, "with --updates",
                     dict.fromkeys(NOT_WITH_UPDATES, "a run with updates classifies once, in trace order, untimed"))
+    given = {dest for dest in ("front", "calibration") if OptionScope.given(args, dest)}
     scope.fill(args)
     if action in ("run", "bench", "compare"):
         _classifiers(args, action)
+    if action == "run":
+        # Options of one classifier or one dispatcher, refused beside another.
+        if "front" in given and not args.algo.startswith("rule-cache"):
+            raise SuperlinearError(f"--front has no effect with --algo {args.algo} (it sizes the front of rule-cache "
+                                   "and rule-cache-flow)")
+        if "calibration" in given and not args.dispatch.startswith("rule"):
+            raise SuperlinearError(f"--calibration has no effect with --dispatch {args.dispatch} (it calibrates "
+                                   "the rule-aware dispatcher)")
     if action == "bench" and not args.out:
         args.out = "results/classify-bench"
     if action in ("gen-rules", "gen-trace", "convert") and args.format is None:
