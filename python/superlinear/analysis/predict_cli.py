@@ -65,10 +65,9 @@ def _workload(args: argparse.Namespace) -> tuple[Workload, int]:
 def _check_size(args: argparse.Namespace, workload: Workload, requests: int, ks: list[int]) -> None:
     """Refuses a prediction whose streams (and, with --compare or --verify, engine runs) would not
     fit in memory, before anything is generated."""
-    check_run_size(RunSpec(algo=args.algo or "mtf", dispatch=getattr(args, "dispatch", None) or "hash", k=max(ks),
-                           workload=workload,
-                           requests=requests),
-                   ("" if args.trace else f"--m {args.m:,} ") + f"--requests {requests:,} at k = {max(ks):,}")
+    spec = RunSpec(algo=args.algo or "mtf", dispatch=getattr(args, "dispatch", None) or "hash", k=max(ks),
+                   workload=workload, requests=requests)
+    check_run_size(spec, ("" if args.trace else f"--m {args.m:,} ") + f"--requests {requests:,} at k = {max(ks):,}")
 
 
 def _fmt(v: float | None, digits: int = 2) -> str:
