@@ -81,6 +81,8 @@ def test_usl_and_nft_bench_refuse_options_of_another_mode(cli: Cli, rules: Path,
     one_line_error(cli("nft-bench", "--rules", str(rules), "--trace", str(trace), "--emit", "-", "--k", "2"),
                    "--k has no effect with --emit")
     one_line_error(cli("nft-bench", "--cleanup", "--rules", str(rules)), "--rules has no effect with --cleanup")
+    one_line_error(cli("nft-bench", "--rules", str(rules), "--trace", str(trace), "--sets", "acl1"),
+                   "--sets has no effect with --rules")
 
 
 def test_generator_options_are_refused_with_a_trace(cli: Cli, rules: Path, trace: Path, tmp_path: Path) -> None:
@@ -146,6 +148,8 @@ def test_empty_values_are_refused_not_taken_for_the_default(cli: Cli, rules: Pat
     empty = tmp_path / "empty.txt"
     empty.write_text("")
     one_line_error(cli("classify", "--rules", str(empty), "--trace", str(trace)), f"{empty}: no rules")
+    one_line_error(cli("classify", "--rules", str(rules), "--trace", str(trace), "--updates", str(empty)),
+                   f"{empty}: no updates")
     one_line_error(cli("classify", "--synthetic", "--rules-count", "50", "--dispatch", "rss:", "--packets", "500"),
                    "rss:")
     one_line_error(cli("advise", "--candidates", "", "--m", "200", "--requests", "2000", "--k", "2",

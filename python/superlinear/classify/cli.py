@@ -133,6 +133,12 @@ def cmd_updates(args: argparse.Namespace, w: Any, info: dict[str, Any]) -> int:
     each worker switching at its next packet; with --check, every verdict against brute-force
     first match over the rule set in force at that packet."""
     check_workers(args.workers, info["rules"], info["packets"], spelled(args, "workers", "--k"))
+    try:
+        lines = Path(args.updates).read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        lines = None  # missing, a folder, unreadable: the native reader names the problem
+    if lines is not None and not any(line.split("#", 1)[0].strip() for line in lines):
+        raise SuperlinearError(f"{args.updates}: no updates (every line is empty or a comment)")
     cfg = {"rule_format": "auto", "actions": args.actions, "default_action": args.default, "generate": 1,
            "seed": args.seed}
     report = interruptible(lambda: w.run_updates(args.updates, cfg, args.algo, args.dispatch, args.workers,

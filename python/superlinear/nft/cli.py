@@ -122,6 +122,9 @@ def mode_options(args: argparse.Namespace) -> tuple[frozenset[str], str]:
 def cmd_nft_bench(args: argparse.Namespace, scope: OptionScope) -> int:
     used, mode = mode_options(args)
     scope.check(args, used, mode, ELSEWHERE)
+    if args.rules:
+        scope.check(args, used - {"sets", "size"}, "with --rules", dict.fromkeys(("sets", "size"),
+                                                                                 "it picks ClassBench sets in --data"))
     scope.fill(args)
     if args.cleanup:
         removed = remove_all()

@@ -28,6 +28,7 @@ from superlinear.common.args import (
     int_list,
     positive_float,
     positive_int,
+    positive_int_at_most,
     repeat_count,
     usable_cpu,
 )
@@ -319,7 +320,8 @@ def register(sub: Any) -> None:
     p.add_argument("--cpus", type=whole_list(0), default=None, metavar="LIST",
                    help="load: worker CPUs, e.g. 0,1 (default: every online CPU)")
     p.add_argument("--trace", metavar="FILE", help="load: traffic sample the rule-aware dispatcher calibrates on")
-    p.add_argument("--queue-size", type=positive_int, default=2048,
+    p.add_argument("--queue-size", type=positive_int_at_most(2**32 - 1, "frames (a cpumap entry's size is 32-bit)"),
+                   default=2048,
                    help="load: frames per worker CPU queue (default 2048)")
     p.add_argument("--mode", choices=("native", "generic"), default="native",
                    help="load: native (driver) XDP, or generic (skb) where the driver has none (default native)")
