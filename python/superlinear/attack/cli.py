@@ -84,33 +84,35 @@ BYTES_PER_QUEUED = 64
 BYTES_PER_PAIR = 16
 
 
-def _check_sim_size(args: argparse.Namespace, packets: int) -> None:
+def _check_sim_size(args: argparse.Namespace, packets: int, rates: tuple[float, ...],
+                    jmaxes: tuple[float, ...]) -> None:
     if args.packets:
         check_at_most("--packets", packets, MAX_SIM_PACKETS, "the simulator runs every policy at every attack rate "
                       "over them; beyond this a study takes days")
     check_at_most("--probe", args.probe, MAX_PROBE, "each probe is one more run per attack rate")
     check_at_most("--flows", args.flows, U32_MAX, "flow ids are 32-bit")
-    for rate in floats("--attack-rates", args.attack_rates) or ():
+    for rate in rates:
         check_at_most("--attack-rates", rate, MAX_SIM_ATTACK_GBPS, "Gbps; the simulator steps every attack packet")
     check_at_most("--jmax", args.jmax, MAX_JOB_US, "µs")
-    if not args.no_growth:
-        for j in floats("--jmax-sweep", args.jmax_sweep) or ():
-            check_at_most("--jmax-sweep", j, MAX_JOB_US, "µs")
+    for j in jmaxes:
+        check_at_most("--jmax-sweep", j, MAX_JOB_US, "µs")
 
 
 def _sim_config(args: argparse.Namespace) -> SimStudy:
     if args.trace and not Path(args.trace).is_file():
         raise SuperlinearError(f"{args.trace}: no such file")
     packets = args.packets or (20_000 if args.quick else field_default("attack_sweep", "packets"))
-    _check_sim_size(args, packets)
+    rates = floats("--attack-rates", args.attack_rates)
+    jmaxes = () if args.no_growth else (floats("--jmax-sweep", args.jmax_sweep) or ())
+    _check_sim_size(args, packets, rates or (), jmaxes)
     traffic = Traffic(packet=args.packet_size, job=args.job_size, bytes_min=args.pmin, bytes_max=args.pmax,
                       job_max=args.jmax, trace=args.trace, flows=args.flows)
     return SimStudy(
         traffic=traffic,
         policies=names("--policies", args.policies, ALL_POLICIES),
         load=args.load,
-        attack_rates_gbps=floats("--attack-rates", args.attack_rates),
-        jmax_sweep=() if args.no_growth else (floats("--jmax-sweep", args.jmax_sweep) or ()),
+        attack_rates_gbps=rates,
+        jmax_sweep=jmaxes,
         buffer=args.buffer,
         packets=packets,
         probe_jobs=args.probe,

@@ -19,6 +19,7 @@ from rich.table import Table
 from superlinear import _native
 from superlinear.classify.compare import cmd_compare
 from superlinear.classify.workload import (
+    BYTES_PER_PACKET,
     CLASSBENCH_SETS,
     DEFAULT_PACKETS,
     PacketWorkloadSpec,
@@ -74,7 +75,7 @@ def check_workers(workers: int, rules: int, packets: int, flag: str = "--k") -> 
         raise SuperlinearError(f"{flag} {workers:,}: at most {MAX_WORKERS:,} (the RSS indirection table "
                                "names workers with 16 bits)")
     check_memory(f"{flag} {workers:,} over {rules:,} rules and {packets:,} packets",
-                 20.0 * workers * rules + 48.0 * packets + 4096.0 * workers)
+                 20.0 * workers * rules + BYTES_PER_PACKET * packets + 4096.0 * workers)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
