@@ -148,7 +148,6 @@ def test_bad_dispatcher_counts_are_one_line(cli: Cli, generated: Path, extra: tu
             "--no-measure", *[str(generated / e) if e == "u.txt" else e for e in extra])
     assert r.returncode != 0
     assert "Traceback" not in r.stderr
-    # The error is the last line (argparse puts its usage above a bad value's).
     assert needle in r.stderr.strip().splitlines()[-1], r.stderr
 
 

@@ -18,6 +18,9 @@ from subprocess import CompletedProcess
 
 import pytest
 
+from superlinear.common.errors import SuperlinearError
+from superlinear.output.paths import write_text_atomic
+
 Cli = Callable[..., CompletedProcess[str]]
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -83,6 +86,13 @@ def test_usl_and_nft_bench_refuse_options_of_another_mode(cli: Cli, rules: Path,
     one_line_error(cli("nft-bench", "--cleanup", "--rules", str(rules)), "--rules has no effect with --cleanup")
     one_line_error(cli("nft-bench", "--rules", str(rules), "--trace", str(trace), "--sets", "acl1"),
                    "--sets has no effect with --rules")
+    out = tmp_path / "xb"
+    for bench in ("nft-bench", "xdp-bench"):
+        one_line_error(cli(bench, "--rules", str(rules), "--trace", str(trace), "--classbench-size", "1k",
+                           "--out", str(out)), "--classbench-size has no effect with --rules")
+    one_line_error(cli("xdp-bench", "--rules", str(rules), "--trace", str(trace), "--sets", "acl1", "--out", str(out)),
+                   "--sets has no effect with --rules")
+    assert not out.exists()
 
 
 def test_generator_options_are_refused_with_a_trace(cli: Cli, rules: Path, trace: Path, tmp_path: Path) -> None:
@@ -188,6 +198,13 @@ def test_output_paths(cli: Cli, tmp_path: Path) -> None:
     line = one_line_error(cli("law", "--out", str(a_file)), str(a_file))
     assert "Errno" not in line
 
+    # A folder no file can be made in is refused before the fit, also for root, whom os.access
+    # lets write anywhere.
+    one_line_error(cli("usl", "fit", str(data), "--out", "/proc/superlinear-x"), "/proc/superlinear-x",
+                   "not writable (--out)")
+    one_line_error(cli("nft-bench", "--rules", str(data), "--emit", "/proc/superlinear-x"),
+                   "/proc/superlinear-x", "not writable (--emit)")
+
     sweep = tmp_path / "esc.toml"
     sweep.write_text('name = "../../escaped"\nalgos = ["mtf"]\ndispatch = ["hash"]\nk = [1, 2]\nrequests = 2000\n'
                      'measure = false\n[workload]\nkind = "uniform"\nm = 100\n')
@@ -196,6 +213,12 @@ def test_output_paths(cli: Cli, tmp_path: Path) -> None:
     one_line_error(cli("sweep", str(sweep), cwd=work), "'name'", "../../escaped")
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["results", "adir", "m.csv", "afile", "esc.toml",
                                                                   "work"])
+
+
+def test_a_failed_write_names_the_users_file_not_its_temporary(tmp_path: Path) -> None:
+    target = tmp_path / "gone" / "result.json"
+    with pytest.raises(SuperlinearError, match=re.escape(f"{target}: cannot write")):
+        write_text_atomic(target, "{}")
 
 
 # --- One spelling per concept; the old ones still work and are left out of --help. ---------------
@@ -270,6 +293,25 @@ def test_errors_name_the_right_thing(cli: Cli, tmp_path: Path) -> None:
     line = one_line_error(r, "fig99")
     names = line.split("available: ")[1].rstrip(")").split(", ")
     assert len(names) == len(set(names))
+
+
+@pytest.mark.parametrize(("argv", "prog", "fragment"), [
+    (("run", "--k", "abc"), "superlinear run", "argument --k: expected a positive integer, got 'abc'"),
+    (("classify", "--bogus"), "superlinear classify", "unrecognized arguments: --bogus"),
+    (("attack", "sim", "--probe"), "superlinear attack sim", "argument --probe: expected one argument"),
+    (("cache", "up", "--replicas", "x", "--nope"), "superlinear cache up", "argument --replicas"),
+    (("reproduce",), "superlinear reproduce", "required"),
+    ((), "superlinear", "required: COMMAND"),
+])
+def test_argparse_mistakes_are_one_line_naming_the_subcommand(cli: Cli, argv: tuple[str, ...], prog: str,
+                                                               fragment: str) -> None:
+    # No usage block above the error: the line says what was wrong and which --help to read.
+    r = cli(*argv)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    lines = [line for line in r.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, r.stderr
+    assert lines[0].startswith(f"{prog}: error: ") and fragment in lines[0], lines[0]
+    assert lines[0].endswith(f"(see '{prog} --help')"), lines[0]
 
 
 def test_classbench_panel_without_data_is_one_line(cli: Cli, tmp_path: Path) -> None:

@@ -36,7 +36,7 @@ def run_cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str
 
 
 def one_line_error(out: subprocess.CompletedProcess[str], code: int = 2) -> str:
-    """The error line (argparse's usage lines may come before it), after checking the exit code."""
+    """The error line, after checking the exit code."""
     assert out.returncode == code, (out.returncode, out.stdout, out.stderr)
     assert "Traceback" not in out.stderr
     line = out.stderr.strip().splitlines()[-1]

@@ -11,6 +11,7 @@ import argparse
 import signal
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from superlinear import __version__
 from superlinear.analysis import cli as analysis_cli
@@ -31,8 +32,42 @@ from superlinear.xdp import cli as xdp_cli
 LISTINGS = [engine_cli.LISTING, classify_cli.LISTING, attack_cli.LISTING, latency_cli.LISTING, cache_cli.LISTING]
 
 
+#: Where a parser leaves the subcommand parser that met arguments it did not know.
+UNRECOGNIZED_BY = "_unrecognized_by"
+
+
+class OneLineErrorParser(argparse.ArgumentParser):
+    """An argument parser whose usage mistakes are one line: the problem, then where help is.
+
+    argparse's default prints the whole usage block above the error, which for the larger
+    subcommands is a screen of options burying the one line that says what was wrong.
+    Subparsers inherit this class (``add_subparsers`` builds them with the parent's type).
+    """
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        parsed, extras = super().parse_known_args(args, namespace)
+        # A subcommand's parser hands what it did not know up to its parent, which would report
+        # it under its own name; the deepest parser to see it names the subcommand to get help on.
+        if extras and not hasattr(parsed, UNRECOGNIZED_BY):
+            setattr(parsed, UNRECOGNIZED_BY, self)
+        return parsed, extras
+
+    def parse_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> argparse.Namespace:
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            getattr(parsed, UNRECOGNIZED_BY, self).error(f"unrecognized arguments: {' '.join(extras)}")
+        return parsed
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = OneLineErrorParser(
         prog="superlinear",
         description="Distributed self-adjusting systems that scale faster than linearly, measured honestly. "
         + HONESTY,

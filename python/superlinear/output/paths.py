@@ -15,6 +15,7 @@ Every problem is a :class:`SuperlinearError` naming the path and the option.
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 from superlinear.common.errors import SuperlinearError
@@ -29,9 +30,19 @@ def output_dir(path: str | Path, option: str = "--out") -> Path:
         p.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise SuperlinearError(f"{p}: cannot create the output folder ({option}): {e.strerror or e}") from None
-    if not os.access(p, os.W_OK | os.X_OK):
+    if not os.access(p, os.W_OK | os.X_OK) or not _can_create_in(p):
         raise SuperlinearError(f"{p}: the output folder ({option}) is not writable")
     return p
+
+
+def _can_create_in(folder: Path) -> bool:
+    """Whether a file can be created in ``folder``, tried for real: ``os.access`` answers yes to
+    root for any folder, including ones no file can be made in (``/proc``, ``/sys``)."""
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            return True
+    except OSError:
+        return False
 
 
 def output_file(path: str | Path, option: str = "--out") -> Path:
@@ -44,7 +55,8 @@ def output_file(path: str | Path, option: str = "--out") -> Path:
         raise SuperlinearError(f"{p}: folder {parent} does not exist ({option}; create it first)")
     if not parent.is_dir():
         raise SuperlinearError(f"{p}: {parent} is not a folder ({option})")
-    if not os.access(parent, os.W_OK | os.X_OK) or (p.exists() and not os.access(p, os.W_OK)):
+    if (not os.access(parent, os.W_OK | os.X_OK) or (p.exists() and not os.access(p, os.W_OK))
+            or not _can_create_in(parent)):
         raise SuperlinearError(f"{p}: not writable ({option})")
     return p
 
@@ -64,6 +76,10 @@ def write_text_atomic(path: Path, text: str) -> None:
     try:
         tmp.write_text(text, encoding="utf-8")
         tmp.replace(path)
+    except OSError as e:
+        # The user named ``path``, not the temporary file beside it.
+        tmp.unlink(missing_ok=True)
+        raise SuperlinearError(f"{path}: cannot write: {e.strerror or e}") from None
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise

@@ -33,6 +33,7 @@ from superlinear.common.args import (
     usable_cpu,
 )
 from superlinear.common.errors import SuperlinearError
+from superlinear.common.scope import generator_scope
 from superlinear.nft.netns import NeedsPrivilegesError
 from superlinear.nft.ruleset_json import describe_row
 from superlinear.output.paths import output_dir
@@ -456,3 +457,4 @@ def register_bench(sub: Any) -> None:
     o.add_argument("--keep", action="store_true",
                    help="leave the namespaces in place (nft-bench --cleanup removes them)")
     p.set_defaults(func=cmd_xdp_bench)
+    generator_scope(p, {"sets", "size"}, source="rules", why="it picks ClassBench sets in --data")
