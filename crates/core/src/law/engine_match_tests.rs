@@ -6,9 +6,11 @@ use crate::run_config::{execute, Modes, RunConfig, StateModel};
 use crate::worker::WorkerParams;
 use crate::workers::AlgoSpec;
 
-fn engine_work(
+/// The per-worker work counts of a real engine run (projected mode, replicated state): what the
+/// law and the simulator must reproduce exactly.
+pub(super) fn engine_work(
     algo: &str,
-    rho: u64,
+    params: WorkerParams,
     dispatch: &str,
     workload: &WorkloadSpec,
     n: usize,
@@ -17,7 +19,7 @@ fn engine_work(
 ) -> Vec<u64> {
     let config = RunConfig {
         algo: AlgoSpec::parse(algo).unwrap(),
-        params: WorkerParams { capacity: None, compare_cycles: 0, miss_cycles: rho },
+        params,
         dispatch: dispatch.into(),
         workload: workload.clone(),
         k,
@@ -34,6 +36,10 @@ fn engine_work(
     execute(&config).unwrap().projected.unwrap().worker_work
 }
 
+fn miss_cost(rho: u64) -> WorkerParams {
+    WorkerParams { capacity: None, compare_cycles: 0, miss_cycles: rho }
+}
+
 #[test]
 fn assignments_match_the_engine() {
     let workloads = [WorkloadSpec::Uniform { m: 300 }, WorkloadSpec::Zipf { m: 300, alpha: 1.01 }];
@@ -42,14 +48,14 @@ fn assignments_match_the_engine() {
         let w = key_workload(workload, n, seed).unwrap();
         for (algo, rho) in [("mtf", 0), ("lru:40", 3)] {
             let mut ev = Evaluator::new(w.items.clone(), cost_function(algo, rho).unwrap());
-            let t1 = engine_work(algo, rho, "hash", workload, n, 1, seed);
+            let t1 = engine_work(algo, miss_cost(rho), "hash", workload, n, 1, seed);
             assert_eq!(vec![ev.baseline().work], t1, "{algo} baseline");
             for dispatch in ["rr", "random", "hash"] {
                 let candidate = key_candidate(dispatch, &w.keys, seed).unwrap();
                 for k in [2, 3, 8] {
                     let point = ev.candidate(&candidate, k).unwrap();
                     let predicted: Vec<u64> = point.workers.iter().map(|s| s.work).collect();
-                    let real = engine_work(algo, rho, dispatch, workload, n, k, seed);
+                    let real = engine_work(algo, miss_cost(rho), dispatch, workload, n, k, seed);
                     assert_eq!(predicted, real, "{algo} {dispatch} k={k} {}", workload.label());
                 }
             }

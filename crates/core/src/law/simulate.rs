@@ -153,27 +153,12 @@ pub fn simulated_record(point: &LawPoint, s: f64) -> LawPointRecord {
 mod tests {
     use super::*;
     use crate::law::{key_candidate, key_workload};
-    use crate::run_config::{execute, Modes, RunConfig, StateModel};
     use crate::workload::WorkloadSpec;
 
+    /// Three cycles per comparison, no miss cost: the simulator's own unit.
     fn engine_work(algo: &str, dispatch: &str, workload: &WorkloadSpec, n: usize, k: usize, seed: u64) -> Vec<u64> {
-        let config = RunConfig {
-            algo: AlgoSpec::parse(algo).unwrap(),
-            params: WorkerParams { capacity: None, compare_cycles: 3, miss_cycles: 0 },
-            dispatch: dispatch.into(),
-            workload: workload.clone(),
-            k,
-            requests: n,
-            warmup: 0,
-            exclude_warmup: false,
-            seed,
-            state: StateModel::Replicated,
-            modes: Modes { projected: true, measured: false, single_core: false },
-            parallel: 1,
-            repeats: 1,
-            min_timed_ms: 0,
-        };
-        execute(&config).unwrap().projected.unwrap().worker_work
+        let params = WorkerParams { capacity: None, compare_cycles: 3, miss_cycles: 0 };
+        crate::law::engine_match_tests::engine_work(algo, params, dispatch, workload, n, k, seed)
     }
 
     #[test]
