@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -33,3 +34,22 @@ def run_cli(*args: str, cwd: Path | None = None, timeout: float = 300) -> subpro
 @pytest.fixture
 def cli():  # type: ignore[no-untyped-def]
     return run_cli
+
+
+@pytest.fixture
+def one_line_mistake(capsys: pytest.CaptureFixture[str]) -> Callable[..., None]:
+    """Runs the CLI in-process on an argv list (the subprocess tests cover the entry point itself)
+    and checks the answer to a mistake: exit 2, one line on stderr holding every fragment, no
+    traceback."""
+    from superlinear.cli import main
+
+    def check(args: list[str], *fragments: str) -> None:
+        assert main(args) == 2
+        err = capsys.readouterr().err
+        assert "Traceback" not in err
+        lines = [line for line in err.strip().splitlines() if line]
+        assert len(lines) == 1, err
+        for f in fragments:
+            assert f in lines[0], lines[0]
+
+    return check

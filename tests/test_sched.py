@@ -11,10 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from subprocess import CompletedProcess
 
-import pytest
-
 from superlinear import _native
-from superlinear.cli import main
 
 Cli = Callable[..., CompletedProcess[str]]
 
@@ -100,16 +97,8 @@ def test_bench_binding_directly() -> None:
     assert a is not None and b is not None and a["checksum"] == b["checksum"]
 
 
-def test_user_mistakes_are_one_line_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    def check(args: list[str], *fragments: str) -> None:
-        # In-process (the subprocess tests above cover the entry point itself).
-        assert main(args) == 2
-        err = capsys.readouterr().err
-        assert "Traceback" not in err
-        lines = [line for line in err.strip().splitlines() if line]
-        assert len(lines) == 1, err
-        for f in fragments:
-            assert f in lines[0], lines[0]
+def test_user_mistakes_are_one_line_errors(tmp_path: Path, one_line_mistake: Callable[..., None]) -> None:
+    check = one_line_mistake
 
     out = str(tmp_path / "o")
     check(["attack", "sim", "--job-size", "zipf:2", "--out", out], "--job-size", "unknown distribution")
