@@ -223,3 +223,17 @@ def test_classify_bench_on_own_rules(cli: Cli, fixtures: Path, tmp_path: Path) -
     assert [row["algo"] for row in rows] == ["static", "mrf"]
     assert all(row["mpps_single_core"] > 0 for row in rows)
     assert (tmp_path / "b" / "result.json").exists()
+
+
+def test_flow_keys_refuse_headers_out_of_range(tmp_path: Path) -> None:
+    from superlinear.classify.flow_keys import FlowKeyError, convert, flow_keys
+
+    good = list(flow_keys(["3232235777 167772161 1024 80 6 0x0000/0x0000 3\n", "# comment\n"]))
+    assert len(good) == 1 and 0 <= good[0] < 2**63
+    for line, field in (("5221225985 1 1 1 6", "source address"), ("1 1 -1 1 6", "source port"),
+                        ("1 1 1 70000 6", "destination port"), ("1 1 1 1 300", "protocol")):
+        with pytest.raises(FlowKeyError, match=f"t:1: {field} .* out of range"):
+            list(flow_keys([line], "t"))
+    src = tmp_path / "trace"
+    src.write_bytes(b"\xef\xbb\xbf1 2 3 4 6\n")  # a byte-order mark is not part of the address
+    assert convert(src, tmp_path / "keys") == (1, 1)

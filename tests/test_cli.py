@@ -95,12 +95,22 @@ def test_bad_sweep_configs_give_one_line(cli: Cli, tmp_path: Path) -> None:
         'algos = ["mtf"]\ndispatch = ["hash"]\nk = [1]\nrequests = "many"\n[workload]\nm = 10\n': ("'requests'",),
         'algos = ["mtf"]\ndispatch = ["hash"]\nk = [1]\ncolour = 1\n[workload]\nm = 10\n': ("unknown key", "colour"),
         'algos = ["mtf"]\ndispatch = ["hash"]\nk = [1]\n': ("missing required key 'workload'",),
+        # The Rust config check's answers, in the file's words rather than Rust's types.
+        'algos = ["mtf"]\ndispatch = ["hash"]\nk = [1]\nseed = -5\n[workload]\nm = 10\n':
+            ("key 'seed' must be a whole number ≥ 0, got integer -5",),
+        'algos = ["mtf"]\ndispatch = ["hash"]\nk = [1]\n[workload]\nm = 10\nalpha = "x"\n':
+            ("workload: key 'alpha' must be a number, got string \"x\"",),
+        'algos = ["mtf"]\ndispatch = ["hash"]\nk = [1]\nrepeats = 1001\n[workload]\nm = 10\n':
+            ("'repeats' must be 1 to 1,000",),
+        '\ufeffalgos = ["mtf"]\ndispatch = ["hash"]\nk = [0]\n[workload]\nm = 10\n': ("positive integers",),
     }
     for text, fragments in cases.items():
         cfg = tmp_path / "bad.toml"
         cfg.write_text(text)
         assert_clean_error(cli("sweep", str(cfg)), "bad.toml", *fragments)
     assert_clean_error(cli("sweep", str(tmp_path / "missing.toml")), "missing.toml", "no such file")
+    assert_clean_error(cli("sweep", str(tmp_path)), str(tmp_path), "a folder, not a file")
+    assert_clean_error(cli("sweep", "/dev/null"), "/dev/null", "not a regular file")
 
 
 def test_bad_run_inputs_give_one_line(cli: Cli, tmp_path: Path) -> None:

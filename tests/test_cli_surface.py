@@ -215,6 +215,31 @@ def test_output_paths(cli: Cli, tmp_path: Path) -> None:
                                                                   "work"])
 
 
+def test_convert_to_classbench_refuses_to_drop_actions(cli: Cli, rules: Path, tmp_path: Path) -> None:
+    out = tmp_path / "r.cb"
+    one_line_error(cli("classify", "convert", "--rules", str(rules), "--format", "classbench", "--out", str(out)),
+                   "would lose the actions of 1 rules that do not accept", "native or nft")
+    assert not out.exists()
+    # A ClassBench source has no actions of its own to lose, whatever --actions assigned.
+    cb = tmp_path / "g.cb"
+    assert cli("classify", "gen-rules", "--rules-count", "20", "--format", "classbench", "--out", str(cb)).returncode == 0
+    r = cli("classify", "convert", "--rules", str(cb), "--format", "classbench", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    assert out.read_text() == cb.read_text()
+
+
+def test_a_refused_input_leaves_no_empty_output_folder(cli: Cli, tmp_path: Path) -> None:
+    # The output folder is made before the input is read; a run refused for its input removes
+    # the folders it made (all of them, parents too) and keeps a folder that was there already.
+    one_line_error(cli("predict", "--trace", str(tmp_path / "none.txt"), "--out", str(tmp_path / "new" / "deep")),
+                   "none.txt")
+    assert not (tmp_path / "new").exists()
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    one_line_error(cli("predict", "--trace", str(tmp_path / "none.txt"), "--out", str(kept)), "none.txt")
+    assert kept.is_dir()
+
+
 def test_a_failed_write_names_the_users_file_not_its_temporary(tmp_path: Path) -> None:
     target = tmp_path / "gone" / "result.json"
     with pytest.raises(SuperlinearError, match=re.escape(f"{target}: cannot write")):

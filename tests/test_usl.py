@@ -99,3 +99,28 @@ def test_cli_fits_the_projects_own_results(cli: Cli, tmp_path: Path) -> None:
             "algo=mtf,dispatch=hash", "--json", "--no-plot")
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["sigma"]["value"] < 0  # MTF + hash scales superlinearly
+
+
+@pytest.mark.parametrize(("text", "extra", "fragment"), [
+    ("p,T\n1,100\n2,0\n4,30\n8,20\n", ("--y", "T", "--runtime"), "m.csv: runtimes must be positive"),
+    ("p,throughput,throughput\n1,100,1\n2,190,2\n4,350,3\n", (), "m.csv:1: column 'throughput' named twice"),
+    ("1,100\n2,190\n4,350\n8,600\n", (), "m.csv:1: the first line holds numbers, not column names"),
+    ("p,throughput\n1,100\n2,-5\n4,350\n", (), "m.csv: throughput / speedup values must be positive"),
+    ("p,speedup\n1,1\n2,\xff\n", (), "m.csv:3: not UTF-8 text"),
+])
+def test_cli_refuses_measurements_it_would_misread(cli: Cli, tmp_path: Path, text: str, extra: tuple[str, ...],
+                                                   fragment: str) -> None:
+    data = tmp_path / "m.csv"
+    data.write_bytes(text.encode("utf-8").replace(b"\xc3\xbf", b"\xff"))
+    r = cli("usl", "fit", str(data), "--no-plot", *extra)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and fragment in lines[0], r.stderr
+
+
+def test_cli_reads_a_file_with_a_byte_order_mark(cli: Cli, tmp_path: Path) -> None:
+    data = tmp_path / "bom.csv"
+    data.write_bytes(b"\xef\xbb\xbfp,throughput\n1,100\n2,190\n4,350\n8,600\n")
+    r = cli("usl", "fit", str(data), "--x", "p", "--no-plot", "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["x"] == "p"

@@ -25,6 +25,7 @@ from superlinear.experiments import cli as experiments_cli
 from superlinear.latency import cli as latency_cli
 from superlinear.nft import cli as nft_cli
 from superlinear.output import cli as output_cli
+from superlinear.output.paths import remove_empty_created
 from superlinear.output.tables import HONESTY
 from superlinear.xdp import cli as xdp_cli
 
@@ -96,9 +97,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         code: int = args.func(args)
         return code
     except (SuperlinearError, OSError, ValueError) as e:
+        remove_empty_created()
         print(f"superlinear: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
+        remove_empty_created()
         print("superlinear: interrupted", file=sys.stderr)
         return 130
     finally:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from superlinear.common.args import floats
+from superlinear.common.input_files import read_input_text
 from superlinear.output.figures import save_figure
 from superlinear.output.paths import output_file
 
@@ -39,18 +40,29 @@ def _parse_where(text: str | None) -> list[tuple[str, str]]:
     return conds
 
 
+def _is_number(cell: str) -> bool:
+    try:
+        float(cell)
+    except ValueError:
+        return False
+    return True
+
+
 def read_measurements(path: Path, x: str | None, y: str | None, where: str | None,
                       yerr: str | None = None) -> tuple[list[float], list[float], list[float] | None, str, str]:
     """Reads (p, y) pairs; every problem names the file, and the line and column where it is."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise USLInputError(f"{path}: {getattr(e, 'strerror', None) or e}") from None
+    text = read_input_text(path, "the measurements")
     with io.StringIO(text, newline="") as f:
         reader = csv.reader(f)
         header = [h.strip() for h in next(reader, [])]
         if not any(header):
             raise USLInputError(f"{path}: empty file (expected a header line naming the columns)")
+        if all(_is_number(h) for h in header):
+            raise USLInputError(f"{path}:1: the first line holds numbers, not column names (add a header line, "
+                                f"e.g. p,speedup)")
+        twice = sorted({h for h in header if header.count(h) > 1})
+        if twice:
+            raise USLInputError(f"{path}:1: column {twice[0]!r} named twice in the header")
         lower = {h.lower(): h for h in header}
 
         def pick(explicit: str | None, candidates: tuple[str, ...], what: str, index: int) -> str:
@@ -118,6 +130,10 @@ def runtimes_to_speedup(ps: list[float], ys: list[float], es: list[float] | None
                         ) -> tuple[list[float], list[float] | None]:
     """Speedup T(p_min)/T(p) from runtimes; the baseline is the mean runtime at the smallest p.
     Standard errors propagate as relative errors in quadrature (the baseline's included)."""
+    from superlinear.analysis.usl import USLError
+
+    if any(y <= 0 for y in ys):
+        raise USLError("runtimes must be positive (--runtime turns each into T(p_min)/T(p))")
     p0 = min(ps)
     base = [y for p, y in zip(ps, ys, strict=True) if p == p0]
     t1 = sum(base) / len(base)
@@ -201,7 +217,7 @@ def plot(result: USLFit, xcol: str, ycol: str, out: Path) -> list[Path]:
 
 
 def cmd_usl(args: argparse.Namespace) -> int:
-    from superlinear.analysis.usl import fit
+    from superlinear.analysis.usl import USLError, fit
     path = Path(args.data)
     if args.action == "predict":
         if not args.at:
@@ -211,14 +227,19 @@ def cmd_usl(args: argparse.Namespace) -> int:
             raise USLInputError(f"--at: values must be finite, got {args.at}")
     elif args.at:
         raise USLInputError("--at has no effect in usl fit (it is for usl predict)")
+    if args.fix_gamma is not None and not (math.isfinite(args.fix_gamma) and args.fix_gamma > 0):
+        raise USLInputError(f"--fix-gamma: must be a finite number > 0, got {args.fix_gamma:g}")
     if args.no_plot and args.out:
         raise USLInputError("--out has no effect with --no-plot (it names the plot file)")
     out = None if args.no_plot else output_file(args.out) if args.out else path.with_name(path.stem + "_usl")
     ps, ys, es, xcol, ycol = read_measurements(path, args.x, args.y, args.where, args.yerr)
-    if args.runtime:
-        ys, es = runtimes_to_speedup(ps, ys, es)
-        ycol = f"speedup from {ycol}"
-    result = fit(ps, ys, es, args.fix_gamma)
+    try:
+        if args.runtime:
+            ys, es = runtimes_to_speedup(ps, ys, es)
+            ycol = f"speedup from {ycol}"
+        result = fit(ps, ys, es, args.fix_gamma)
+    except USLError as e:
+        raise USLInputError(f"{path}: {e}") from None
     doc: dict[str, Any] = {"data": str(path), "x": xcol, "y": ycol, **result.to_dict()}
     if args.action == "predict":
         doc["predictions"] = result.predict(at)

@@ -30,6 +30,7 @@ from superlinear.common.args import fraction, non_negative_int, positive_int, re
 from superlinear.common.bounds import MAX_WORKERS, check_memory
 from superlinear.common.defaults import config_defaults
 from superlinear.common.errors import SuperlinearError
+from superlinear.common.input_files import read_input_text
 from superlinear.common.interrupt import interruptible
 from superlinear.common.listing import Listing, known, name_table, show_listing
 from superlinear.common.rows import Row
@@ -134,11 +135,8 @@ def cmd_updates(args: argparse.Namespace, w: Any, info: dict[str, Any]) -> int:
     each worker switching at its next packet; with --check, every verdict against brute-force
     first match over the rule set in force at that packet."""
     check_workers(args.workers, info["rules"], info["packets"], spelled(args, "workers", "--k"))
-    try:
-        lines = Path(args.updates).read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
-        lines = None  # missing, a folder, unreadable: the native reader names the problem
-    if lines is not None and not any(line.split("#", 1)[0].strip() for line in lines):
+    lines = read_input_text(args.updates, "--updates").splitlines()
+    if not any(line.split("#", 1)[0].strip() for line in lines):
         raise SuperlinearError(f"{args.updates}: no updates (every line is empty or a comment)")
     cfg = {"rule_format": "auto", "actions": args.actions, "default_action": args.default, "generate": 1,
            "seed": args.seed}
@@ -340,6 +338,23 @@ def cmd_gen_trace(args: argparse.Namespace) -> int:
     return 0
 
 
+def _refuse_lost_actions(rules: str, rule_format: str) -> None:
+    """ClassBench filters carry no action and no default policy (a reader assigns them with
+    ``--actions`` and ``--default``), so a rule file whose own actions or default are not all
+    accept cannot become one without losing them: refused, naming how many. Read with every
+    assigned action accept, a ClassBench source passes whatever ``--actions`` said."""
+    w = _native.NftWorkload.load(rules, None, {"format": rule_format, "actions": "accept", "default": "accept",
+                                               "generate": 0})
+    actions = [action for *_, action, _verdict in w.rule_rows()]
+    lost = sum(1 for a in actions if a != "accept")
+    default = w.default_action()[0]
+    if lost or default != "accept":
+        what = " and ".join(x for x in (f"the actions of {lost:,} rules that do not accept" if lost else "",
+                                        f"the default policy {default}" if default != "accept" else "") if x)
+        raise SuperlinearError(f"{rules}: ClassBench filters carry no actions, so --format classbench would lose "
+                               f"{what} (convert to native or nft instead)")
+
+
 def cmd_convert(args: argparse.Namespace) -> int:
     if not args.rules or not args.out:
         raise SuperlinearError("convert needs --rules FILE and --out FILE")
@@ -347,6 +362,8 @@ def cmd_convert(args: argparse.Namespace) -> int:
     cfg = {"rule_format": args.rule_format, "actions": args.actions, "default_action": args.default,
            "generate": 1, "seed": args.seed}
     w = _native.PacketWorkload.load(args.rules, None, cfg)
+    if (args.format or "nft") == "classbench":
+        _refuse_lost_actions(args.rules, args.rule_format)
     w.write_rules(str(output_file(args.out)), args.format or "nft")
     console.print(f"wrote {w.rules:,} rules to {args.out} ({args.format or 'nft'})")
     return 0

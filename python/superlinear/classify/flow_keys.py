@@ -15,9 +15,15 @@ import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from superlinear.common.errors import SuperlinearError
+from superlinear.common.input_files import read_input_text
+
 __all__ = ["convert", "flow_key", "flow_keys"]
 
 FNV_OFFSET, FNV_PRIME, MASK = 0xCBF29CE484222325, 0x100000001B3, (1 << 64) - 1
+#: A header's five fields and the bound of each (the classifier's trace reader checks the same).
+HEADER_FIELDS = ("source address", "destination address", "source port", "destination port", "protocol")
+HEADER_LIMITS = (1 << 32, 1 << 32, 1 << 16, 1 << 16, 1 << 8)
 
 
 class FlowKeyError(ValueError):
@@ -48,13 +54,15 @@ def flow_keys(lines: Iterable[str], name: str = "trace") -> Iterator[int]:
             shown = text[:40]
             raise FlowKeyError(f"{name}:{i}: expected a ClassBench header (src dst sport dport proto ...), "
                                f"got {shown!r}") from None
+        for field, value, limit in zip(HEADER_FIELDS, values, HEADER_LIMITS, strict=True):
+            if not 0 <= value < limit:
+                raise FlowKeyError(f"{name}:{i}: {field} {value} is out of range (0 to {limit - 1:,})")
         yield flow_key(values)
 
 
 def convert(src: Path, dst: Path) -> tuple[int, int]:
     """Writes the flow keys of the ClassBench trace ``src`` to ``dst``; returns (packets, flows)."""
-    with src.open(encoding="ascii", errors="replace") as f:
-        keys = list(flow_keys(f, str(src)))
+    keys = list(flow_keys(read_input_text(src, "the ClassBench trace").splitlines(), str(src)))
     if not keys:
         raise FlowKeyError(f"{src}: no packet headers")
     dst.write_text("".join(f"{k}\n" for k in keys), encoding="ascii")
@@ -68,8 +76,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         packets, flows = convert(Path(args[0]), Path(args[1]))
-    except (OSError, FlowKeyError) as e:
-        print(f"error: {e}", file=sys.stderr)
+    except (OSError, FlowKeyError, SuperlinearError) as e:
+        print(f"flow_keys: error: {e}", file=sys.stderr)
         return 2
     print(f"{args[1]}: {packets:,} keys over {flows:,} flows")
     return 0

@@ -27,7 +27,8 @@ def mem_available_bytes() -> int | None:
     return None
 
 
-def _size(n: float) -> str:
+def size_text(n: float) -> str:
+    """A byte count as a user reads it (kB, MB, GB, TB)."""
     for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6)):
         if n >= scale:
             return f"{n / scale:,.1f} {unit}"
@@ -41,7 +42,7 @@ def check_memory(what: str, needed: float, override: str | None = None) -> None:
     if avail is None or needed <= USABLE * avail:
         return
     hint = f"; pass {override} if you mean it" if override else ""
-    raise SuperlinearError(f"{what} needs about {_size(needed)} of memory, but only {_size(avail)} "
+    raise SuperlinearError(f"{what} needs about {size_text(needed)} of memory, but only {size_text(avail)} "
                            f"are available{hint}")
 
 

@@ -21,12 +21,15 @@ Example::
 
 from __future__ import annotations
 
+import re
 import tomllib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from superlinear import _native
+from superlinear.common.args import MAX_REPEATS
 from superlinear.common.defaults import config_defaults
+from superlinear.common.input_files import read_input_text
 from superlinear.engine.runs import RunSpec, SuperlinearError, Workload, check_run_size
 from superlinear.experiments.spec import Experiment, Panel, Series
 from superlinear.output.paths import plain_name
@@ -75,25 +78,32 @@ def _positive_ints(path: Path, key: str, values: list[Any]) -> tuple[int, ...]:
     return tuple(values)
 
 
+#: How the config check's value kinds (Rust's types, as serde names them) read in a sweep file.
+_KIND_WORDS = {"usize": "a whole number ≥ 0", "u64": "a whole number ≥ 0", "u32": "a whole number ≥ 0",
+               "u16": "a whole number ≥ 0", "u8": "a whole number ≥ 0", "i64": "a whole number",
+               "f64": "a number", "f32": "a number", "a boolean": "true or false"}
+_SERDE_FIELD = re.compile(r"field '(?P<key>[^']+)': invalid (?:value|type): (?P<got>.+), expected (?P<kind>.+)$")
+
+
 def _check(path: Path, name: ConfigName, table: dict[str, Any]) -> None:
-    """Rust's own check of a run config's fields: a wrong type or range, in one line."""
+    """Rust's own check of a run config's fields: a wrong type or range, in one line, in the
+    sweep file's words (its keys and value kinds, not Rust's struct and type names)."""
     try:
         _native.config_check(name, table)
     except SuperlinearError as e:
-        raise ConfigError(f"{path}: {e}") from None
+        match = _SERDE_FIELD.search(str(e))
+        if match is None:
+            raise ConfigError(f"{path}: {e}") from None
+        where = "workload: " if name == "workload" else ""
+        kind = _KIND_WORDS.get(match["kind"], match["kind"])
+        raise ConfigError(f"{path}: {where}key '{match['key']}' must be {kind}, got {match['got']}") from None
 
 
 def load_sweep(path: Path) -> tuple[Experiment, bool]:
     """Parses and validates a sweep file; returns the experiment and whether to measure."""
+    text = read_input_text(path, "the sweep's TOML file")
     try:
-        with open(path, "rb") as f:
-            doc = tomllib.load(f)
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise ConfigError(f"{path}: is a folder (give the sweep's TOML file)") from None
-    except UnicodeDecodeError:
-        raise ConfigError(f"{path}: not a TOML file (not UTF-8 text)") from None
+        doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{path}: invalid TOML: {e}") from None
     unknown = set(doc) - TOP_KEYS
@@ -192,8 +202,8 @@ def load_sweep(path: Path) -> tuple[Experiment, bool]:
     for panel in panels:
         if panel.warmup < 0:
             raise ConfigError(f"{path}: 'warmup' must be 0 or more, got {panel.warmup}")
-        if panel.repeats < 1:
-            raise ConfigError(f"{path}: 'repeats' must be at least 1, got {panel.repeats}")
+        if not 1 <= panel.repeats <= MAX_REPEATS:
+            raise ConfigError(f"{path}: 'repeats' must be 1 to {MAX_REPEATS:,} (as --repeats), got {panel.repeats:,}")
         assert isinstance(panel.workload, Workload)
         for algo in algos:
             check_run_size(RunSpec(algo=algo, dispatch=dispatch[0], k=max(ks), workload=panel.workload,

@@ -62,7 +62,13 @@ class EngineExperiment(Study[ExperimentRun]):
         from superlinear.output.results import write_results
 
         driver = Driver(measure=config.measure, show_progress=progress is not None, repeats=config.repeats)
-        recorded = experiment_config(config.experiment, config.panels, config.quick)
+        experiment = config.experiment
+        if config.repeats is not None:
+            # --repeats overrides every panel's own (a sweep file's 'repeats'): the recorded
+            # config says what ran.
+            experiment = dataclasses.replace(experiment, panels=tuple(
+                dataclasses.replace(p, repeats=config.repeats) for p in experiment.panels))
+        recorded = experiment_config(experiment, config.panels, config.quick)
         if config.repeats is not None:
             recorded["repeats"] = config.repeats
         rows = driver.run(config.experiment, config.panels,

@@ -14,11 +14,25 @@ Every problem is a :class:`SuperlinearError` naming the path and the option.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from pathlib import Path
 
 from superlinear.common.errors import SuperlinearError
+
+#: The output folders this process created, deepest first: a command that then fails on its
+#: input removes those it left empty (:func:`remove_empty_created`).
+_created: list[Path] = []
+
+
+def remove_empty_created() -> None:
+    """Removes the output folders this process created and left empty, deepest first: a command
+    refused for a bad input leaves no trace, while one that wrote anything keeps it all."""
+    while _created:
+        folder = _created.pop(0)
+        with contextlib.suppress(OSError):
+            folder.rmdir()  # only an empty folder goes
 
 
 def output_dir(path: str | Path, option: str = "--out") -> Path:
@@ -26,10 +40,12 @@ def output_dir(path: str | Path, option: str = "--out") -> Path:
     p = Path(path)
     if p.exists() and not p.is_dir():
         raise SuperlinearError(f"{p}: exists and is not a folder ({option} takes a folder here)")
+    missing = [f for f in (p, *p.parents) if not f.exists()]
     try:
         p.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise SuperlinearError(f"{p}: cannot create the output folder ({option}): {e.strerror or e}") from None
+    _created.extend(missing)  # deepest first
     if not os.access(p, os.W_OK | os.X_OK) or not _can_create_in(p):
         raise SuperlinearError(f"{p}: the output folder ({option}) is not writable")
     return p

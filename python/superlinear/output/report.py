@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from superlinear.common.errors import SuperlinearError
+from superlinear.common.input_files import read_input_text
 from superlinear.output.paths import output_file, write_text_atomic
 
 #: Rows shown per experiment; the CSV next to the JSON always has them all.
@@ -39,9 +40,9 @@ def find_results(root: Path) -> list[ExperimentResult]:
     found = []
     for path in sorted(root.rglob("result.json")):
         try:
-            doc = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-            raise SuperlinearError(f"{path}: not a result file ({e})") from None
+            doc = json.loads(read_input_text(path, "a result file"))
+        except json.JSONDecodeError as e:
+            raise SuperlinearError(f"{path}:{e.lineno}: not a result file (invalid JSON: {e.msg})") from None
         if not isinstance(doc, dict) or not isinstance(doc.get("rows"), list):
             raise SuperlinearError(f"{path}: not a result file (no 'rows' list)")
         found.append(ExperimentResult(path.parent, doc, tuple(sorted(path.parent.glob("*.png")))))
