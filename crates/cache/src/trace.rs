@@ -10,10 +10,14 @@
 //! engine's compact binary key trace (`SLKT`) is read as well (objects only).
 
 use std::collections::HashMap;
-use std::fs::File;
-use std::io::{BufRead, BufReader, Read};
-use superlinear_core::workload::{read_trace as read_key_trace, TRACE_MAGIC};
+use superlinear_core::input;
+use superlinear_core::workload::{parse_binary_trace, TRACE_MAGIC};
 use superlinear_core::Error;
+
+/// The largest miss latency Z, in request-times, and the largest LATENCY a trace may give: the
+/// simulator's u64 clock adds Z to a request's time without overflowing (the Python front's
+/// `MAX_Z`).
+pub const MAX_Z: u64 = 1 << 62;
 
 /// A parsed trace.
 #[derive(Clone, Debug, PartialEq)]
@@ -38,10 +42,14 @@ pub enum MissLatency {
 }
 
 impl MissLatency {
-    /// A global Z; Z = 0 is impossible (a fill takes at least one step).
+    /// A global Z; Z = 0 is impossible (a fill takes at least one step), Z above [`MAX_Z`] too
+    /// large for the simulator's clock.
     pub fn global(z: u64) -> Result<Self, Error> {
         if z == 0 {
             return Err(Error::config("Z must be at least 1 request-time (a fill takes at least one step)"));
+        }
+        if z > MAX_Z {
+            return Err(Error::config(format!("Z = {z} request-times: at most 2^62 = {MAX_Z}")));
         }
         Ok(MissLatency::Global(z))
     }
@@ -110,34 +118,27 @@ impl LatencyTrace {
 
     /// Reads a text or binary (`SLKT`) trace; errors are `FILE:LINE: problem`.
     pub fn read(path: &str) -> Result<Self, Error> {
-        let io = |e: std::io::Error| Error::input(path, None, e.to_string());
-        let mut magic = [0u8; 4];
-        let mut file = File::open(path).map_err(io)?;
-        let mut got = 0;
-        while got < 4 {
-            match file.read(&mut magic[got..]).map_err(io)? {
-                0 => break,
-                n => got += n,
-            }
+        let bytes = input::read_bytes(path)?;
+        if bytes.starts_with(TRACE_MAGIC) {
+            let keys = parse_binary_trace(&bytes, path)?;
+            return Self::from_keys(&keys).map_err(|e| Error::input(path, None, e.to_string()));
         }
-        if got == 4 && &magic == TRACE_MAGIC {
-            return Self::from_keys(&read_key_trace(path)?).map_err(|e| Error::input(path, None, e.to_string()));
-        }
-        Self::read_text(path, BufReader::new(File::open(path).map_err(io)?))
+        Self::parse_text(&input::into_text(bytes, path)?, path)
     }
 
-    fn read_text(path: &str, reader: impl BufRead) -> Result<Self, Error> {
+    fn parse_text(text: &str, path: &str) -> Result<Self, Error> {
         let mut ids: HashMap<String, u32> = HashMap::new();
         let mut requests = Vec::new();
         let mut columns: Option<(usize, usize)> = None; // (count, line it was set on)
         let mut first_time = None;
         let mut last_time = f64::NEG_INFINITY;
+        // As written, for messages: a float would print 18446744073709551615 as ...552000.
+        let mut last_time_text = "";
         let mut latency_sum: Vec<f64> = Vec::new();
         let mut latency_count: Vec<u32> = Vec::new();
-        for (i, line) in reader.lines().enumerate() {
+        for (i, line) in text.lines().enumerate() {
             let n = i + 1;
             let at = |m: String| Error::input(path, Some(n), m);
-            let line = line.map_err(|e| at(format!("cannot read line: {e}")))?;
             let text = line.split('#').next().unwrap_or("");
             let fields: Vec<&str> =
                 text.split(|c: char| c.is_whitespace() || c == ',').filter(|f| !f.is_empty()).collect();
@@ -160,15 +161,23 @@ impl LatencyTrace {
             if let Some(ts) = fields.get(1) {
                 let t = number(ts).ok_or_else(|| at(format!("timestamp '{}' is not a number", shown(ts))))?;
                 if t < last_time {
-                    return Err(at(format!("timestamp {ts} is earlier than the previous one ({last_time})")));
+                    return Err(at(format!(
+                        "timestamp {} is earlier than the previous one ({})",
+                        shown(ts),
+                        shown(last_time_text)
+                    )));
                 }
                 last_time = t;
+                last_time_text = ts;
                 first_time.get_or_insert(t);
             }
             if let Some(lat) = fields.get(2) {
                 let l = number(lat)
                     .filter(|l| *l >= 0.0)
                     .ok_or_else(|| at(format!("latency '{}' is not a non-negative number", shown(lat))))?;
+                if l > MAX_Z as f64 {
+                    return Err(at(format!("latency {} is above the largest miss latency, 2^62", shown(lat))));
+                }
                 let o = object as usize;
                 if o == latency_sum.len() {
                     latency_sum.push(0.0);
@@ -213,7 +222,13 @@ impl LatencyTrace {
         if r.is_nan() || r <= 0.0 {
             return Err(Error::config("the trace's timestamps do not advance: the inter-request time is 0"));
         }
-        Ok(MissLatency::PerObject(lat.iter().map(|l| ((l / r).round() as u64).max(1)).collect()))
+        let zs: Vec<u64> = lat.iter().map(|l| ((l / r).round() as u64).max(1)).collect();
+        if let Some(z) = zs.iter().find(|&&z| z > MAX_Z) {
+            return Err(Error::config(format!(
+                "the trace's latencies give Z = {z} request-times (latency / mean inter-request time {r}): at most 2^62"
+            )));
+        }
+        Ok(MissLatency::PerObject(zs))
     }
 }
 
@@ -230,11 +245,7 @@ mod tests {
     use super::*;
 
     fn tmp(name: &str, body: &[u8]) -> String {
-        let dir = std::env::temp_dir().join(format!("superlinear-latency-trace-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let p = dir.join(name);
-        std::fs::write(&p, body).unwrap();
-        p.to_string_lossy().into_owned()
+        superlinear_core::input::scratch_file("latency-trace", name, body)
     }
 
     #[test]
@@ -281,13 +292,33 @@ mod tests {
 
     #[test]
     fn binary_key_traces_are_read() {
-        let dir = std::env::temp_dir().join(format!("superlinear-latency-trace-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let p = dir.join("k.bin").to_string_lossy().into_owned();
+        let p = tmp("k.bin", b"");
         superlinear_core::workload::write_binary_trace(&p, &[9, 4, 9, 9, 1]).unwrap();
         let t = LatencyTrace::read(&p).unwrap();
         assert_eq!((t.requests.clone(), t.objects), (vec![0, 1, 0, 0, 2], 3));
         assert!(LatencyTrace::read("/nonexistent/trace").is_err());
         assert!(LatencyTrace::from_requests(vec![0, 3], 2).is_err());
+    }
+
+    #[test]
+    fn bom_is_not_part_of_the_first_object() {
+        let t = LatencyTrace::read(&tmp("bom.txt", b"\xEF\xBB\xBF1108\n1108\n7\n")).unwrap();
+        assert_eq!((t.requests.clone(), t.objects), (vec![0, 0, 1], 2));
+        let e = LatencyTrace::read(&tmp("latin1.txt", b"a\n\xe9\n")).unwrap_err().to_string();
+        assert!(e.ends_with("latin1.txt:2: not UTF-8 text"), "{e}");
+    }
+
+    #[test]
+    fn latencies_and_timestamps_beyond_the_clock_are_refused() {
+        let err = |body: &[u8]| LatencyTrace::read(&tmp("big.txt", body)).unwrap_err().to_string();
+        let e = err(b"a 1 5\nb 2 9223372036854775807\n");
+        assert!(e.ends_with(":2: latency 9223372036854775807 is above the largest miss latency, 2^62"), "{e}");
+        let ok = LatencyTrace::read(&tmp("edge.txt", b"a 0 4611686018427387904\nb 1 0\n")).unwrap();
+        assert_eq!(ok.miss_latency(None).unwrap().max(), MAX_Z);
+        let e = err(b"a 18446744073709551615\nb 5\n");
+        assert!(e.ends_with(":2: timestamp 5 is earlier than the previous one (18446744073709551615)"), "{e}");
+        let fine = LatencyTrace::read(&tmp("fast.txt", b"a 0 4611686018427387904\nb 0.5 0\n")).unwrap();
+        assert!(fine.miss_latency(None).unwrap_err().to_string().contains("at most 2^62"));
+        assert!(MissLatency::global(MAX_Z + 1).is_err() && MissLatency::global(MAX_Z).is_ok());
     }
 }

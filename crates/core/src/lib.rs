@@ -22,6 +22,7 @@ pub mod config;
 pub mod cputime;
 pub mod dispatch;
 pub mod hash;
+pub mod input;
 pub mod law;
 pub mod mad;
 pub mod prefetch;

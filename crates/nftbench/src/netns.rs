@@ -9,6 +9,7 @@ use std::ffi::CString;
 use std::fs::File;
 use std::os::fd::AsRawFd;
 use std::path::PathBuf;
+use superlinear_core::input::io_words;
 use superlinear_core::Error;
 
 /// Where `ip netns` keeps named namespaces.
@@ -27,7 +28,7 @@ pub fn namespace_path(name: &str) -> PathBuf {
 pub fn enter(name: &str) -> Result<(), Error> {
     let path = namespace_path(name);
     let file = File::open(&path)
-        .map_err(|e| Error::config(format!("network namespace '{name}' ({}): {e}", path.display())))?;
+        .map_err(|e| Error::config(format!("network namespace '{name}' ({}): {}", path.display(), io_words(&e))))?;
     // SAFETY: the descriptor is open for the whole call (owned by `file`, closed after it);
     // setns only reads it and changes the calling thread's namespace, no memory is involved.
     let rc = unsafe { libc::setns(file.as_raw_fd(), libc::CLONE_NEWNET) };
@@ -44,7 +45,13 @@ pub fn ifindex(name: &str) -> Result<u32, Error> {
     // SAFETY: `c` is a valid NUL-terminated string that outlives the call, which only reads it.
     let idx = unsafe { libc::if_nametoindex(c.as_ptr()) };
     if idx == 0 {
-        return Err(Error::config(format!("no network device '{name}' here: {}", std::io::Error::last_os_error())));
+        let e = std::io::Error::last_os_error();
+        let why = if e.raw_os_error() == Some(libc::ENODEV) {
+            "does not exist in this network namespace (`ip link` lists those that do)".to_string()
+        } else {
+            format!("cannot be looked up: {}", io_words(&e))
+        };
+        return Err(Error::config(format!("network interface '{name}' {why}")));
     }
     Ok(idx)
 }
@@ -58,7 +65,8 @@ mod tests {
         assert_eq!(namespace_path("a"), PathBuf::from("/var/run/netns/a"));
         assert_eq!(namespace_path("/proc/1/ns/net"), PathBuf::from("/proc/1/ns/net"));
         assert!(ifindex("lo").unwrap() >= 1);
-        assert!(ifindex("no-such-dev-x").unwrap_err().to_string().starts_with("no network device"));
+        let e = ifindex("no-such-dev-x").unwrap_err().to_string();
+        assert_eq!(e, "network interface 'no-such-dev-x' does not exist in this network namespace (`ip link` lists those that do)");
         let e = std::thread::spawn(|| enter("superlinear-no-such-namespace")).join().unwrap().unwrap_err();
         assert!(e.to_string().starts_with("network namespace 'superlinear-no-such-namespace'"), "{e}");
     }

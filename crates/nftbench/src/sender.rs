@@ -270,6 +270,6 @@ mod tests {
         let empty = Frames::build(&[], &Macs { dst: [0; 6], src: [0; 6] });
         assert!(send(&empty, &base).unwrap_err().to_string().contains("empty"));
         let e = send(&f, &SendSpec { device: "no-such-dev-x".into(), ..base }).unwrap_err();
-        assert!(e.to_string().starts_with("no network device"), "{e}");
+        assert!(e.to_string().starts_with("network interface 'no-such-dev-x' does not exist"), "{e}");
     }
 }

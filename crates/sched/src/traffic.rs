@@ -51,6 +51,11 @@ impl InnocentStats {
     }
 }
 
+/// The largest packet, in bytes: IPv4's 16-bit total length. The simulation's time grows with
+/// the largest packet (its queue spans P_min to P_max), so a trace of megabyte "packets" would
+/// run for minutes to model nothing a network carries.
+pub const MAX_PACKET_BYTES: u32 = 65_535;
+
 impl InnocentTraffic {
     /// Independent distributions: packets in bytes truncated to `[bytes_min, bytes_max]`, jobs
     /// in µs truncated to `(0, job_max]`.
@@ -67,8 +72,10 @@ impl InnocentTraffic {
                 "packet sizes must satisfy 0 < min <= max bytes, got {bytes_min}..{bytes_max}"
             )));
         }
-        if bytes_max > u32::MAX / 8 {
-            return Err(Error::config(format!("packets of {bytes_max} bytes are too large")));
+        if bytes_max > MAX_PACKET_BYTES {
+            return Err(Error::config(format!(
+                "packets of {bytes_max} bytes are too large (at most {MAX_PACKET_BYTES}, the largest IP packet)"
+            )));
         }
         if !(job_max.is_finite() && job_max > 0.0) {
             return Err(Error::config(format!("the largest job size must be positive, got {job_max}")));
@@ -163,7 +170,7 @@ impl InnocentSampler<'_> {
 /// Reads a job trace: one `BYTES JOB_US` pair per line (whitespace or comma separated), `#`
 /// comments and blank lines ignored. Errors name the file and line.
 pub fn read_job_trace(path: &str) -> Result<Vec<(u32, f64)>, Error> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::input(path, None, e.to_string()))?;
+    let text = superlinear_core::input::read_text(path)?;
     let mut pairs = Vec::new();
     for (i, raw) in text.lines().enumerate() {
         let line = raw.split('#').next().unwrap_or("").trim();
@@ -174,9 +181,16 @@ pub fn read_job_trace(path: &str) -> Result<Vec<(u32, f64)>, Error> {
         if fields.len() != 2 {
             return Err(Error::input(path, Some(i + 1), format!("expected 'BYTES JOB_US', got '{line}'")));
         }
-        let bytes: u32 = fields[0].parse().ok().filter(|&b| b > 0 && b <= u32::MAX / 8).ok_or_else(|| {
+        let bytes: u32 = fields[0].parse().ok().filter(|&b| b > 0).ok_or_else(|| {
             Error::input(path, Some(i + 1), format!("packet size '{}' is not a positive integer", fields[0]))
         })?;
+        if bytes > MAX_PACKET_BYTES {
+            return Err(Error::input(
+                path,
+                Some(i + 1),
+                format!("packet size {bytes} is above {MAX_PACKET_BYTES} bytes, the largest IP packet"),
+            ));
+        }
         let job: f64 = fields[1].parse().ok().filter(|j: &f64| j.is_finite() && *j > 0.0).ok_or_else(|| {
             Error::input(path, Some(i + 1), format!("job size '{}' is not a positive number", fields[1]))
         })?;
@@ -186,4 +200,34 @@ pub fn read_job_trace(path: &str) -> Result<Vec<(u32, f64)>, Error> {
         return Err(Error::input(path, None, "no (BYTES JOB_US) pairs in the file"));
     }
     Ok(pairs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn job_traces_are_read_the_shared_way() {
+        let p = superlinear_core::input::scratch_file("jobs", "jobs.txt", b"\xEF\xBB\xBF100 2.5\n# note\n64,1\n");
+        assert_eq!(read_job_trace(&p).unwrap(), vec![(800, 2.5), (512, 1.0)]);
+        assert!(read_job_trace("/dev/zero").unwrap_err().to_string().starts_with("/dev/zero: not a regular file"));
+        let e = read_job_trace(&format!("{p}.none")).unwrap_err().to_string();
+        assert!(e.ends_with("none: cannot read: no such file"), "{e}");
+        std::fs::write(
+            &p,
+            b"200 1
+65536 1
+",
+        )
+        .unwrap();
+        let e = read_job_trace(&p).unwrap_err().to_string();
+        assert!(e.ends_with("jobs.txt:2: packet size 65536 is above 65535 bytes, the largest IP packet"), "{e}");
+        std::fs::write(
+            &p,
+            b"65535 1
+",
+        )
+        .unwrap();
+        assert_eq!(read_job_trace(&p).unwrap(), vec![(65_535 * 8, 1.0)]);
+    }
 }

@@ -38,6 +38,7 @@ from superlinear.common.args import (
     names,
     non_negative_int,
     non_negative_whole,
+    positive_int_at_most,
     positive_number,
     positive_whole,
 )
@@ -77,6 +78,8 @@ MAX_JOB_US = 1_000_000_000
 U32_MAX = 2**32 - 1
 MAX_PACKET_BYTES = 65_535
 MAX_SYNTHETIC_RULES = 65_535
+#: ``--pmin``/``--pmax``: a packet size, 1 to :data:`MAX_PACKET_BYTES` (crates/sched traffic.rs).
+packet_bytes = positive_int_at_most(MAX_PACKET_BYTES, "bytes (the largest IP packet)")
 BYTES_PER_KEY_REQUEST = 64
 BYTES_PER_ITEM = 96
 BYTES_PER_CLASSIFIER_PACKET = 128
@@ -446,9 +449,9 @@ def register(sub: Any) -> None:
                                      "lognormal:MEDIAN:SIGMA, bimodal:A:B:P", "attack_sweep", "packet"))
     s.add_argument("--job-size", default=sweep["job"], metavar="DIST",
                    help=with_default("innocent job µs, same forms", "attack_sweep", "job"))
-    s.add_argument("--pmin", type=positive_whole, default=sweep["bytes_min"],
+    s.add_argument("--pmin", type=packet_bytes, default=sweep["bytes_min"],
                    help=with_default("smallest packet, bytes", "attack_sweep", "bytes_min"))
-    s.add_argument("--pmax", type=positive_whole, default=sweep["bytes_max"],
+    s.add_argument("--pmax", type=packet_bytes, default=sweep["bytes_max"],
                    help=with_default("largest packet, bytes", "attack_sweep", "bytes_max"))
     s.add_argument("--jmax", type=positive_number, default=sweep["job_max"],
                    help=with_default("largest job, µs", "attack_sweep", "job_max"))

@@ -3,7 +3,8 @@
 a folder, a device or a pipe that never ends, a file larger than the memory that would hold it,
 bytes that are not UTF-8 text (with the line they are on), and a byte-order mark, which
 editors on some systems write and which is stripped rather than read as part of the first
-field. The Rust readers of rules and traces make the same checks on their own side.
+field. The Rust readers of rules and traces make the same checks, in the same words, on their
+own side (``crates/core/src/input.rs``).
 """
 
 from __future__ import annotations
@@ -32,12 +33,13 @@ def read_input_text(path: str | Path, what: str) -> str:
     if stat.S_ISDIR(info.st_mode):
         raise SuperlinearError(f"{p}: a folder, not a file ({what})")
     if not stat.S_ISREG(info.st_mode):
-        raise SuperlinearError(f"{p}: not a regular file ({what}; a device or pipe is not read to its end)")
+        raise SuperlinearError(f"{p}: not a regular file ({what}; a device, pipe or socket may never end; "
+                               f"give a file)")
     avail = mem_available_bytes()
     needed = info.st_size * PARSED_BYTES_PER_FILE_BYTE
     if avail is not None and needed > USABLE * avail:
-        raise SuperlinearError(f"{p}: {size_text(info.st_size)} ({what}); reading it needs about "
-                               f"{size_text(needed)} of memory, but only {size_text(avail)} are available")
+        raise SuperlinearError(f"{p}: too large to read ({what}): {size_text(info.st_size)} (reading it needs "
+                               f"about {size_text(needed)} of memory, but only {size_text(avail)} are available)")
     try:
         data = p.read_bytes()
     except OSError as e:

@@ -58,11 +58,8 @@ class Trace:
 
     @classmethod
     def read(cls, path: str | Path) -> Trace:
-        """Text (``OBJECT [TIMESTAMP [LATENCY]]``) or binary (``SLKT``) trace."""
-        if Path(path).is_dir():
-            raise SuperlinearError(f"{path}: is a folder (give a trace file)")
-        if not Path(path).is_file():
-            raise SuperlinearError(f"{path}: no such file")
+        """Text (``OBJECT [TIMESTAMP [LATENCY]]``) or binary (``SLKT``) trace; the native reader
+        names a missing file, a folder, a device and a file too large for memory."""
         return cls(_native.LatencyTrace.read(str(path)), str(path))
 
     @classmethod

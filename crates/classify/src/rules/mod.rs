@@ -499,12 +499,7 @@ pub fn parse_rules(text: &str, source: &str, opts: &ReadOptions) -> Result<RuleS
 
 /// Reads a rule file.
 pub fn read_rules(path: &str, opts: &ReadOptions) -> Result<RuleSet, Error> {
-    let bytes = std::fs::read(path).map_err(|e| Error::input(path, None, format!("cannot read: {e}")))?;
-    let text = String::from_utf8(bytes).map_err(|e| {
-        let line = 1 + e.as_bytes()[..e.utf8_error().valid_up_to()].iter().filter(|&&b| b == b'\n').count();
-        Error::input(path, Some(line), "not UTF-8 text")
-    })?;
-    parse_rules(&text, path, opts)
+    parse_rules(&superlinear_core::input::read_text(path)?, path, opts)
 }
 
 /// Writes rules in the native format (`# default POLICY` first).
@@ -588,12 +583,31 @@ pub fn write_rules(path: &str, set: &RuleSet, format: RuleFormat) -> Result<(), 
         RuleFormat::ClassBench => to_classbench(set)?,
         RuleFormat::Native | RuleFormat::Auto => to_native(set),
     };
-    std::fs::write(path, text).map_err(|e| Error::input(path, None, format!("cannot write: {e}")))
+    std::fs::write(path, text)
+        .map_err(|e| Error::input(path, None, format!("cannot write: {}", superlinear_core::input::io_words(&e))))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn tmp(name: &str, body: &[u8]) -> String {
+        superlinear_core::input::scratch_file("rules", name, body)
+    }
+
+    #[test]
+    fn files_with_a_bom_are_read_in_their_format() {
+        let opts = ReadOptions::default();
+        let native = read_rules(&tmp("n.txt", b"\xEF\xBB\xBFdrop src 10.0.0.0/8\n"), &opts).unwrap();
+        assert_eq!(native.rules[0].action, Action::Drop);
+        let cb = b"\xEF\xBB\xBF@10.0.0.0/8\t0.0.0.0/0\t0 : 65535\t80 : 80\t0x06/0xFF\t0x0000/0x0000\n";
+        let set = read_rules(&tmp("cb.txt", cb), &opts).unwrap();
+        assert_eq!((set.len(), set.rules[0].dport), (1, PortRange::single(80)));
+        let e = read_rules("/dev/null", &opts).unwrap_err().to_string();
+        assert!(e.starts_with("/dev/null: not a regular file"), "{e}");
+        let e = read_rules(&tmp("bad.txt", b"accept\n\xff\n"), &opts).unwrap_err().to_string();
+        assert!(e.ends_with("bad.txt:2: not UTF-8 text"), "{e}");
+    }
 
     #[test]
     fn prefixes_and_overlaps() {

@@ -73,6 +73,7 @@ pub(crate) fn parse_line(t: &str) -> Result<Rule, String> {
 pub fn parse(text: &str, source: &str, opts: &ReadOptions) -> Result<RuleSet, Error> {
     let mut rules = Vec::new();
     let mut default_action = opts.default_action;
+    let mut default_line = None;
     for (i, line) in text.lines().enumerate() {
         let t = line.split('#').next().unwrap_or("").trim();
         if t.is_empty() {
@@ -81,6 +82,9 @@ pub fn parse(text: &str, source: &str, opts: &ReadOptions) -> Result<RuleSet, Er
         let err = |m: String| Error::input(source, Some(i + 1), m);
         if let Some(rest) = t.strip_prefix("default") {
             if rest.is_empty() || rest.starts_with(char::is_whitespace) {
+                if let Some(first) = default_line.replace(i + 1) {
+                    return Err(err(format!("a second 'default' line (the first is line {first}); give one")));
+                }
                 let a = rest.trim();
                 default_action = Action::parse(a).ok_or_else(|| err(format!("unknown default policy '{a}'")))?;
                 continue;
@@ -118,6 +122,10 @@ mod tests {
             ("accept src 1.2.3.4 src 1.2.3.5", "f:1: field 'src' given twice"),
             ("drop dport 70000", "f:1: bad port '70000'"),
             ("default maybe", "f:1: unknown default policy"),
+            (
+                "default drop\naccept\n\ndefault accept\n",
+                "f:4: a second 'default' line (the first is line 1); give one",
+            ),
         ] {
             let e = parse(text, "f", &ReadOptions::default()).unwrap_err().to_string();
             assert!(e.starts_with(want), "{e} / {want}");

@@ -11,22 +11,31 @@
 //! ```
 //!
 //! Understood: `ip saddr|daddr ADDR[/LEN|-ADDR]`, `ip protocol P`, `meta l4proto P`,
-//! `tcp|udp|th sport|dport PORT[-PORT]`, `counter [packets N bytes N]`, `comment "..."`, the
-//! verdicts `accept`, `drop`, `reject`, `queue`, the chain's `policy` (the default action) and
-//! `# handle N` annotations. Everything else (sets, negation, other matches, jumps) is reported
-//! as unsupported with its line, never silently dropped. Rules of every chain are read in file
-//! order into one list.
+//! `tcp|udp|th sport|dport PORT[-PORT]` (each field once), `counter [packets N bytes N]`, the
+//! verdicts `accept`, `drop`, `reject`, `queue`, a `comment "..."` after the verdict (where nft
+//! prints it), the chain's `policy` (the default action) and `# handle N` annotations. Everything
+//! else (sets, negation, other matches, jumps) is reported as unsupported with its line, never
+//! silently dropped. The rules are those of one base chain (or bare rule lines): a second base
+//! chain, or a regular chain with rules, is refused rather than merged into one list.
 
 use super::{parse_addr_range, parse_port_range, parse_proto, Action, ProtoMatch, ReadOptions, Rule, RuleSet};
 use superlinear_core::Error;
 
-/// Removes `comment "..."` strings (they may hold spaces) and a trailing `# handle N`.
+/// Removes a trailing `# handle N` and turns each quoted string (a comment may hold spaces) into
+/// the one word `""`, so that `comment "a b"` is a keyword and its value.
 fn strip_annotations(line: &str) -> Result<String, String> {
     let mut out = String::with_capacity(line.len());
     let mut in_quote = false;
     for c in line.chars() {
         match c {
-            '"' => in_quote = !in_quote,
+            '"' if in_quote => {
+                in_quote = false;
+                out.push_str("\"\" ");
+            }
+            '"' => {
+                in_quote = true;
+                out.push(' ');
+            }
             '#' if !in_quote => break,
             _ if !in_quote => out.push(c),
             _ => {}
@@ -47,11 +56,24 @@ fn set_proto(rule: &mut Rule, p: u8, seen: &mut bool) -> Result<(), String> {
     Ok(())
 }
 
+/// The fields a match sets, in the order of `Seen`'s slots.
+const FIELDS: [&str; 4] = ["src", "dst", "sport", "dport"];
+
 fn parse_rule(t: &str) -> Result<Rule, String> {
     let words: Vec<&str> = t.split_whitespace().collect();
     let mut rule = Rule::any(Action::Accept);
     let mut verdict = None;
     let mut proto_seen = false;
+    let mut commented = false;
+    // nft ANDs repeated matches of a field; a rule here holds one range per field, so a repeat
+    // is refused rather than keeping the last.
+    let mut field_seen = [false; FIELDS.len()];
+    let mut once = |slot: usize, what: &str, v: &str| {
+        if std::mem::replace(&mut field_seen[slot], true) {
+            return Err(format!("field '{}' given twice ('{what} {v}'); give one match per field", FIELDS[slot]));
+        }
+        Ok(())
+    };
     let mut i = 0;
     let value = |i: usize, what: &str| -> Result<&str, String> {
         let v = *words.get(i).ok_or_else(|| format!("'{what}' needs a value"))?;
@@ -64,16 +86,22 @@ fn parse_rule(t: &str) -> Result<Rule, String> {
         Ok(v)
     };
     while i < words.len() {
-        if verdict.is_some() {
+        // nft takes a rule's comment last, after the verdict, and nothing else there.
+        if verdict.is_some() && words[i] != "comment" {
             return Err(format!("unexpected '{}' after the verdict", words[i]));
         }
         match (words[i], words.get(i + 1).copied()) {
-            ("ip", Some("saddr")) => {
-                rule.src = parse_addr_range(value(i + 2, "ip saddr")?)?;
-                i += 3;
-            }
-            ("ip", Some("daddr")) => {
-                rule.dst = parse_addr_range(value(i + 2, "ip daddr")?)?;
+            ("ip", Some(dir @ ("saddr" | "daddr"))) => {
+                let what = format!("ip {dir}");
+                let v = value(i + 2, &what)?;
+                let range = parse_addr_range(v)?;
+                if dir == "saddr" {
+                    once(0, &what, v)?;
+                    rule.src = range;
+                } else {
+                    once(1, &what, v)?;
+                    rule.dst = range;
+                }
                 i += 3;
             }
             ("ip", Some("protocol")) | ("meta", Some("l4proto")) => {
@@ -84,20 +112,34 @@ fn parse_rule(t: &str) -> Result<Rule, String> {
             }
             (l4 @ ("tcp" | "udp" | "th"), Some(dir @ ("sport" | "dport"))) => {
                 let what = format!("{l4} {dir}");
-                let ports = parse_port_range(value(i + 2, &what)?)?;
+                let v = value(i + 2, &what)?;
+                let ports = parse_port_range(v)?;
                 match l4 {
                     "tcp" => set_proto(&mut rule, 6, &mut proto_seen)?,
                     "udp" => set_proto(&mut rule, 17, &mut proto_seen)?,
                     _ => {}
                 }
                 if dir == "sport" {
+                    once(2, &what, v)?;
                     rule.sport = ports;
                 } else {
+                    once(3, &what, v)?;
                     rule.dport = ports;
                 }
                 i += 3;
             }
-            ("comment", _) => i += 1,
+            ("comment", next) => {
+                if verdict.is_none() {
+                    return Err("'comment' before the verdict: nft takes it last ('... accept comment \"text\"')".into());
+                }
+                if next.is_none() {
+                    return Err("'comment' needs a string".into());
+                }
+                if std::mem::replace(&mut commented, true) {
+                    return Err("'comment' given twice".into());
+                }
+                i += 2;
+            }
             ("counter", _) => {
                 i += 1;
                 while let (Some(&k), Some(n)) = (words.get(i), words.get(i + 1)) {
@@ -113,7 +155,7 @@ fn parse_rule(t: &str) -> Result<Rule, String> {
                     verdict = Some(a);
                     i += 1;
                 }
-                None => return Err(format!("unsupported expression '{w}' (supported: ip saddr/daddr/protocol, meta l4proto, tcp/udp/th sport/dport, counter, accept/drop/reject/queue)")),
+                None => return Err(format!("unsupported expression '{w}' (supported: ip saddr/daddr/protocol, meta l4proto, tcp/udp/th sport/dport, counter, accept/drop/reject/queue, comment)")),
             },
         }
     }
@@ -121,30 +163,82 @@ fn parse_rule(t: &str) -> Result<Rule, String> {
     Ok(rule)
 }
 
+/// A chain being read: its name, the line that opens it, and whether it is a base chain (it has
+/// a `type … hook …` line).
+struct OpenChain<'a> {
+    name: &'a str,
+    line: usize,
+    base: bool,
+}
+
 /// Parses `nft list ruleset` output (or bare rule lines).
+///
+/// One rule set is one first-match list with one default, so the file must hold at most one
+/// chain with rules, a base chain: a second base chain (another hook or table, with its own
+/// policy) or a regular chain's rules (reached only by a jump, which is unsupported) would be
+/// merged into a list nftables never runs, and are refused instead.
 pub fn parse(text: &str, source: &str, opts: &ReadOptions) -> Result<RuleSet, Error> {
     let mut rules = Vec::new();
     let mut default_action = opts.default_action;
     let mut depth = 0usize;
+    let mut chain: Option<OpenChain> = None;
+    let mut base_chain: Option<(&str, usize)> = None;
+    let mut any_chain = false;
+    let mut bare_rule_line = None;
     for (i, raw) in text.lines().enumerate() {
-        let err = |m: String| Error::input(source, Some(i + 1), m);
+        let n = i + 1;
+        let err = |m: String| Error::input(source, Some(n), m);
         let line = strip_annotations(raw).map_err(err)?;
         let t = line.trim();
         if t.is_empty() {
             continue;
         }
-        let first = t.split_whitespace().next().unwrap_or("");
+        let mut words = t.split_whitespace();
+        let first = words.next().unwrap_or("");
         match first {
             "table" | "chain" => {
                 if !t.ends_with('{') {
                     return Err(err(format!("expected '{{' at the end of the '{first}' line")));
                 }
+                if let Some(open) = &chain {
+                    return Err(err(format!("'{first}' inside chain '{}' (line {})", open.name, open.line)));
+                }
+                if first == "chain" {
+                    if let Some(bare) = bare_rule_line {
+                        return Err(err(format!(
+                            "a chain after rules outside any chain (line {bare}); give one chain, or bare rules only"
+                        )));
+                    }
+                    let name = raw.split_whitespace().nth(1).filter(|w| *w != "{").unwrap_or("?");
+                    chain = Some(OpenChain { name, line: n, base: false });
+                    any_chain = true;
+                }
                 depth += 1;
             }
             "}" => {
                 depth = depth.checked_sub(1).ok_or_else(|| err("unbalanced '}'".into()))?;
+                chain = None;
             }
             "type" => {
+                let Some(open) = chain.as_mut() else {
+                    return Err(err("'type' outside a chain".into()));
+                };
+                if !t.split(|c: char| c.is_whitespace() || c == ';').any(|w| w == "hook") {
+                    return Err(err("a chain 'type' needs a hook ('type filter hook input priority 0;')".into()));
+                }
+                if let Some((name, line)) = base_chain {
+                    return Err(Error::input(
+                        source,
+                        Some(open.line),
+                        format!(
+                            "more than one base chain: '{}' here and '{name}' on line {line}; a rule set is one \
+                             first-match list, give one chain",
+                            open.name
+                        ),
+                    ));
+                }
+                open.base = true;
+                base_chain = Some((open.name, open.line));
                 for stmt in t.split(';') {
                     let s = stmt.trim();
                     if let Some(p) = s.strip_prefix("policy") {
@@ -156,7 +250,34 @@ pub fn parse(text: &str, source: &str, opts: &ReadOptions) -> Result<RuleSet, Er
             "flush" | "set" | "map" | "elements" | "flags" => {
                 return Err(err(format!("'{first}' is not supported (only tables, chains and rules)")));
             }
-            _ => rules.push(parse_rule(t).map_err(err)?),
+            _ => {
+                // The rule's own mistakes first: they are what its line shows.
+                let rule = parse_rule(t).map_err(err)?;
+                match &chain {
+                    Some(open) if !open.base => {
+                        return Err(Error::input(
+                            source,
+                            Some(open.line),
+                            format!(
+                                "chain '{}' is a regular chain (no 'type … hook …' line before its rules), reached \
+                                 only by a jump, which is not supported; give one base chain",
+                                open.name
+                            ),
+                        ))
+                    }
+                    Some(_) => {}
+                    None if depth > 0 => return Err(err("a rule outside a chain".into())),
+                    None if any_chain => {
+                        return Err(err(
+                            "a rule outside any chain, beside a chain; give one chain, or bare rules only".into()
+                        ))
+                    }
+                    None => {
+                        bare_rule_line.get_or_insert(n);
+                    }
+                }
+                rules.push(rule);
+            }
         }
     }
     if depth != 0 {
@@ -174,7 +295,7 @@ mod tests {
         "table ip filter {\n\tchain input {\n\t\ttype filter hook input priority filter; policy drop;\n\
         \t\tip saddr 192.168.178.33 ip daddr 23.0.0.45 udp dport 53 accept # handle 4\n\
         \t\tip saddr 10.10.10.0/24 ip daddr 23.0.0.45 tcp dport 443 counter packets 12 bytes 960 drop\n\
-        \t\tip saddr 10.0.0.1-10.0.0.9 meta l4proto udp th sport 1024-65535 comment \"a b\" accept\n\
+        \t\tip saddr 10.0.0.1-10.0.0.9 meta l4proto udp th sport 1024-65535 accept comment \"a b\"\n\
         \t\tip protocol icmp reject\n\t}\n}\n";
 
     #[test]
@@ -198,11 +319,75 @@ mod tests {
             ("iifname eth0 accept", "f:1: unsupported expression 'iifname'"),
             ("tcp dport 80 udp sport 5 accept", "f:1: conflicting protocols"),
             ("ip saddr 1.2.3.4", "f:1: rule has no verdict"),
-            ("table ip t {\n chain c {\n accept\n", "f:3: missing '}'"),
+            ("table ip t {\n chain c {\n type filter hook input priority 0;\n accept\n", "f:4: missing '}'"),
             ("accept drop", "f:1: unexpected 'drop' after the verdict"),
+            ("ip saddr 10.0.0.0/8 ip saddr 11.0.0.0/8 accept", "f:1: field 'src' given twice ('ip saddr 11.0.0.0/8')"),
+            ("ip daddr 1.2.3.4 ip daddr 1.2.3.4 accept", "f:1: field 'dst' given twice"),
+            ("tcp dport 80 tcp dport 443 accept", "f:1: field 'dport' given twice ('tcp dport 443')"),
+            ("th sport 1 udp sport 2 accept", "f:1: field 'sport' given twice"),
+            ("comment \"web\" accept", "f:1: 'comment' before the verdict: nft takes it last"),
+            ("accept comment \"a\" comment \"b\"", "f:1: 'comment' given twice"),
+            ("accept comment", "f:1: 'comment' needs a string"),
+            ("accept comment \"x\" counter", "f:1: unexpected 'counter' after the verdict"),
         ] {
             let e = parse(text, "f", &ReadOptions::default()).unwrap_err().to_string();
             assert!(e.starts_with(want), "{e} / {want}");
         }
+    }
+
+    #[test]
+    fn comment_after_the_verdict_is_read() {
+        let set =
+            parse("tcp dport 80 accept comment \"web # not a handle\" # handle 7\n", "f", &ReadOptions::default())
+                .unwrap();
+        assert_eq!(set.rules[0].dport, PortRange::single(80));
+        assert_eq!(set.rules[0].action, Action::Accept);
+    }
+
+    const TWO_CHAINS: &str =
+        "table ip filter {\n\tchain input {\n\t\ttype filter hook input priority filter; policy drop;\n\
+        \t\ttcp dport 22 accept\n\t}\n\tchain forward {\n\t\ttype filter hook forward priority filter; policy accept;\n\
+        \t\tip saddr 10.0.0.0/8 drop\n\t}\n}\n";
+
+    #[test]
+    fn one_base_chain_only() {
+        let e = parse(TWO_CHAINS, "f", &ReadOptions::default()).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "f:6: more than one base chain: 'forward' here and 'input' on line 2; a rule set is one first-match list, \
+             give one chain"
+        );
+        let two_tables =
+            "table ip a {\n chain c {\n  type filter hook input priority 0; policy drop;\n  accept\n }\n}\n\
+                          table ip b {\n chain c {\n  type filter hook input priority 0;\n }\n}\n";
+        let e = parse(two_tables, "f", &ReadOptions::default()).unwrap_err().to_string();
+        assert!(e.starts_with("f:8: more than one base chain: 'c' here and 'c' on line 2"), "{e}");
+    }
+
+    #[test]
+    fn regular_chains_and_stray_rules_are_refused() {
+        for (text, want) in [
+            (
+                "table ip t {\n chain base {\n  type filter hook input priority 0; policy drop;\n  accept\n }\n\
+                 chain helper {\n  ip saddr 10.0.0.0/8 accept\n }\n}\n",
+                "f:6: chain 'helper' is a regular chain (no 'type … hook …' line before its rules), reached only by \
+                 a jump, which is not supported; give one base chain",
+            ),
+            ("table ip t {\n accept\n}\n", "f:2: a rule outside a chain"),
+            ("accept\ntable ip t {\n chain c {\n", "f:3: a chain after rules outside any chain (line 1)"),
+            (
+                "table ip t {\n chain c {\n type filter hook input priority 0;\n }\n}\ndrop\n",
+                "f:6: a rule outside any chain",
+            ),
+            ("table ip t {\n chain c {\n type filter;\n", "f:3: a chain 'type' needs a hook"),
+            ("table ip t {\n chain c {\n chain d {\n", "f:3: 'chain' inside chain 'c' (line 2)"),
+        ] {
+            let e = parse(text, "f", &ReadOptions::default()).unwrap_err().to_string();
+            assert!(e.starts_with(want), "{e} / {want}");
+        }
+        // An empty regular chain holds nothing to merge.
+        let text =
+            "table ip t {\n chain base {\n  type filter hook input priority 0;\n  drop\n }\n chain spare {\n }\n}\n";
+        assert_eq!(parse(text, "f", &ReadOptions::default()).unwrap().len(), 1);
     }
 }

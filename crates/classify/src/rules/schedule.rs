@@ -54,8 +54,7 @@ impl Change {
 /// Reads a schedule file and applies its changes, in order, to `initial`: the rule set in force
 /// after each. `opts` reads the files of `replace` lines (relative to the schedule's folder).
 pub fn read_schedule(path: &str, initial: &RuleSet, opts: &ReadOptions) -> Result<Vec<Update>, Error> {
-    let bytes = std::fs::read(path).map_err(|e| Error::input(path, None, format!("cannot read: {e}")))?;
-    let text = String::from_utf8(bytes).map_err(|_| Error::input(path, None, "not UTF-8 text"))?;
+    let text = superlinear_core::input::read_text(path)?;
     let folder = std::path::Path::new(path).parent().map(|p| p.to_path_buf()).unwrap_or_default();
     parse_schedule(&text, path, initial, |file| {
         let full = folder.join(file);
@@ -203,5 +202,15 @@ mod tests {
         let one = set(1);
         let e = parse_schedule("1 delete 1", "u.txt", &one, no_files).unwrap_err().to_string();
         assert!(e.contains("leave no rules"), "{e}");
+    }
+
+    #[test]
+    fn schedule_files_are_read_the_shared_way() {
+        let p = superlinear_core::input::scratch_file("schedule", "u.txt", b"\xEF\xBB\xBF10 delete 1\n");
+        let u = read_schedule(&p, &set(3), &ReadOptions::default()).unwrap();
+        assert_eq!((u[0].packet, u[0].rules.len()), (10, 2));
+        std::fs::write(&p, b"10 replace /dev/zero\n").unwrap();
+        let e = read_schedule(&p, &set(3), &ReadOptions::default()).unwrap_err().to_string();
+        assert!(e.starts_with(&format!("{p}:1: replace /dev/zero: /dev/zero: not a regular file")), "{e}");
     }
 }

@@ -40,10 +40,14 @@ pub fn parse(bytes: &[u8], source: &str) -> Result<PacketTrace, Error> {
     }
     let count = u64::from_le_bytes(bytes[8..16].try_into().expect("8 bytes"));
     let body = &bytes[16..];
-    if count.checked_mul(RECORD as u64) != Some(body.len() as u64) {
+    let Some(announced) = count.checked_mul(RECORD as u64) else {
         return Err(err(format!(
-            "header announces {count} packets ({} bytes) but {} bytes follow",
-            count.saturating_mul(RECORD as u64),
+            "header announces {count} packets, an impossible count (more than 2^64 bytes of packets)"
+        )));
+    };
+    if announced != body.len() as u64 {
+        return Err(err(format!(
+            "header announces {count} packets ({announced} bytes) but {} bytes follow",
             body.len()
         )));
     }
@@ -73,5 +77,12 @@ mod tests {
         assert_eq!(parse(&b, "t").unwrap().packets, ps);
         assert!(parse(&b[..b.len() - 1], "t").unwrap_err().to_string().contains("announces 2 packets"));
         assert!(parse(b"SLPX", "t").is_err());
+        let mut huge = b.clone();
+        huge[8..16].copy_from_slice(&(1u64 << 63).to_le_bytes());
+        let e = parse(&huge, "t").unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "t: header announces 9223372036854775808 packets, an impossible count (more than 2^64 bytes of packets)"
+        );
     }
 }

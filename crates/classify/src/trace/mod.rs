@@ -94,8 +94,7 @@ pub fn parse_trace(bytes: &[u8], source: &str, format: TraceFormat) -> Result<Pa
         TraceFormat::Pcap => pcap::parse(bytes, source),
         TraceFormat::PcapNg => pcapng::parse(bytes, source),
         TraceFormat::ClassBench | TraceFormat::Auto => {
-            let text = std::str::from_utf8(bytes).map_err(|e| {
-                let line = 1 + bytes[..e.valid_up_to()].iter().filter(|&&b| b == b'\n').count();
+            let text = superlinear_core::input::utf8_text(bytes).map_err(|line| {
                 Error::input(
                     source,
                     Some(line),
@@ -109,8 +108,7 @@ pub fn parse_trace(bytes: &[u8], source: &str, format: TraceFormat) -> Result<Pa
 
 /// Reads a trace file.
 pub fn read_trace(path: &str, format: TraceFormat) -> Result<PacketTrace, Error> {
-    let bytes = std::fs::read(path).map_err(|e| Error::input(path, None, format!("cannot read: {e}")))?;
-    parse_trace(&bytes, path, format)
+    parse_trace(&superlinear_core::input::read_bytes(path)?, path, format)
 }
 
 /// Encodes packets in `format` (`Auto` means binary).
@@ -126,5 +124,19 @@ pub fn encode_trace(packets: &[Packet], format: TraceFormat) -> Vec<u8> {
 /// Writes packets to `path` in `format`.
 pub fn write_trace(path: &str, packets: &[Packet], format: TraceFormat) -> Result<(), Error> {
     std::fs::write(path, encode_trace(packets, format))
-        .map_err(|e| Error::input(path, None, format!("cannot write: {e}")))
+        .map_err(|e| Error::input(path, None, format!("cannot write: {}", superlinear_core::input::io_words(&e))))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_text_trace_with_a_bom_is_classbench() {
+        let p = superlinear_core::input::scratch_file("packet-trace", "t.txt", b"\xEF\xBB\xBF3221225985 1 2 3 6\n");
+        let t = read_trace(&p, TraceFormat::Auto).unwrap();
+        assert_eq!(t.packets, vec![Packet::new(3_221_225_985, 1, 2, 3, 6)]);
+        let e = read_trace("/dev/zero", TraceFormat::Auto).unwrap_err().to_string();
+        assert!(e.starts_with("/dev/zero: not a regular file"), "{e}");
+    }
 }

@@ -7,7 +7,7 @@ mod trace;
 mod uniform;
 mod zipf;
 
-pub use trace::{read_trace, write_binary_trace, write_text_trace, TRACE_MAGIC};
+pub use trace::{parse_binary_trace, read_trace, write_binary_trace, write_text_trace, TRACE_MAGIC};
 pub use uniform::UniformKeys;
 pub use zipf::ZipfKeys;
 

@@ -3,8 +3,9 @@
 //! little-endian u64 keys). The reader picks the format from the magic bytes.
 
 use crate::error::Error;
+use crate::input;
 use std::fs::File;
-use std::io::{BufRead, BufReader, BufWriter, Read, Write};
+use std::io::{BufWriter, Write};
 
 /// The first four bytes of a binary key trace.
 pub const TRACE_MAGIC: &[u8; 4] = b"SLKT";
@@ -12,34 +13,21 @@ const VERSION: u32 = 1;
 
 /// Reads a key trace, text or binary. Errors name the file and, for text, the line.
 pub fn read_trace(path: &str) -> Result<Vec<u64>, Error> {
-    let io = |e: std::io::Error| Error::input(path, None, e.to_string());
-    let mut file = File::open(path).map_err(io)?;
-    let mut magic = [0u8; 4];
-    let got = read_up_to(&mut file, &mut magic).map_err(io)?;
-    drop(file);
-    let keys = if got == 4 && &magic == TRACE_MAGIC { read_binary(path)? } else { read_text(path)? };
+    let bytes = input::read_bytes(path)?;
+    let keys = if bytes.starts_with(TRACE_MAGIC) {
+        parse_binary_trace(&bytes, path)?
+    } else {
+        parse_text(&input::into_text(bytes, path)?, path)?
+    };
     if keys.is_empty() {
         return Err(Error::input(path, None, "trace holds no keys"));
     }
     Ok(keys)
 }
 
-fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
-    let mut n = 0;
-    while n < buf.len() {
-        match r.read(&mut buf[n..])? {
-            0 => break,
-            got => n += got,
-        }
-    }
-    Ok(n)
-}
-
-fn read_text(path: &str) -> Result<Vec<u64>, Error> {
-    let file = File::open(path).map_err(|e| Error::input(path, None, e.to_string()))?;
+fn parse_text(text: &str, path: &str) -> Result<Vec<u64>, Error> {
     let mut keys = Vec::new();
-    for (i, line) in BufReader::new(file).lines().enumerate() {
-        let line = line.map_err(|e| Error::input(path, Some(i + 1), format!("cannot read line: {e}")))?;
+    for (i, line) in text.lines().enumerate() {
         let text = line.split('#').next().unwrap_or("").trim();
         if text.is_empty() {
             continue;
@@ -53,8 +41,8 @@ fn read_text(path: &str) -> Result<Vec<u64>, Error> {
     Ok(keys)
 }
 
-fn read_binary(path: &str) -> Result<Vec<u64>, Error> {
-    let bytes = std::fs::read(path).map_err(|e| Error::input(path, None, e.to_string()))?;
+/// The keys of a binary trace's bytes (magic included); `path` names it in errors.
+pub fn parse_binary_trace(bytes: &[u8], path: &str) -> Result<Vec<u64>, Error> {
     if bytes.len() < 16 {
         return Err(Error::input(path, None, "binary trace header is truncated"));
     }
@@ -66,9 +54,16 @@ fn read_binary(path: &str) -> Result<Vec<u64>, Error> {
             format!("unsupported binary trace version {version} (expected {VERSION})"),
         ));
     }
-    let count = u64::from_le_bytes(bytes[8..16].try_into().expect("8 bytes")) as usize;
+    let count = u64::from_le_bytes(bytes[8..16].try_into().expect("8 bytes"));
     let body = &bytes[16..];
-    if body.len() != count.saturating_mul(8) {
+    let Some(announced) = count.checked_mul(8) else {
+        return Err(Error::input(
+            path,
+            None,
+            format!("binary trace announces {count} keys, an impossible count (more than 2^64 bytes of keys)"),
+        ));
+    };
+    if body.len() as u64 != announced {
         return Err(Error::input(
             path,
             None,
@@ -80,7 +75,7 @@ fn read_binary(path: &str) -> Result<Vec<u64>, Error> {
 
 /// Writes keys as a binary trace.
 pub fn write_binary_trace(path: &str, keys: &[u64]) -> Result<(), Error> {
-    let io = |e: std::io::Error| Error::input(path, None, e.to_string());
+    let io = |e: std::io::Error| Error::input(path, None, format!("cannot write: {}", input::io_words(&e)));
     let mut w = BufWriter::new(File::create(path).map_err(io)?);
     w.write_all(TRACE_MAGIC).map_err(io)?;
     w.write_all(&VERSION.to_le_bytes()).map_err(io)?;
@@ -93,7 +88,7 @@ pub fn write_binary_trace(path: &str, keys: &[u64]) -> Result<(), Error> {
 
 /// Writes keys as a text trace, one per line.
 pub fn write_text_trace(path: &str, keys: &[u64]) -> Result<(), Error> {
-    let io = |e: std::io::Error| Error::input(path, None, e.to_string());
+    let io = |e: std::io::Error| Error::input(path, None, format!("cannot write: {}", input::io_words(&e)));
     let mut w = BufWriter::new(File::create(path).map_err(io)?);
     for k in keys {
         writeln!(w, "{k}").map_err(io)?;
@@ -106,9 +101,7 @@ mod tests {
     use super::*;
 
     fn tmp(name: &str) -> String {
-        let dir = std::env::temp_dir().join(format!("superlinear-trace-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        dir.join(name).to_string_lossy().into_owned()
+        crate::input::scratch_file("trace", name, b"")
     }
 
     #[test]
@@ -136,5 +129,35 @@ mod tests {
         let bytes = std::fs::read(&p).unwrap();
         std::fs::write(&p, &bytes[..bytes.len() - 3]).unwrap();
         assert!(read_trace(&p).unwrap_err().to_string().contains("announces 3 keys"));
+    }
+
+    #[test]
+    fn text_with_a_bom_and_bad_utf8() {
+        let p = tmp("bom.txt");
+        std::fs::write(&p, b"\xEF\xBB\xBF3221225985\n7\n").unwrap();
+        assert_eq!(read_trace(&p).unwrap(), vec![3_221_225_985, 7]);
+        std::fs::write(&p, b"1\n2\n\xff3\n").unwrap();
+        assert_eq!(read_trace(&p).unwrap_err().to_string(), format!("{p}:3: not UTF-8 text"));
+    }
+
+    #[test]
+    fn impossible_key_count_is_named() {
+        let p = tmp("huge.bin");
+        let mut bytes = TRACE_MAGIC.to_vec();
+        bytes.extend_from_slice(&VERSION.to_le_bytes());
+        bytes.extend_from_slice(&(1u64 << 63).to_le_bytes());
+        std::fs::write(&p, &bytes).unwrap();
+        let e = read_trace(&p).unwrap_err().to_string();
+        assert!(
+            e.ends_with("announces 9223372036854775808 keys, an impossible count (more than 2^64 bytes of keys)"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn devices_and_folders_are_refused() {
+        assert!(read_trace("/dev/zero").unwrap_err().to_string().starts_with("/dev/zero: not a regular file"));
+        let d = std::env::temp_dir().to_string_lossy().into_owned();
+        assert_eq!(read_trace(&d).unwrap_err().to_string(), format!("{d}: a folder, not a file"));
     }
 }

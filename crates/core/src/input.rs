@@ -1,0 +1,235 @@
+//! Input files a user names (key, packet, latency and job traces, rule files, update schedules),
+//! read the one way every reader shares, so that each mistake is one line naming the file before
+//! any work: a folder, a device or pipe that never ends, a file larger than the memory its parsed
+//! form needs, an io error (in words, never `(os error N)`), bytes that are not UTF-8 text (with
+//! their line), and a UTF-8 byte-order mark, which some editors write and which is stripped
+//! rather than read as part of the first field.
+//!
+//! It lives in `superlinear-core` because every crate with a file reader already depends on it.
+
+use crate::error::Error;
+use std::fs::File;
+use std::io::{ErrorKind, Read};
+
+/// Bytes of memory that reading a file may take per byte of the file, at most: the file's bytes,
+/// held while they are parsed, and the parsed form beside them. The worst case among the
+/// readers is a text trace of short lines (`1\n` becomes an 8-byte key; a distinct object of a
+/// few characters a hash-map entry of some 40 bytes); binary forms need less. The Python
+/// front's text files use the same factor.
+pub const PARSED_BYTES_PER_FILE_BYTE: u64 = 8;
+
+/// The share of MemAvailable a file may plan on: the rest stays for the run and other programs.
+const USABLE_PERCENT: u64 = 80;
+
+/// The UTF-8 byte-order mark.
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// The whole of the input file `path`, after refusing what cannot or should not be read.
+pub fn read_bytes(path: &str) -> Result<Vec<u8>, Error> {
+    let fail = |m: String| Error::input(path, None, m);
+    // Checked before opening: opening a FIFO blocks until a writer comes.
+    let meta = std::fs::metadata(path).map_err(|e| fail(format!("cannot read: {}", io_words(&e))))?;
+    if let Some(why) = not_a_regular_file(&meta) {
+        return Err(fail(why.into()));
+    }
+    // The largest file that may be read is the usable share of MemAvailable over
+    // PARSED_BYTES_PER_FILE_BYTE; there is no limit where MemAvailable is unknown.
+    let avail = mem_available();
+    let limit = avail.map_or(u64::MAX, |a| a / 100 * USABLE_PERCENT / PARSED_BYTES_PER_FILE_BYTE);
+    if meta.len() > limit {
+        return Err(fail(too_large(meta.len(), avail)));
+    }
+    let file = File::open(path).map_err(|e| fail(format!("cannot read: {}", io_words(&e))))?;
+    let mut bytes = Vec::new();
+    bytes
+        .try_reserve_exact(usize::try_from(meta.len()).unwrap_or(usize::MAX))
+        .map_err(|_| fail(format!("cannot read: not enough memory for its {}", size_text(meta.len()))))?;
+    // A file that grows while it is read (a log being written, a /proc file, which reports size
+    // 0) is refused once it passes the limit, not read until memory runs out.
+    file.take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|e| fail(format!("cannot read: {}", io_words(&e))))?;
+    if bytes.len() as u64 > limit {
+        return Err(fail(too_large(bytes.len() as u64, avail)));
+    }
+    Ok(bytes)
+}
+
+/// The text of the input file `path`: [`read_bytes`], then [`into_text`].
+pub fn read_text(path: &str) -> Result<String, Error> {
+    into_text(read_bytes(path)?, path)
+}
+
+/// The bytes of file `path` as text, one leading byte-order mark stripped; bytes that are not
+/// UTF-8 are an error naming their line.
+pub fn into_text(mut bytes: Vec<u8>, path: &str) -> Result<String, Error> {
+    if bytes.starts_with(BOM) {
+        bytes.drain(..BOM.len());
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        let line = line_of(e.as_bytes(), e.utf8_error().valid_up_to());
+        Error::input(path, Some(line), "not UTF-8 text")
+    })
+}
+
+/// Borrowed bytes as text, one leading byte-order mark stripped; `Err` holds the 1-based line of
+/// the first byte that is not UTF-8 (for readers that word that error themselves).
+pub fn utf8_text(bytes: &[u8]) -> Result<&str, usize> {
+    let bytes = bytes.strip_prefix(BOM).unwrap_or(bytes);
+    std::str::from_utf8(bytes).map_err(|e| line_of(bytes, e.valid_up_to()))
+}
+
+/// The 1-based line holding byte `offset`.
+fn line_of(bytes: &[u8], offset: usize) -> usize {
+    1 + bytes[..offset].iter().filter(|&&b| b == b'\n').count()
+}
+
+/// Why a file of this kind is not read, if it is not a regular file.
+fn not_a_regular_file(meta: &std::fs::Metadata) -> Option<&'static str> {
+    if meta.is_dir() {
+        Some("a folder, not a file")
+    } else if !meta.is_file() {
+        Some("not a regular file (a device, pipe or socket may never end; give a file)")
+    } else {
+        None
+    }
+}
+
+/// Why a file of `size` bytes is not read, with `avail` bytes of memory available.
+fn too_large(size: u64, avail: Option<u64>) -> String {
+    format!(
+        "too large to read: {} (reading it needs about {} of memory, but only {} are available)",
+        size_text(size),
+        size_text(size.saturating_mul(PARSED_BYTES_PER_FILE_BYTE)),
+        avail.map_or_else(|| "unknown".into(), size_text)
+    )
+}
+
+/// MemAvailable of `/proc/meminfo` in bytes; `None` where it cannot be read.
+pub fn mem_available() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    parse_mem_available(&info)
+}
+
+fn parse_mem_available(info: &str) -> Option<u64> {
+    let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    kib.checked_mul(1024)
+}
+
+/// A byte count as a user reads it (kB, MB, GB, TB), as the Python front writes it.
+pub fn size_text(bytes: u64) -> String {
+    let n = bytes as f64;
+    for (unit, scale) in [("TB", 1e12), ("GB", 1e9), ("MB", 1e6)] {
+        if n >= scale {
+            return format!("{:.1} {unit}", n / scale);
+        }
+    }
+    format!("{:.0} kB", n / 1e3)
+}
+
+/// An io error in words: "no such file", "permission denied", "a folder, not a file", otherwise
+/// the system's own words, without the `(os error N)` a user cannot act on.
+pub fn io_words(e: &std::io::Error) -> String {
+    match (e.kind(), e.raw_os_error()) {
+        (ErrorKind::NotFound, _) => "no such file".into(),
+        (ErrorKind::PermissionDenied, _) => "permission denied".into(),
+        (_, Some(libc::EISDIR)) => "a folder, not a file".into(),
+        (_, Some(libc::ENOTDIR)) => "no such file (a part of the path is a file, not a folder)".into(),
+        (_, Some(_)) => {
+            let text = e.to_string();
+            let words = text.split(" (os error").next().unwrap_or(&text);
+            let mut chars = words.chars();
+            chars.next().map_or_else(String::new, |c| c.to_lowercase().chain(chars).collect())
+        }
+        (kind, None) => kind.to_string(),
+    }
+}
+
+/// A file holding `body`, named `name` in a scratch folder of this process (under the system's
+/// temporary folder, `tag` naming the folder): the readers' tests, in every crate, write their
+/// inputs with it.
+#[doc(hidden)]
+pub fn scratch_file(tag: &str, name: &str, body: &[u8]) -> String {
+    let dir = std::env::temp_dir().join(format!("superlinear-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a scratch folder under the temporary folder");
+    let p = dir.join(name);
+    std::fs::write(&p, body).expect("a scratch file");
+    p.to_string_lossy().into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tmp(name: &str, body: &[u8]) -> String {
+        scratch_file("input", name, body)
+    }
+
+    fn problem(path: &str) -> String {
+        read_bytes(path).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn reads_a_file_and_strips_one_bom() {
+        let p = tmp("bom.txt", b"\xEF\xBB\xBF\xEF\xBB\xBFa\n");
+        assert_eq!(read_bytes(&p).unwrap(), b"\xEF\xBB\xBF\xEF\xBB\xBFa\n");
+        assert_eq!(read_text(&p).unwrap(), "\u{feff}a\n");
+        assert_eq!(utf8_text(b"\xEF\xBB\xBFx"), Ok("x"));
+        assert_eq!(utf8_text(b"x"), Ok("x"));
+    }
+
+    #[test]
+    fn non_utf8_names_its_line() {
+        let p = tmp("latin1.txt", b"ok\nstill ok\nbad \xE9\n");
+        assert_eq!(read_text(&p).unwrap_err().to_string(), format!("{p}:3: not UTF-8 text"));
+        assert_eq!(utf8_text(b"\xEF\xBB\xBFa\n\xff"), Err(2));
+    }
+
+    #[test]
+    fn what_is_not_a_file_is_refused_in_words() {
+        assert_eq!(problem("/nonexistent/x"), "/nonexistent/x: cannot read: no such file");
+        let dir = std::env::temp_dir();
+        let d = dir.to_string_lossy();
+        assert_eq!(problem(&d), format!("{d}: a folder, not a file"));
+        assert!(problem("/dev/zero").starts_with("/dev/zero: not a regular file"));
+        assert!(problem("/dev/null").starts_with("/dev/null: not a regular file"));
+        let f = tmp("plain", b"x");
+        let under = format!("{f}/y");
+        assert_eq!(
+            problem(&under),
+            format!("{under}: cannot read: no such file (a part of the path is a file, not a folder)")
+        );
+    }
+
+    #[test]
+    fn io_errors_have_no_errno() {
+        let e = std::io::Error::from_raw_os_error(libc::ENODEV);
+        assert_eq!(io_words(&e), "no such device");
+        assert_eq!(io_words(&std::io::Error::from_raw_os_error(libc::EACCES)), "permission denied");
+        assert_eq!(io_words(&std::io::Error::from(ErrorKind::UnexpectedEof)), "unexpected end of file");
+    }
+
+    #[test]
+    fn file_larger_than_memory_is_refused_before_reading() {
+        let Some(avail) = mem_available() else { return };
+        let size = avail.saturating_mul(2);
+        let p = tmp("huge.sparse", b"");
+        let f = std::fs::OpenOptions::new().write(true).open(&p).unwrap();
+        if f.set_len(size).is_err() {
+            return; // a file system without sparse files of that size: nothing to check
+        }
+        let e = problem(&p);
+        std::fs::remove_file(&p).unwrap();
+        assert!(e.starts_with(&format!("{p}: too large to read: ")), "{e}");
+        assert!(e.contains("of memory, but only"), "{e}");
+    }
+
+    #[test]
+    fn meminfo_is_parsed() {
+        assert_eq!(parse_mem_available("MemTotal: 8 kB\nMemAvailable:    4 kB\n"), Some(4096));
+        assert_eq!(parse_mem_available("MemTotal: 8 kB\n"), None);
+        assert_eq!(size_text(40 << 30), "42.9 GB");
+        assert_eq!(size_text(512), "1 kB");
+    }
+}
