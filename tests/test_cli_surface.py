@@ -11,6 +11,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
@@ -218,11 +219,12 @@ def test_output_paths(cli: Cli, tmp_path: Path) -> None:
 def test_convert_to_classbench_refuses_to_drop_actions(cli: Cli, rules: Path, tmp_path: Path) -> None:
     out = tmp_path / "r.cb"
     one_line_error(cli("classify", "convert", "--rules", str(rules), "--format", "classbench", "--out", str(out)),
-                   "would lose the actions of 1 rules that do not accept", "native or nft")
+                   "would lose the actions of 1 rule that does not accept", "native or nft")
     assert not out.exists()
     # A ClassBench source has no actions of its own to lose, whatever --actions assigned.
     cb = tmp_path / "g.cb"
-    assert cli("classify", "gen-rules", "--rules-count", "20", "--format", "classbench", "--out", str(cb)).returncode == 0
+    r = cli("classify", "gen-rules", "--rules-count", "20", "--format", "classbench", "--out", str(cb))
+    assert r.returncode == 0, r.stderr
     r = cli("classify", "convert", "--rules", str(cb), "--format", "classbench", "--out", str(out))
     assert r.returncode == 0, r.stderr
     assert out.read_text() == cb.read_text()
@@ -238,6 +240,22 @@ def test_a_refused_input_leaves_no_empty_output_folder(cli: Cli, tmp_path: Path)
     kept.mkdir()
     one_line_error(cli("predict", "--trace", str(tmp_path / "none.txt"), "--out", str(kept)), "none.txt")
     assert kept.is_dir()
+
+
+def test_created_folders_go_deepest_first_and_only_the_running_commands() -> None:
+    from superlinear.output import paths
+
+    root = Path(tempfile.mkdtemp())
+    paths.forget_created()
+    paths.output_dir(root / "a")
+    paths.output_dir(root / "a" / "b" / "c")  # a later call, deeper: its folders go first
+    paths.remove_empty_created()
+    assert not (root / "a").exists()
+    paths.output_dir(root / "kept")
+    paths.forget_created()  # the next command starts: an earlier command's folder stays
+    paths.remove_empty_created()
+    assert (root / "kept").is_dir()
+    shutil.rmtree(root)
 
 
 def test_a_failed_write_names_the_users_file_not_its_temporary(tmp_path: Path) -> None:

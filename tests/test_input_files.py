@@ -135,7 +135,7 @@ NFT_HEAD = "table ip filter {\n\tchain input {\n\t\ttype filter hook input prior
 @pytest.mark.parametrize(("body", "fragment"), [
     (NFT_HEAD + "\t\ttcp dport 22 accept\n\t}\n\tchain forward {\n"
      "\t\ttype filter hook forward priority filter; policy accept;\n\t\tdrop\n\t}\n}\n",
-     ":6: more than one base chain: 'forward' here and 'input' on line 2"),
+     ":6: rules in more than one base chain: 'forward' here and 'input' on line 2"),
     (NFT_HEAD + "\t\taccept\n\t}\n\tchain helper {\n\t\tip saddr 10.0.0.0/8 drop\n\t}\n}\n",
      ":6: chain 'helper' is a regular chain"),
     (NFT_HEAD + "\t\tip saddr 10.0.0.0/8 ip saddr 11.0.0.0/8 accept\n\t}\n}\n",
@@ -154,6 +154,17 @@ def test_nft_comment_after_the_verdict_is_read(cli: Cli, tmp_path: Path) -> None
     f = tmp_path / "r.nft"
     f.write_text(NFT_HEAD + '\t\ttcp dport 80 accept comment "web" # handle 3\n\t}\n}\n')
     assert "1 rules" in ok(cli, tmp_path, "classify", "--rules", str(f), "--packets", "100", "--no-measure")
+
+
+def test_a_stock_ruleset_with_empty_base_chains_is_read(cli: Cli, tmp_path: Path) -> None:
+    # forward and output hold no rules: nothing to merge, and input's policy is the default.
+    f = tmp_path / "r.nft"
+    f.write_text(NFT_HEAD + "\t\ttcp dport 22 accept\n\t}\n\tchain forward {\n"
+                 "\t\ttype filter hook forward priority filter; policy accept;\n\t}\n\tchain output {\n"
+                 "\t\ttype filter hook output priority filter; policy accept;\n\t}\n}\n")
+    out = tmp_path / "r.txt"
+    ok(cli, tmp_path, "classify", "convert", "--rules", str(f), "--format", "native", "--out", str(out))
+    assert "default drop" in out.read_text()
 
 
 def test_native_rules_with_two_defaults(cli: Cli, tmp_path: Path) -> None:

@@ -130,11 +130,12 @@ def test_emit_needs_no_trace(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert cli.main(["nft-bench", "--rules", str(rules), "--emit", "-"]) == 0
     assert "chain classify {" in capsys.readouterr().out
     assert cli.main(["nft-bench", "--rules", str(tmp_path / "none"), "--emit", "-"]) == 2
-    assert capsys.readouterr().err.strip() == f"superlinear: error: {tmp_path / 'none'}: no such rules file"
+    assert capsys.readouterr().err.strip() == (f"superlinear: error: {tmp_path / 'none'}: no such file "
+                                               "(--rules wants a rules file)")
 
 
 @pytest.mark.parametrize(("argv", "want"), [
-    (["--rules", "/nonexistent/r", "--trace", "/nonexistent/t"], "no such rules file"),
+    (["--rules", "/nonexistent/r", "--trace", "/nonexistent/t"], "no such file (--rules wants a rules file)"),
     (["--rules", "x"], "--rules needs --trace"),
     ([], "nothing to run"),
     (["--data", "/nonexistent"], "--data must be a folder"),

@@ -103,7 +103,7 @@ def test_cli_fits_the_projects_own_results(cli: Cli, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("text", "extra", "fragment"), [
     ("p,T\n1,100\n2,0\n4,30\n8,20\n", ("--y", "T", "--runtime"), "m.csv: runtimes must be positive"),
-    ("p,throughput,throughput\n1,100,1\n2,190,2\n4,350,3\n", (), "m.csv:1: column 'throughput' named twice"),
+    ("p,throughput,Throughput\n1,100,1\n2,190,2\n4,350,3\n", (), "m.csv:1: column 'Throughput' named twice"),
     ("1,100\n2,190\n4,350\n8,600\n", (), "m.csv:1: the first line holds numbers, not column names"),
     ("p,throughput\n1,100\n2,-5\n4,350\n", (), "m.csv: throughput / speedup values must be positive"),
     ("p,speedup\n1,1\n2,\xff\n", (), "m.csv:3: not UTF-8 text"),
@@ -119,8 +119,9 @@ def test_cli_refuses_measurements_it_would_misread(cli: Cli, tmp_path: Path, tex
 
 
 def test_cli_reads_a_file_with_a_byte_order_mark(cli: Cli, tmp_path: Path) -> None:
+    # ... and with columns it does not use named twice, or not at all (a spreadsheet's export).
     data = tmp_path / "bom.csv"
-    data.write_bytes(b"\xef\xbb\xbfp,throughput\n1,100\n2,190\n4,350\n8,600\n")
+    data.write_bytes(b"\xef\xbb\xbfp,throughput,note,note,,\n1,100,a,b,,\n2,190,,,,\n4,350,,,,\n8,600,,,,\n")
     r = cli("usl", "fit", str(data), "--x", "p", "--no-plot", "--json")
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["x"] == "p"

@@ -25,7 +25,7 @@ from superlinear.experiments import cli as experiments_cli
 from superlinear.latency import cli as latency_cli
 from superlinear.nft import cli as nft_cli
 from superlinear.output import cli as output_cli
-from superlinear.output.paths import remove_empty_created
+from superlinear.output.paths import forget_created, remove_empty_created
 from superlinear.output.tables import HONESTY
 from superlinear.xdp import cli as xdp_cli
 
@@ -93,6 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    forget_created()
     try:
         code: int = args.func(args)
         return code

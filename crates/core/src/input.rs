@@ -10,13 +10,18 @@
 use crate::error::Error;
 use std::fs::File;
 use std::io::{ErrorKind, Read};
+use std::os::unix::fs::FileTypeExt;
 
-/// Bytes of memory that reading a file may take per byte of the file, at most: the file's bytes,
-/// held while they are parsed, and the parsed form beside them. The worst case among the
-/// readers is a text trace of short lines (`1\n` becomes an 8-byte key; a distinct object of a
-/// few characters a hash-map entry of some 40 bytes); binary forms need less. The Python
-/// front's text files use the same factor.
-pub const PARSED_BYTES_PER_FILE_BYTE: u64 = 8;
+/// Bytes of memory that reading a binary file (pcap, pcapng, the binary key and packet traces)
+/// may take per byte of the file, at most: the file's bytes, held while the parsed form, no
+/// larger than they are, is built beside them.
+pub const BINARY_BYTES_PER_FILE_BYTE: u64 = 2;
+
+/// Bytes of memory that reading a text file may take per byte of the file, at most: the worst
+/// case among the readers is a text trace of short lines (`1\n` becomes an 8-byte key; a
+/// distinct object of a few characters a hash-map entry of some 40 bytes). The Python front's
+/// text files use the same factor (`common/input_files.py`).
+pub const TEXT_BYTES_PER_FILE_BYTE: u64 = 8;
 
 /// The share of MemAvailable a file may plan on: the rest stays for the run and other programs.
 const USABLE_PERCENT: u64 = 80;
@@ -24,33 +29,32 @@ const USABLE_PERCENT: u64 = 80;
 /// The UTF-8 byte-order mark.
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
-/// The whole of the input file `path`, after refusing what cannot or should not be read.
+/// The whole of the input file `path`, after refusing what cannot or should not be read; sized
+/// for a binary form ([`BINARY_BYTES_PER_FILE_BYTE`]): [`into_text`] checks a text form's.
 pub fn read_bytes(path: &str) -> Result<Vec<u8>, Error> {
     let fail = |m: String| Error::input(path, None, m);
-    // Checked before opening: opening a FIFO blocks until a writer comes.
+    // Checked before opening: a folder or a device is refused in words.
     let meta = std::fs::metadata(path).map_err(|e| fail(format!("cannot read: {}", io_words(&e))))?;
-    if let Some(why) = not_a_regular_file(&meta) {
+    if let Some(why) = not_a_file(&meta) {
         return Err(fail(why.into()));
     }
-    // The largest file that may be read is the usable share of MemAvailable over
-    // PARSED_BYTES_PER_FILE_BYTE; there is no limit where MemAvailable is unknown.
-    let avail = mem_available();
-    let limit = avail.map_or(u64::MAX, |a| a / 100 * USABLE_PERCENT / PARSED_BYTES_PER_FILE_BYTE);
+    let memory = Memory::now();
+    let limit = memory.largest_file(BINARY_BYTES_PER_FILE_BYTE);
     if meta.len() > limit {
-        return Err(fail(too_large(meta.len(), avail)));
+        return Err(fail(memory.too_large(meta.len(), BINARY_BYTES_PER_FILE_BYTE, false)));
     }
     let file = File::open(path).map_err(|e| fail(format!("cannot read: {}", io_words(&e))))?;
     let mut bytes = Vec::new();
     bytes
         .try_reserve_exact(usize::try_from(meta.len()).unwrap_or(usize::MAX))
         .map_err(|_| fail(format!("cannot read: not enough memory for its {}", size_text(meta.len()))))?;
-    // A file that grows while it is read (a log being written, a /proc file, which reports size
-    // 0) is refused once it passes the limit, not read until memory runs out.
+    // A pipe (`<(zcat trace.gz)`), or a file that grows while it is read (a /proc file reports
+    // size 0), is read up to the limit and refused past it, not read until memory runs out.
     file.take(limit.saturating_add(1))
         .read_to_end(&mut bytes)
         .map_err(|e| fail(format!("cannot read: {}", io_words(&e))))?;
     if bytes.len() as u64 > limit {
-        return Err(fail(too_large(bytes.len() as u64, avail)));
+        return Err(fail(memory.too_large(bytes.len() as u64, BINARY_BYTES_PER_FILE_BYTE, true)));
     }
     Ok(bytes)
 }
@@ -60,9 +64,14 @@ pub fn read_text(path: &str) -> Result<String, Error> {
     into_text(read_bytes(path)?, path)
 }
 
-/// The bytes of file `path` as text, one leading byte-order mark stripped; bytes that are not
-/// UTF-8 are an error naming their line.
+/// The bytes of file `path` as text, one leading byte-order mark stripped; a text larger than
+/// its parsed form can fit in memory ([`TEXT_BYTES_PER_FILE_BYTE`]) is refused, and bytes that
+/// are not UTF-8 are an error naming their line.
 pub fn into_text(mut bytes: Vec<u8>, path: &str) -> Result<String, Error> {
+    let memory = Memory::now();
+    if bytes.len() as u64 > memory.largest_file(TEXT_BYTES_PER_FILE_BYTE) {
+        return Err(Error::input(path, None, memory.too_large(bytes.len() as u64, TEXT_BYTES_PER_FILE_BYTE, false)));
+    }
     if bytes.starts_with(BOM) {
         bytes.drain(..BOM.len());
     }
@@ -73,10 +82,45 @@ pub fn into_text(mut bytes: Vec<u8>, path: &str) -> Result<String, Error> {
 }
 
 /// Borrowed bytes as text, one leading byte-order mark stripped; `Err` holds the 1-based line of
-/// the first byte that is not UTF-8 (for readers that word that error themselves).
+/// the first byte that is not UTF-8 (for readers that word that error themselves). For packet
+/// header lines, whose parsed form is smaller than the line: [`read_bytes`]'s size check holds.
 pub fn utf8_text(bytes: &[u8]) -> Result<&str, usize> {
     let bytes = bytes.strip_prefix(BOM).unwrap_or(bytes);
     std::str::from_utf8(bytes).map_err(|e| line_of(bytes, e.valid_up_to()))
+}
+
+/// The memory a file may plan on: the usable share of MemAvailable (unknown: no limit).
+struct Memory {
+    available: Option<u64>,
+}
+
+impl Memory {
+    fn now() -> Self {
+        Self { available: mem_available() }
+    }
+
+    fn usable(&self) -> Option<u64> {
+        self.available.map(|a| a / 100 * USABLE_PERCENT)
+    }
+
+    /// The largest file whose parsed form, at `per_byte` bytes per byte of the file, fits.
+    fn largest_file(&self, per_byte: u64) -> u64 {
+        self.usable().map_or(u64::MAX, |u| u / per_byte)
+    }
+
+    /// Why a file of `size` bytes (at least that many, `over`, where reading stopped there) is
+    /// not read.
+    fn too_large(&self, size: u64, per_byte: u64, over: bool) -> String {
+        let avail = self.available.map_or_else(|| "unknown".into(), size_text);
+        let usable = self.usable().map_or_else(|| "unknown".into(), size_text);
+        format!(
+            "too large to read: {}{} (reading it needs about {} of memory, but only {usable} of the {avail} available \
+             may be used)",
+            if over { "over " } else { "" },
+            size_text(size),
+            size_text(size.saturating_mul(per_byte)),
+        )
+    }
 }
 
 /// The 1-based line holding byte `offset`.
@@ -84,25 +128,17 @@ fn line_of(bytes: &[u8], offset: usize) -> usize {
     1 + bytes[..offset].iter().filter(|&&b| b == b'\n').count()
 }
 
-/// Why a file of this kind is not read, if it is not a regular file.
-fn not_a_regular_file(meta: &std::fs::Metadata) -> Option<&'static str> {
-    if meta.is_dir() {
+/// Why a file of this kind is not read: a folder, a device or a socket (a pipe is read, up to
+/// the size limit).
+fn not_a_file(meta: &std::fs::Metadata) -> Option<&'static str> {
+    let kind = meta.file_type();
+    if kind.is_dir() {
         Some("a folder, not a file")
-    } else if !meta.is_file() {
-        Some("not a regular file (a device, pipe or socket may never end; give a file)")
-    } else {
+    } else if kind.is_file() || kind.is_fifo() {
         None
+    } else {
+        Some("not a regular file (a device or socket, which may never end; give a file or a pipe)")
     }
-}
-
-/// Why a file of `size` bytes is not read, with `avail` bytes of memory available.
-fn too_large(size: u64, avail: Option<u64>) -> String {
-    format!(
-        "too large to read: {} (reading it needs about {} of memory, but only {} are available)",
-        size_text(size),
-        size_text(size.saturating_mul(PARSED_BYTES_PER_FILE_BYTE)),
-        avail.map_or_else(|| "unknown".into(), size_text)
-    )
 }
 
 /// MemAvailable of `/proc/meminfo` in bytes; `None` where it cannot be read.
@@ -203,6 +239,22 @@ mod tests {
     }
 
     #[test]
+    fn a_pipe_is_read_to_its_end() {
+        let fifo = format!("{}.fifo", tmp("pipe", b""));
+        let _ = std::fs::remove_file(&fifo);
+        if !std::process::Command::new("mkfifo").arg(&fifo).status().is_ok_and(|s| s.success()) {
+            return; // no mkfifo here: nothing to check
+        }
+        let writer = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || std::fs::write(fifo, b"\xEF\xBB\xBF1\n2\n").unwrap())
+        };
+        assert_eq!(read_text(&fifo).unwrap(), "1\n2\n");
+        writer.join().unwrap();
+        std::fs::remove_file(&fifo).unwrap();
+    }
+
+    #[test]
     fn io_errors_have_no_errno() {
         let e = std::io::Error::from_raw_os_error(libc::ENODEV);
         assert_eq!(io_words(&e), "no such device");
@@ -222,7 +274,7 @@ mod tests {
         let e = problem(&p);
         std::fs::remove_file(&p).unwrap();
         assert!(e.starts_with(&format!("{p}: too large to read: ")), "{e}");
-        assert!(e.contains("of memory, but only"), "{e}");
+        assert!(e.contains("of memory, but only") && e.ends_with("available may be used)"), "{e}");
     }
 
     #[test]

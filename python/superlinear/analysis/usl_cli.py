@@ -60,9 +60,6 @@ def read_measurements(path: Path, x: str | None, y: str | None, where: str | Non
         if all(_is_number(h) for h in header):
             raise USLInputError(f"{path}:1: the first line holds numbers, not column names (add a header line, "
                                 f"e.g. p,speedup)")
-        twice = sorted({h for h in header if header.count(h) > 1})
-        if twice:
-            raise USLInputError(f"{path}:1: column {twice[0]!r} named twice in the header")
         lower = {h.lower(): h for h in header}
 
         def pick(explicit: str | None, candidates: tuple[str, ...], what: str, index: int) -> str:
@@ -85,6 +82,12 @@ def read_measurements(path: Path, x: str | None, y: str | None, where: str | Non
         for col, _ in conds:
             if col not in header:
                 raise USLInputError(f"{path}: --where names no column {col!r} (columns: {', '.join(header)})")
+        # A row is read by column name: a name the fit uses must name one column.
+        used = [xcol, ycol, *([yerr] if yerr is not None else []), *(c for c, _ in conds)]
+        for col in used:
+            if sum(h.lower() == col.lower() for h in header) > 1:
+                raise USLInputError(f"{path}:1: column {col!r} named twice in the header (names are compared "
+                                    f"ignoring case)")
         ps: list[float] = []
         ys: list[float] = []
         es: list[float] = []

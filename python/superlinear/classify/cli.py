@@ -349,8 +349,13 @@ def _refuse_lost_actions(rules: str, rule_format: str) -> None:
     lost = sum(1 for a in actions if a != "accept")
     default = w.default_action()[0]
     if lost or default != "accept":
-        what = " and ".join(x for x in (f"the actions of {lost:,} rules that do not accept" if lost else "",
-                                        f"the default policy {default}" if default != "accept" else "") if x)
+        losses = []
+        if lost:
+            losses.append(f"the actions of {lost:,} " + ("rule that does" if lost == 1 else "rules that do")
+                          + " not accept")
+        if default != "accept":
+            losses.append(f"the default policy {default}")
+        what = " and ".join(losses)
         raise SuperlinearError(f"{rules}: ClassBench filters carry no actions, so --format classbench would lose "
                                f"{what} (convert to native or nft instead)")
 

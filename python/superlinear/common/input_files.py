@@ -9,6 +9,7 @@ own side (``crates/core/src/input.rs``).
 
 from __future__ import annotations
 
+import errno
 import stat
 from pathlib import Path
 
@@ -16,34 +17,60 @@ from superlinear.common.bounds import USABLE, mem_available_bytes, size_text
 from superlinear.common.errors import SuperlinearError
 
 #: Bytes of memory a parsed text file takes per byte of the file, at most: the decoded string
-#: and the parser's structures (TOML tables, CSV rows, JSON objects) beside it.
+#: and the parser's structures (TOML tables, CSV rows, JSON objects) beside it. The Rust
+#: readers' text factor is the same (``TEXT_BYTES_PER_FILE_BYTE``).
 PARSED_BYTES_PER_FILE_BYTE = 8
+
+
+def io_words(e: OSError) -> str:
+    """An io error in words, as the Rust readers put it (``input::io_words``)."""
+    if isinstance(e, FileNotFoundError):
+        return "no such file"
+    if isinstance(e, PermissionError):
+        return "permission denied"
+    if isinstance(e, IsADirectoryError):
+        return "a folder, not a file"
+    if e.errno == errno.ENOTDIR:
+        return "no such file (a part of the path is a file, not a folder)"
+    words = e.strerror or str(e)
+    return words[:1].lower() + words[1:]
+
+
+def _too_large(size: int, avail: int, over: bool) -> str:
+    return (f"too large to read: {'over ' if over else ''}{size_text(size)} (reading it needs about "
+            f"{size_text(size * PARSED_BYTES_PER_FILE_BYTE)} of memory, but only {size_text(USABLE * avail)} of "
+            f"the {size_text(avail)} available may be used)")
 
 
 def read_input_text(path: str | Path, what: str) -> str:
     """The text of the input file ``path``; ``what`` names it in errors (``--updates``, ``the
     sweep file``). Raises :class:`SuperlinearError` naming the file (and line) and the problem."""
     p = Path(path)
+
+    def fail(problem: str) -> SuperlinearError:
+        return SuperlinearError(f"{p}: {problem} ({what})")
+
     try:
         info = p.stat()
-    except FileNotFoundError:
-        raise SuperlinearError(f"{p}: no such file ({what})") from None
     except OSError as e:
-        raise SuperlinearError(f"{p}: cannot read ({what}): {e.strerror or e}") from None
+        raise fail(f"cannot read: {io_words(e)}") from None
     if stat.S_ISDIR(info.st_mode):
-        raise SuperlinearError(f"{p}: a folder, not a file ({what})")
-    if not stat.S_ISREG(info.st_mode):
-        raise SuperlinearError(f"{p}: not a regular file ({what}; a device, pipe or socket may never end; "
-                               f"give a file)")
+        raise fail("a folder, not a file")
+    if not (stat.S_ISREG(info.st_mode) or stat.S_ISFIFO(info.st_mode)):
+        raise fail("not a regular file: a device or socket, which may never end; give a file or a pipe")
     avail = mem_available_bytes()
-    needed = info.st_size * PARSED_BYTES_PER_FILE_BYTE
-    if avail is not None and needed > USABLE * avail:
-        raise SuperlinearError(f"{p}: too large to read ({what}): {size_text(info.st_size)} (reading it needs "
-                               f"about {size_text(needed)} of memory, but only {size_text(avail)} are available)")
+    limit = None if avail is None else int(USABLE * avail) // PARSED_BYTES_PER_FILE_BYTE
+    if limit is not None and avail is not None and info.st_size > limit:
+        raise fail(_too_large(info.st_size, avail, over=False))
     try:
-        data = p.read_bytes()
+        with p.open("rb") as f:
+            # A pipe, or a file that grows while it is read, is read up to the limit, not until
+            # memory runs out.
+            data = f.read() if limit is None else f.read(limit + 1)
     except OSError as e:
-        raise SuperlinearError(f"{p}: cannot read ({what}): {e.strerror or e}") from None
+        raise fail(f"cannot read: {io_words(e)}") from None
+    if limit is not None and avail is not None and len(data) > limit:
+        raise fail(_too_large(len(data), avail, over=True))
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as e:

@@ -170,7 +170,7 @@ def load_sweep(path: Path) -> tuple[Experiment, bool]:
                 raise ConfigError(f"{path}: workload: {', '.join(unused)} has no effect with kind = \"trace\" "
                                   "(it shapes a generated workload)")
             wpath = str((path.parent / _want(path, w, "path", str)).resolve())
-            if not Path(wpath).is_file():
+            if Path(wpath).is_dir() or not Path(wpath).exists():
                 problem = "is a folder, not a key trace" if Path(wpath).is_dir() else "does not exist"
                 raise ConfigError(f"{path}: workload path {wpath} {problem}")
             m = 0

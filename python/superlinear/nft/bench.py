@@ -99,11 +99,12 @@ def rule_set_inputs(args: Any, options: dict[str, Any], trace_optional: bool = F
 
 
 def require_file(path: str, what: str) -> None:
-    """Refuses, in one line, a ``what`` (rules, trace) path that is a folder or is not there."""
+    """Refuses, in one line naming the flag, a ``what`` (rules, trace) path that is a folder or
+    is not there; what else is no file (a device) the native reader refuses in its own words."""
     if Path(path).is_dir():
         raise SuperlinearError(f"{path}: a folder (--{what} wants a {what} file)")
-    if not Path(path).is_file():
-        raise SuperlinearError(f"{path}: no such {what} file")
+    if not Path(path).exists():
+        raise SuperlinearError(f"{path}: no such file (--{what} wants a {what} file)")
 
 
 def load_rules(inp: RuleSetInput) -> Any:

@@ -21,18 +21,23 @@ from pathlib import Path
 
 from superlinear.common.errors import SuperlinearError
 
-#: The output folders this process created, deepest first: a command that then fails on its
-#: input removes those it left empty (:func:`remove_empty_created`).
+#: The output folders the running command created: if it then fails on its input, it removes
+#: those it left empty (:func:`remove_empty_created`).
 _created: list[Path] = []
 
 
+def forget_created() -> None:
+    """Starts a command: the folders earlier commands of this process made are theirs to keep."""
+    _created.clear()
+
+
 def remove_empty_created() -> None:
-    """Removes the output folders this process created and left empty, deepest first: a command
+    """Removes the output folders this command created and left empty, deepest first: a command
     refused for a bad input leaves no trace, while one that wrote anything keeps it all."""
-    while _created:
-        folder = _created.pop(0)
+    for folder in sorted(_created, key=lambda f: len(f.parts), reverse=True):
         with contextlib.suppress(OSError):
             folder.rmdir()  # only an empty folder goes
+    _created.clear()
 
 
 def output_dir(path: str | Path, option: str = "--out") -> Path:
@@ -45,7 +50,7 @@ def output_dir(path: str | Path, option: str = "--out") -> Path:
         p.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise SuperlinearError(f"{p}: cannot create the output folder ({option}): {e.strerror or e}") from None
-    _created.extend(missing)  # deepest first
+    _created.extend(missing)
     if not os.access(p, os.W_OK | os.X_OK) or not _can_create_in(p):
         raise SuperlinearError(f"{p}: the output folder ({option}) is not writable")
     return p

@@ -34,6 +34,7 @@ from superlinear.common.args import (
 )
 from superlinear.common.errors import SuperlinearError
 from superlinear.common.scope import generator_scope
+from superlinear.nft.bench import require_file
 from superlinear.nft.netns import NeedsPrivilegesError
 from superlinear.nft.ruleset_json import describe_row
 from superlinear.output.paths import output_dir
@@ -65,9 +66,8 @@ def whole_list(minimum: int, maximum: int | None = None) -> Callable[[str], tupl
 def read_rules(rules: str, trace: str | None, args: argparse.Namespace) -> Any:
     """Rules (and a trace, when given) read by the classifier's readers."""
     for what, path in (("rules", rules), ("trace", trace)):
-        if path is not None and not Path(path).is_file():
-            kind = "a folder" if Path(path).is_dir() else "no such file"
-            raise SuperlinearError(f"{path}: {kind} (--{what} wants a {what} file)")
+        if path is not None:
+            require_file(path, what)
     options = {"format": args.rule_format, "actions": args.actions, "default": args.default}
     w = _native.NftWorkload.load(rules, trace, options)
     if w.rules() == 0:

@@ -56,7 +56,7 @@ fn set_proto(rule: &mut Rule, p: u8, seen: &mut bool) -> Result<(), String> {
     Ok(())
 }
 
-/// The fields a match sets, in the order of `Seen`'s slots.
+/// The fields a match sets, in the order of `parse_rule`'s `field_seen` slots.
 const FIELDS: [&str; 4] = ["src", "dst", "sport", "dport"];
 
 fn parse_rule(t: &str) -> Result<Rule, String> {
@@ -132,8 +132,8 @@ fn parse_rule(t: &str) -> Result<Rule, String> {
                 if verdict.is_none() {
                     return Err("'comment' before the verdict: nft takes it last ('... accept comment \"text\"')".into());
                 }
-                if next.is_none() {
-                    return Err("'comment' needs a string".into());
+                if next != Some(QUOTED) {
+                    return Err("'comment' needs a quoted string ('comment \"text\"')".into());
                 }
                 if std::mem::replace(&mut commented, true) {
                     return Err("'comment' given twice".into());
@@ -163,26 +163,46 @@ fn parse_rule(t: &str) -> Result<Rule, String> {
     Ok(rule)
 }
 
-/// A chain being read: its name, the line that opens it, and whether it is a base chain (it has
-/// a `type … hook …` line).
-struct OpenChain<'a> {
-    name: &'a str,
+/// What [`strip_annotations`] leaves of a quoted string.
+const QUOTED: &str = "\"\"";
+
+/// A chain: its name, the line that opens it, whether it is a base chain (it has a
+/// `type … hook …` line) and its policy.
+#[derive(Clone)]
+struct Chain {
+    name: String,
     line: usize,
     base: bool,
+    policy: Option<Action>,
+}
+
+/// The name of the chain a `chain NAME {` line opens (quotes removed).
+fn chain_name(raw: &str) -> String {
+    let rest = raw.trim().strip_prefix("chain").unwrap_or("");
+    let name = rest.rsplit_once('{').map_or(rest, |(name, _)| name).trim().trim_matches('"');
+    if name.is_empty() {
+        "?".into()
+    } else {
+        name.into()
+    }
 }
 
 /// Parses `nft list ruleset` output (or bare rule lines).
 ///
-/// One rule set is one first-match list with one default, so the file must hold at most one
-/// chain with rules, a base chain: a second base chain (another hook or table, with its own
-/// policy) or a regular chain's rules (reached only by a jump, which is unsupported) would be
-/// merged into a list nftables never runs, and are refused instead.
+/// One rule set is one first-match list with one default, so the rules must all be in one chain,
+/// a base chain, whose policy is the default: rules in a second base chain (another hook or
+/// table, with its own policy) or in a regular chain (reached only by a jump, which is
+/// unsupported) would be merged into a list nftables never runs, and are refused instead. Base
+/// chains without rules (a distribution's `forward` and `output` beside `input`) are read and
+/// left out.
 pub fn parse(text: &str, source: &str, opts: &ReadOptions) -> Result<RuleSet, Error> {
     let mut rules = Vec::new();
-    let mut default_action = opts.default_action;
     let mut depth = 0usize;
-    let mut chain: Option<OpenChain> = None;
-    let mut base_chain: Option<(&str, usize)> = None;
+    let mut chain: Option<Chain> = None;
+    // The chain holding the rules, and the first base chain (its policy is the default of a
+    // file without rules).
+    let mut rule_chain: Option<Chain> = None;
+    let mut first_base: Option<Chain> = None;
     let mut any_chain = false;
     let mut bare_rule_line = None;
     for (i, raw) in text.lines().enumerate() {
@@ -195,6 +215,10 @@ pub fn parse(text: &str, source: &str, opts: &ReadOptions) -> Result<RuleSet, Er
         }
         let mut words = t.split_whitespace();
         let first = words.next().unwrap_or("");
+        // A table's or chain's own comment, on a line of its own (nft prints it there).
+        if first == "comment" && depth > 0 && words.next() == Some(QUOTED) && words.next().is_none() {
+            continue;
+        }
         match first {
             "table" | "chain" => {
                 if !t.ends_with('{') {
@@ -209,15 +233,21 @@ pub fn parse(text: &str, source: &str, opts: &ReadOptions) -> Result<RuleSet, Er
                             "a chain after rules outside any chain (line {bare}); give one chain, or bare rules only"
                         )));
                     }
-                    let name = raw.split_whitespace().nth(1).filter(|w| *w != "{").unwrap_or("?");
-                    chain = Some(OpenChain { name, line: n, base: false });
+                    chain = Some(Chain { name: chain_name(raw), line: n, base: false, policy: None });
                     any_chain = true;
                 }
                 depth += 1;
             }
             "}" => {
                 depth = depth.checked_sub(1).ok_or_else(|| err("unbalanced '}'".into()))?;
-                chain = None;
+                if let Some(closed) = chain.take() {
+                    if rule_chain.as_ref().is_some_and(|held| held.line == closed.line) {
+                        rule_chain = Some(closed.clone()); // with the policy, wherever its line was
+                    }
+                    if closed.base {
+                        first_base.get_or_insert(closed);
+                    }
+                }
             }
             "type" => {
                 let Some(open) = chain.as_mut() else {
@@ -226,24 +256,12 @@ pub fn parse(text: &str, source: &str, opts: &ReadOptions) -> Result<RuleSet, Er
                 if !t.split(|c: char| c.is_whitespace() || c == ';').any(|w| w == "hook") {
                     return Err(err("a chain 'type' needs a hook ('type filter hook input priority 0;')".into()));
                 }
-                if let Some((name, line)) = base_chain {
-                    return Err(Error::input(
-                        source,
-                        Some(open.line),
-                        format!(
-                            "more than one base chain: '{}' here and '{name}' on line {line}; a rule set is one \
-                             first-match list, give one chain",
-                            open.name
-                        ),
-                    ));
-                }
                 open.base = true;
-                base_chain = Some((open.name, open.line));
                 for stmt in t.split(';') {
                     let s = stmt.trim();
                     if let Some(p) = s.strip_prefix("policy") {
                         let p = p.trim();
-                        default_action = Action::parse(p).ok_or_else(|| err(format!("unknown policy '{p}'")))?;
+                        open.policy = Some(Action::parse(p).ok_or_else(|| err(format!("unknown policy '{p}'")))?);
                     }
                 }
             }
@@ -265,7 +283,21 @@ pub fn parse(text: &str, source: &str, opts: &ReadOptions) -> Result<RuleSet, Er
                             ),
                         ))
                     }
-                    Some(_) => {}
+                    Some(open) => match &rule_chain {
+                        Some(held) if held.line != open.line => {
+                            return Err(Error::input(
+                                source,
+                                Some(open.line),
+                                format!(
+                                    "rules in more than one base chain: '{}' here and '{}' on line {}; a rule set \
+                                     is one first-match list, give the rules of one chain",
+                                    open.name, held.name, held.line
+                                ),
+                            ))
+                        }
+                        Some(_) => {}
+                        None => rule_chain = Some(open.clone()),
+                    },
                     None if depth > 0 => return Err(err("a rule outside a chain".into())),
                     None if any_chain => {
                         return Err(err(
@@ -283,7 +315,8 @@ pub fn parse(text: &str, source: &str, opts: &ReadOptions) -> Result<RuleSet, Er
     if depth != 0 {
         return Err(Error::input(source, Some(text.lines().count().max(1)), "missing '}' at the end of the file"));
     }
-    Ok(RuleSet::new(rules, default_action))
+    let policy = rule_chain.or(first_base).and_then(|c| c.policy);
+    Ok(RuleSet::new(rules, policy.unwrap_or(opts.default_action)))
 }
 
 #[cfg(test)]
@@ -327,7 +360,7 @@ mod tests {
             ("th sport 1 udp sport 2 accept", "f:1: field 'sport' given twice"),
             ("comment \"web\" accept", "f:1: 'comment' before the verdict: nft takes it last"),
             ("accept comment \"a\" comment \"b\"", "f:1: 'comment' given twice"),
-            ("accept comment", "f:1: 'comment' needs a string"),
+            ("accept comment", "f:1: 'comment' needs a quoted string"),
             ("accept comment \"x\" counter", "f:1: unexpected 'counter' after the verdict"),
         ] {
             let e = parse(text, "f", &ReadOptions::default()).unwrap_err().to_string();
@@ -350,18 +383,46 @@ mod tests {
         \t\tip saddr 10.0.0.0/8 drop\n\t}\n}\n";
 
     #[test]
-    fn one_base_chain_only() {
+    fn rules_of_one_base_chain_only() {
         let e = parse(TWO_CHAINS, "f", &ReadOptions::default()).unwrap_err().to_string();
         assert_eq!(
             e,
-            "f:6: more than one base chain: 'forward' here and 'input' on line 2; a rule set is one first-match list, \
-             give one chain"
+            "f:6: rules in more than one base chain: 'forward' here and 'input' on line 2; a rule set is one \
+             first-match list, give the rules of one chain"
         );
         let two_tables =
             "table ip a {\n chain c {\n  type filter hook input priority 0; policy drop;\n  accept\n }\n}\n\
-                          table ip b {\n chain c {\n  type filter hook input priority 0;\n }\n}\n";
+                          table ip b {\n chain \"c 2\" {\n  type filter hook input priority 0;\n  drop\n }\n}\n";
         let e = parse(two_tables, "f", &ReadOptions::default()).unwrap_err().to_string();
-        assert!(e.starts_with("f:8: more than one base chain: 'c' here and 'c' on line 2"), "{e}");
+        assert!(e.starts_with("f:8: rules in more than one base chain: 'c 2' here and 'c' on line 2"), "{e}");
+    }
+
+    #[test]
+    fn empty_base_chains_beside_the_rules_are_left_out() {
+        // A distribution's stock ruleset: input with rules, forward and output empty, each with
+        // its own policy (and comments of their own); the default is the policy of the rules' chain.
+        let stock = "table inet filter {\n\tcomment \"stock\"\n\tchain input {\n\
+                     \t\ttype filter hook input priority filter; policy drop;\n\t\tcomment \"in\"\n\
+                     \t\ttcp dport 22 accept\n\t}\n\tchain forward {\n\
+                     \t\ttype filter hook forward priority filter; policy accept;\n\t}\n\tchain output {\n\
+                     \t\ttype filter hook output priority filter; policy accept;\n\t}\n}\n";
+        let set = parse(stock, "f", &ReadOptions::default()).unwrap();
+        assert_eq!((set.len(), set.default_action), (1, Action::Drop));
+        // Rules in the last of them: its policy, not the first chain's.
+        let last = stock
+            .replace("\t\ttcp dport 22 accept\n", "")
+            .replace("policy accept;\n\t}\n}", "policy accept;\n\t\tudp dport 53 drop\n\t}\n}");
+        let set = parse(&last, "f", &ReadOptions::default()).unwrap();
+        assert_eq!((set.len(), set.default_action, set.rules[0].action), (1, Action::Accept, Action::Drop));
+        // No rules at all: the first base chain's policy.
+        let none = stock.replace("\t\ttcp dport 22 accept\n", "");
+        assert_eq!(parse(&none, "f", &ReadOptions::default()).unwrap().default_action, Action::Drop);
+    }
+
+    #[test]
+    fn a_comment_needs_its_string() {
+        let e = parse("tcp dport 80 accept comment counter\n", "f", &ReadOptions::default()).unwrap_err();
+        assert!(e.to_string().starts_with("f:1: 'comment' needs a quoted string"), "{e}");
     }
 
     #[test]
