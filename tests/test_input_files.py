@@ -7,6 +7,7 @@ before it is read, a sparse file by its size."""
 
 from __future__ import annotations
 
+import os
 import struct
 from collections.abc import Callable
 from pathlib import Path
@@ -78,6 +79,9 @@ def _mem_available() -> int | None:
     ("run", "--trace", "{big}", "--requests", "2000"),
     ("latency-sim", "run", "--trace", "{big}", "--z", "5", "--out", "o"),
     ("classify", "--rules", "{rules}", "--trace", "{big}", "--no-measure"),
+    # The Python front's own text files.
+    ("sweep", "{big}"),
+    ("usl", "fit", "{big}", "--no-plot"),
 ])
 def test_a_file_larger_than_memory_is_refused_by_its_size(cli: Cli, tmp_path: Path, rules: Path,
                                                           args: tuple[str, ...]) -> None:
@@ -199,3 +203,16 @@ def test_job_trace_packets_beyond_an_ip_packet(cli: Cli, tmp_path: Path) -> None
     assert line.endswith("jobs.txt:2: packet size 1000000 is above 65535 bytes, the largest IP packet"), line
     r = cli("attack", "sim", "--pmax", "65536", "--quick", "--out", "o", cwd=tmp_path)
     assert r.returncode == 2 and "argument --pmax: expected at most 65,535 bytes" in r.stderr
+
+
+@pytest.mark.parametrize("args", [
+    ("usl", "fit", "{pipe}", "--no-plot"),
+    ("run", "--trace", "{pipe}", "--k", "2"),
+])
+def test_a_pipe_is_refused_before_it_is_opened(cli: Cli, tmp_path: Path, args: tuple[str, ...]) -> None:
+    # `--trace <(zcat t.gz)`: a run reads its input once per repeat, and a second read of a pipe
+    # would wait forever; opening one without a writer would too, so it is refused first.
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    line = one_line_error(cli, tmp_path, *(a.format(pipe=pipe) for a in args))
+    assert f"{pipe}: a pipe, which can be read only once" in line and "write it to a file first" in line

@@ -56,16 +56,19 @@ def read_input_text(path: str | Path, what: str) -> str:
         raise fail(f"cannot read: {io_words(e)}") from None
     if stat.S_ISDIR(info.st_mode):
         raise fail("a folder, not a file")
-    if not (stat.S_ISREG(info.st_mode) or stat.S_ISFIFO(info.st_mode)):
-        raise fail("not a regular file: a device or socket, which may never end; give a file or a pipe")
+    if stat.S_ISFIFO(info.st_mode):
+        raise fail("a pipe, which can be read only once, while a run may read its input again; write it to a file "
+                   "first")
+    if not stat.S_ISREG(info.st_mode):
+        raise fail("not a regular file: a device or socket, which may never end; give a file")
     avail = mem_available_bytes()
     limit = None if avail is None else int(USABLE * avail) // PARSED_BYTES_PER_FILE_BYTE
     if limit is not None and avail is not None and info.st_size > limit:
         raise fail(_too_large(info.st_size, avail, over=False))
     try:
         with p.open("rb") as f:
-            # A pipe, or a file that grows while it is read, is read up to the limit, not until
-            # memory runs out.
+            # A file that grows while it is read (a /proc file) is read up to the limit, not
+            # until memory runs out.
             data = f.read() if limit is None else f.read(limit + 1)
     except OSError as e:
         raise fail(f"cannot read: {io_words(e)}") from None
