@@ -30,7 +30,6 @@ from superlinear.common.args import fraction, non_negative_int, positive_int, re
 from superlinear.common.bounds import MAX_WORKERS, check_memory
 from superlinear.common.defaults import config_defaults
 from superlinear.common.errors import SuperlinearError
-from superlinear.common.input_files import read_input_text
 from superlinear.common.interrupt import interruptible
 from superlinear.common.listing import Listing, known, name_table, show_listing
 from superlinear.common.rows import Row
@@ -135,9 +134,6 @@ def cmd_updates(args: argparse.Namespace, w: Any, info: dict[str, Any]) -> int:
     each worker switching at its next packet; with --check, every verdict against brute-force
     first match over the rule set in force at that packet."""
     check_workers(args.workers, info["rules"], info["packets"], spelled(args, "workers", "--k"))
-    lines = read_input_text(args.updates, "--updates").splitlines()
-    if not any(line.split("#", 1)[0].strip() for line in lines):
-        raise SuperlinearError(f"{args.updates}: no updates (every line is empty or a comment)")
     cfg = {"rule_format": "auto", "actions": args.actions, "default_action": args.default, "generate": 1,
            "seed": args.seed}
     report = interruptible(lambda: w.run_updates(args.updates, cfg, args.algo, args.dispatch, args.workers,

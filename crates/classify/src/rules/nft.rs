@@ -95,13 +95,9 @@ fn parse_rule(t: &str) -> Result<Rule, String> {
                 let what = format!("ip {dir}");
                 let v = value(i + 2, &what)?;
                 let range = parse_addr_range(v)?;
-                if dir == "saddr" {
-                    once(0, &what, v)?;
-                    rule.src = range;
-                } else {
-                    once(1, &what, v)?;
-                    rule.dst = range;
-                }
+                let (slot, field) = if dir == "saddr" { (0, &mut rule.src) } else { (1, &mut rule.dst) };
+                once(slot, &what, v)?;
+                *field = range;
                 i += 3;
             }
             ("ip", Some("protocol")) | ("meta", Some("l4proto")) => {
@@ -119,13 +115,9 @@ fn parse_rule(t: &str) -> Result<Rule, String> {
                     "udp" => set_proto(&mut rule, 17, &mut proto_seen)?,
                     _ => {}
                 }
-                if dir == "sport" {
-                    once(2, &what, v)?;
-                    rule.sport = ports;
-                } else {
-                    once(3, &what, v)?;
-                    rule.dport = ports;
-                }
+                let (slot, field) = if dir == "sport" { (2, &mut rule.sport) } else { (3, &mut rule.dport) };
+                once(slot, &what, v)?;
+                *field = ports;
                 i += 3;
             }
             ("comment", next) => {

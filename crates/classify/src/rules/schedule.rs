@@ -145,6 +145,9 @@ pub fn parse_schedule(
         };
         out.push(Update { packet, line: i + 1, change, rules: current.clone() });
     }
+    if out.is_empty() {
+        return Err(Error::input(source, None, "no updates (every line is empty or a comment)"));
+    }
     Ok(out)
 }
 
