@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -29,6 +30,22 @@ def run_cli(*args: str, cwd: Path | None = None, timeout: float = 300) -> subpro
         [sys.executable, "-m", "superlinear", *args],
         capture_output=True, text=True, timeout=timeout, cwd=cwd, check=False,
     )
+
+
+def start(*args: str, cwd: Path | None = None) -> subprocess.Popen[str]:
+    """The real CLI started in a subprocess, to be interrupted."""
+    return subprocess.Popen([sys.executable, "-m", "superlinear", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=cwd)
+
+
+def interrupt_after(p: subprocess.Popen[str], seconds: float) -> tuple[int, float, str]:
+    """SIGINT after ``seconds``; (exit code, seconds until it exited, stderr)."""
+    time.sleep(seconds)
+    assert p.poll() is None, "the run ended before the interrupt: make it longer"
+    t0 = time.monotonic()
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=30)
+    return p.returncode, time.monotonic() - t0, err
 
 
 @pytest.fixture

@@ -144,6 +144,23 @@ def test_the_unit_costs_come_from_the_calibration_runs_and_their_reads_are_check
     assert (k1["calibration_requests"], k1["calibration_wrong_values"]) == (30, 2)
 
 
+def test_a_measured_speedup_only_where_the_replicas_fit_the_cores() -> None:
+    from superlinear.experiments.cachetier_driver import add_speedups
+
+    def run(k: int, rps: float) -> dict[str, Any]:
+        return {"panel": "joint", "dispatch": "hash", "k": k, "round": 0, "cores": 2, "replica_requests": [10] * k,
+                "replica_fills": [0] * k, "replica_cpu_sum_ns": 10 * k, "db_backend_cpu_sum_ns": 0, "db_reads": 0,
+                "client_cpu_ns": 100, "client_miss_cpu_ns": 0, "requests": 10, "reads_past_cache": 0, "threads": 1,
+                "db_connections": 1, "hit_rate": 1.0, "workload": "uniform", "backend": "joint",
+                "throughput_rps_measured": rps, "throughput_rps_projected": rps, "wrong_values": 0}
+
+    rows = [run(1, 100.0), run(2, 180.0), run(3, 200.0)]
+    add_speedups(rows)
+    assert [r["speedup_measured"] for r in rows] == [1.0, 1.8, None]
+    # Above the cores the raw measured throughput stays, and the projection is still given.
+    assert rows[2]["throughput_rps_measured"] == 200.0 and rows[2]["speedup_projected"] == 2.0
+
+
 def test_cache_advise_cli_and_its_errors(cli: Any, tmp_path: Path) -> None:
     r = cli("cache", "advise", "--dist", "hot:8000", "--rows", "50000", "--items", "1000", "--k", "1,4,8,10",
             "--rho", "2.2", "--out", str(tmp_path), "--json")

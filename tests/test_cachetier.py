@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import interrupt_after, start
 
 from superlinear import _native
 from superlinear.cache.services import Services, binaries_available
@@ -270,13 +271,18 @@ def test_service_backed_study_end_to_end(tmp_path: Path) -> None:
     study = CacheStudy(name="fig11", description="mini", rows=3000, memory_mb=2, replicas=2,
                        panels=(CachePanel("joint", "mini", ("hash", "random"), (1, 2), requests=1500,
                                           threads_per_replica=2, db_per_replica=2),),
-                       max_seconds_per_run=30)
-    rows = run_study(study, None, tmp_path, show_progress=False)
+                       max_seconds_per_run=30, repeats=2)
+    # Each finished round is handed over as it finishes (what an interrupted run keeps).
+    rounds: list[list[dict[str, Any]]] = []
+    rows = run_study(study, None, tmp_path, show_progress=False, on_round=rounds.append)
+    assert [{r["repeats"] for r in done} for done in rounds] == [{1}, {2}]
+    assert rounds[-1] == rows
     assert [(r["dispatch"], r["k"]) for r in rows] == [("hash", 1), ("hash", 2), ("random", 1), ("random", 2)]
     for r in rows:
-        assert r["wrong_values"] == 0 and r["errors"] == 0 and r["requests"] == 1500
+        # Counts add up over the rounds.
+        assert r["wrong_values"] == 0 and r["errors"] == 0 and r["requests"] == 1500 * 2
         assert r["speedup_work"] is not None and r["speedup_projected"] is not None
-        assert sum(r["replica_requests"]) == 1500 and len(r["replica_requests"]) == r["k"]
+        assert sum(r["replica_requests"]) == 1500 * 2 and len(r["replica_requests"]) == r["k"]
     assert rows[0]["speedup_work"] == pytest.approx(1.0) and rows[0]["speedup_eq3"] == pytest.approx(1.0)
     write_results(tmp_path, "fig11", {"mini": True}, rows)
     assert (tmp_path / "result.csv").exists() and json.loads((tmp_path / "result.json").read_text())["rows"]
@@ -310,6 +316,30 @@ def test_cli_load_says_it_replaced_rows(tier: dict[str, Any], cli: Any) -> None:
     assert r.returncode == 0, r.stderr
     r = cli("cache", "load", "--rows", "100", "--table", "shrink_kv", "--dir", tier["dir"])
     assert r.returncode == 0 and "replaced the 400 rows" in r.stdout, r.stdout
+
+
+def test_cli_load_stops_on_ctrl_c_and_keeps_the_table_as_it_was(tier: dict[str, Any], cli: Any) -> None:
+    r = cli("cache", "load", "--rows", "200", "--table", "interrupted_kv", "--dir", tier["dir"])
+    assert r.returncode == 0, r.stderr
+    # Twenty million rows take tens of seconds on two cores: the interrupt comes in the middle.
+    code, took, err = interrupt_after(start("cache", "load", "--rows", "20000000", "--table", "interrupted_kv",
+                                            "--dir", tier["dir"]), 3.0)
+    assert code == 130 and err.strip() == "superlinear: interrupted", err
+    assert took < 2.0, f"stopped {took:.2f} s after SIGINT"
+    # The load was one transaction, rolled back: the 200 rows are still there, marked as loaded.
+    assert _native.cache_sql(tier["dsn"], "SELECT count(*) FROM interrupted_kv") == [["200"]]
+    r = cli("cache", "load", "--rows", "200", "--table", "interrupted_kv", "--dir", tier["dir"])
+    assert r.returncode == 0 and "already loaded" in r.stdout, r.stdout
+
+
+def test_cli_load_is_sized_against_the_servers_disk(tier: dict[str, Any], cli: Any, one_line_mistake: Any) -> None:
+    one_line_mistake(["cache", "load", "--rows", "100000000000000", "--table", "huge_kv", "--dir", tier["dir"]],
+                     "--rows 100,000,000,000,000: the table would take about", "of disk in", "free")
+    r = cli("cache", "load", "--rows", "2000000000000000", "--dir", tier["dir"])
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert "argument --rows: expected at most 1,000,000,000,000,000 rows" in r.stderr
+    # Nothing was made for the refused load.
+    assert _native.cache_sql(tier["dsn"], "SELECT to_regclass('huge_kv')") == [[None]]
 
 
 def test_cli_up_bounds_lock_and_restart(tier: dict[str, Any], cli: Any, tmp_path: Path) -> None:

@@ -15,23 +15,9 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import interrupt_after, start
 
 from superlinear import __version__, cli
-
-
-def start(*args: str, cwd: Path | None = None) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "superlinear", *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, cwd=cwd)
-
-
-def interrupt_after(p: subprocess.Popen[str], seconds: float) -> tuple[int, float, str]:
-    """SIGINT after ``seconds``; (exit code, seconds until it exited, stderr)."""
-    time.sleep(seconds)
-    assert p.poll() is None, "the run ended before the interrupt: make it longer"
-    t0 = time.monotonic()
-    p.send_signal(signal.SIGINT)
-    _, err = p.communicate(timeout=30)
-    return p.returncode, time.monotonic() - t0, err
 
 
 @pytest.mark.parametrize("args", [

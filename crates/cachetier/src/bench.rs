@@ -396,6 +396,9 @@ pub fn prefill(client: &CacheAsideClient, rows: u64, seed: u64, dist: KeyDist) -
     };
     let mut lo = 0;
     while lo < rows {
+        if superlinear_core::cancel::requested() {
+            return Err(Error::config("interrupted"));
+        }
         let hi = (lo + RANGE).min(rows);
         let found = client.db().execute("sl_range", &[Some(&store::key(lo)), Some(&store::key(hi))])?;
         for row in found {

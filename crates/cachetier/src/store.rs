@@ -93,13 +93,20 @@ fn marker(rows: u64) -> String {
     format!("superlinear kv rows={rows} key={KEY_LEN} value={VALUE_LEN}")
 }
 
+/// Most rows the loader makes: a key is `k` and 15 decimal digits, so more rows would repeat keys.
+pub const MAX_ROWS: u64 = 1_000_000_000_000_000;
+
 /// Loads `rows` rows into `table` with COPY, in one transaction (readers see the old table or the
 /// complete new one). Idempotent: a table already holding this data set is left alone unless
-/// `force`. Rows get version 1 and the value of tag 1.
+/// `force`. Rows get version 1 and the value of tag 1. A stop request (Ctrl-C) between batches
+/// rolls the transaction back, so the table is as it was.
 pub fn load(conn: &mut PgConn, table: &str, rows: u64, force: bool) -> Result<LoadReport> {
     check_table(table)?;
     if rows == 0 {
         return Err(Error::config("the loader needs at least one row"));
+    }
+    if rows > MAX_ROWS {
+        return Err(Error::config(format!("the loader makes at most {MAX_ROWS} rows (keys are k and 15 digits)")));
     }
     if !force {
         let comment = conn.simple(&format!("SELECT obj_description(to_regclass('{table}'), 'pg_class')"))?;
@@ -131,6 +138,9 @@ pub fn load(conn: &mut PgConn, table: &str, rows: u64, force: bool) -> Result<Lo
             chunks.push(buf.clone());
             id += CHUNK;
             if chunks.len() == 64 || id >= rows {
+                if superlinear_core::cancel::requested() {
+                    return Err(Error::config("interrupted"));
+                }
                 copied +=
                     conn.copy_in(&format!("COPY {table} (k, v, ver) FROM STDIN"), chunks.iter().map(Vec::as_slice))?;
                 chunks.clear();

@@ -214,10 +214,10 @@ class Verification:
 
     dist: str
     predicted_peak: int
-    measured_peak: int
+    tier_peak: int
     predicted_hits: tuple[float, ...]
-    measured_hits: tuple[float, ...]
-    measured_work: tuple[float, ...]
+    tier_hits: tuple[float, ...]
+    tier_work: tuple[float, ...]
     ks: tuple[int, ...]
     #: The unit costs the real tier's calibration gave (ns), next to the prediction's; None where
     #: the run had no k = 1.
@@ -225,7 +225,7 @@ class Verification:
 
     @property
     def peak_error(self) -> int:
-        return self.measured_peak - self.predicted_peak
+        return self.tier_peak - self.predicted_peak
 
 
 def verify(advice: CacheAdvice, memory_mb: int, requests: int, out: str, show_progress: bool) -> Verification:

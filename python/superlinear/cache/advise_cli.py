@@ -78,10 +78,10 @@ class CacheAdvise(Study[argparse.Namespace]):
                                   if c.work_speedups else None} for c in advice.curves},
         }
         if checked is not None:
-            recorded["verify"] = {"predicted_peak": checked.predicted_peak, "measured_peak": checked.measured_peak,
+            recorded["verify"] = {"predicted_peak": checked.predicted_peak, "tier_peak": checked.tier_peak,
                                   "peak_error": checked.peak_error, "ks": list(checked.ks),
-                                  "measured_hit_rate": list(checked.measured_hits),
-                                  "measured_speedup_work": list(checked.measured_work),
+                                  "tier_hit_rate": list(checked.tier_hits),
+                                  "tier_speedup_work": list(checked.tier_work),
                                   "predicted_hit_rate": list(checked.predicted_hits),
                                   "measured_unit_costs_ns": dataclasses.asdict(checked.measured_costs)
                                   if checked.measured_costs else None}
@@ -115,10 +115,10 @@ class CacheAdvise(Study[argparse.Namespace]):
                           + (f"; work kind (simulated counts × unit costs) peaks at k = {c.work_peak_k}"
                              if c.work_peak_k else ""))
         if checked is not None:
-            console.print(f"verify (real tier, key hash): predicted peak (work) k = {checked.predicted_peak}, measured "
-                          f"(work) k = {checked.measured_peak}, error {checked.peak_error:+d}; hit rate predicted vs "
-                          "measured: " + ", ".join(f"k={k} {p:.3f}/{m:.3f}" for k, p, m in
-                                                   zip(checked.ks, checked.predicted_hits, checked.measured_hits,
+            console.print(f"verify (real tier, key hash): predicted peak (work) k = {checked.predicted_peak}, the real "
+                          f"tier's (work) k = {checked.tier_peak}, error {checked.peak_error:+d}; hit rate (count) "
+                          "predicted vs real tier: " + ", ".join(f"k={k} {p:.3f}/{m:.3f}" for k, p, m in
+                                                   zip(checked.ks, checked.predicted_hits, checked.tier_hits,
                                                        strict=True)))
             u = checked.measured_costs
             if u is not None:
@@ -151,9 +151,9 @@ def plot_cache_advice(out: Path, advice: CacheAdvice, checked: Verification | No
         ax2.plot(c.ks, c.hit_rates, "-o", ms=3, color=col, label=f"{c.router} (LRU simulation)")
         ax.axvline(c.peak_k, color=col, ls=":", lw=1)
     if checked is not None:
-        ax.plot(checked.ks, [w / k for w, k in zip(checked.measured_work, checked.ks, strict=True)], "s",
+        ax.plot(checked.ks, [w / k for w, k in zip(checked.tier_work, checked.ks, strict=True)], "s",
                 mfc="none", color="black", label="hash, real tier (work)")
-        ax2.plot(checked.ks, checked.measured_hits, "s", mfc="none", color="black", label="hash, real tier (count)")
+        ax2.plot(checked.ks, checked.tier_hits, "s", mfc="none", color="black", label="hash, real tier (count)")
     ax.axhline(1, color="black", ls="--", lw=1)
     ax.set_xlabel("replicas k")
     ax.set_ylabel("speedup / k (over linear)")

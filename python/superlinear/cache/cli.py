@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
+from functools import partial
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -19,8 +22,8 @@ from rich.table import Table
 from superlinear import _native
 from superlinear.cache.client import bench_row, client_config
 from superlinear.cache.services import Services, _reachable, check_replica_bounds
-from superlinear.common.args import fraction, non_negative_int, positive_float, positive_int
-from superlinear.common.bounds import check_at_most
+from superlinear.common.args import fraction, non_negative_int, positive_float, positive_int, positive_int_at_most
+from superlinear.common.bounds import check_at_most, size_text
 from superlinear.common.defaults import config_defaults, field_default, with_default
 from superlinear.common.errors import SuperlinearError
 from superlinear.common.interrupt import interruptible
@@ -140,12 +143,48 @@ def cmd_status(args: argparse.Namespace) -> int:
     return 0 if st["healthy"] else 1
 
 
+#: Most rows ``load`` makes: a key is ``k`` and 15 decimal digits (crates/cachetier store.rs, ``MAX_ROWS``).
+MAX_ROWS = 10**15
+#: Disk a loaded row takes in PostgreSQL, table and primary key (150 bytes measured for 1,000,000
+#: rows of 16-byte keys and 48-byte values), and the write-ahead log a load writes beside it
+#: (``max_wal_size`` is 1 GB by default; the log may pass it during one long COPY).
+PG_BYTES_PER_ROW = 160
+PG_WAL_BYTES = 2e9
+
+
+def local_data_directory(dsn: str) -> Path | None:
+    """The server's data directory where it is on this machine (it holds the running server's
+    ``postmaster.pid``); None for a remote server, or one that does not tell a plain user."""
+    try:
+        found = _native.cache_sql(dsn, "SHOW data_directory")
+    except SuperlinearError:
+        return None
+    path = Path(found[0][0]) if found and found[0] and found[0][0] else None
+    return path if path is not None and (path / "postmaster.pid").is_file() else None
+
+
+def check_load_disk(dsn: str, rows: int) -> None:
+    """Refuses a load that would not fit the free space of a local server's disk, before it starts
+    (a load fills the disk for as long as it runs, and is rolled back only at its end)."""
+    data = local_data_directory(dsn)
+    if data is None:
+        return
+    st = os.statvfs(data)
+    free = st.f_bavail * st.f_frsize
+    needed = rows * PG_BYTES_PER_ROW + PG_WAL_BYTES
+    if needed > free:
+        raise SuperlinearError(f"--rows {rows:,}: the table would take about {size_text(needed)} of disk in {data}, "
+                               f"which has {size_text(free)} free")
+
+
 def cmd_load(args: argparse.Namespace) -> int:
     _, dsn = resolve_servers(args, need_mc=False)
     before = loaded_rows(dsn, args.table)
-    with console.status(f"loading {args.rows:,} rows into {args.table} with COPY", spinner="dots") \
-            if not args.json else _nullcontext():
-        report = _native.cache_load(dsn, args.rows, args.table, args.force)
+    if args.force or before != args.rows:
+        check_load_disk(dsn, args.rows)
+    with console.status(f"loading {args.rows:,} rows into {args.table} with COPY (Ctrl-C stops it and keeps the "
+                        "table as it was)", spinner="dots") if not args.json else _nullcontext():
+        report = interruptible(partial(_native.cache_load, dsn, args.rows, args.table, args.force))
     if args.json:
         print(json.dumps(report))
     else:
@@ -205,9 +244,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
                         coalesce=not args.no_coalesce, seed=args.seed)
     client = _native.CacheClient(cfg)
     if args.flush:
-        client.flush_all()
+        interruptible(client.flush_all)
     if args.prefill:
-        client.prefill(args.rows, args.seed, args.dist)
+        interruptible(partial(client.prefill, args.rows, args.seed, args.dist))
     bench = {"threads": threads, "rows": args.rows, "dist": args.dist, "seed": args.seed,
              "max_seconds": args.max_seconds, "write_fraction": args.write_fraction}
     if args.warmup:
@@ -335,8 +374,10 @@ def register(sub: Any) -> None:
 
     ld = cs.add_parser("load", help="load N key/value rows with COPY (idempotent)")
     bench_defaults, client_defaults = config_defaults("cache_bench"), config_defaults("cache_client")
-    ld.add_argument("--rows", type=positive_int, default=bench_defaults["rows"],
-                    help=f"rows (default {bench_defaults['rows']:,})")
+    ld.add_argument("--rows", type=positive_int_at_most(MAX_ROWS, "rows (keys are k and 15 digits)"),
+                    default=bench_defaults["rows"],
+                    help=f"rows (default {bench_defaults['rows']:,}); a local server's free disk is checked first, "
+                    f"at about {PG_BYTES_PER_ROW} bytes a row")
     ld.add_argument("--force", action="store_true", help="reload even if the table already holds the data set")
     _servers(ld)
     _common(ld)

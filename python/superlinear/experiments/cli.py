@@ -116,18 +116,27 @@ class CacheTierFigure(Study[argparse.Namespace]):
         return args
 
     def run(self, config: argparse.Namespace, progress: Progress | None) -> Outcome:
+        from superlinear.common.rows import Row
         from superlinear.experiments.cachetier_driver import SERVICE_EXPERIMENTS, findings, run_study
+        from superlinear.output.results import write_results
 
         study = SERVICE_EXPERIMENTS[self.experiment](config.quick)
         if getattr(config, "repeats", None):
             study = dataclasses.replace(study, repeats=config.repeats)
         panels = config.panel
         started = time.monotonic()
-        rows = run_study(study, panels, Path(config.out), show_progress=progress is not None)
         recorded = {"quick": config.quick, "description": study.description, "rows": study.rows,
                     "memory_mb": study.memory_mb, "replicas": study.replicas, "notes": list(study.notes),
                     "panels": [p.__dict__ for p in study.panels if not panels or p.name in panels],
-                    "findings": findings(study, rows), "repeats": study.repeats}
+                    "repeats": study.repeats}
+
+        def keep(done: list[Row]) -> None:
+            # Each finished round is written as it finishes: Ctrl-C (or a crash) keeps them.
+            rounds = max((r.get("repeats", 1) for r in done), default=0)
+            write_results(Path(config.out), self.experiment, {**recorded, "rounds_finished": rounds}, done)
+
+        rows = run_study(study, panels, Path(config.out), show_progress=progress is not None, on_round=keep)
+        recorded["findings"] = findings(study, rows)
         if study.sensitivity:
             from superlinear.experiments.cache_sensitivity import sensitivity_rows, summary_lines
 

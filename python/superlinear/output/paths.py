@@ -100,6 +100,8 @@ def write_text_atomic(path: Path, text: str) -> None:
     except OSError as e:
         # The user named ``path``, not the temporary file beside it.
         tmp.unlink(missing_ok=True)
+        if not path.parent.is_dir():
+            raise SuperlinearError(f"{path}: cannot write: folder {path.parent} does not exist") from None
         raise SuperlinearError(f"{path}: cannot write: {e.strerror or e}") from None
     except BaseException:
         tmp.unlink(missing_ok=True)
