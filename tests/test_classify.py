@@ -237,3 +237,18 @@ def test_flow_keys_refuse_headers_out_of_range(tmp_path: Path) -> None:
     src = tmp_path / "trace"
     src.write_bytes(b"\xef\xbb\xbf1 2 3 4 6\n")  # a byte-order mark is not part of the address
     assert convert(src, tmp_path / "keys") == (1, 1)
+
+
+def test_written_files_take_the_format_their_name_says(tmp_path: Path, one_line_mistake: Callable[..., None]) -> None:
+    from superlinear.cli import main
+
+    gen = ["classify", "gen-trace", "--rules-count", "50", "--packets", "100"]
+    assert main([*gen, "--out", str(tmp_path / "t.pcap")]) == 0
+    assert (tmp_path / "t.pcap").read_bytes()[:4] == bytes.fromhex("d4c3b2a1")  # a pcap, not our binary trace
+    assert main([*gen, "--out", str(tmp_path / "t.bin")]) == 0
+    assert (tmp_path / "t.bin").read_bytes()[:4] == b"SLPT"
+    one_line_mistake([*gen, "--out", str(tmp_path / "u.pcap"), "--format", "binary"],
+                     "the name says pcap, --format says binary")
+    one_line_mistake(["classify", "gen-rules", "--format", "auto", "--out", str(tmp_path / "r.txt")],
+                     "--format auto: gen-rules writes native, nft, classbench")
+    assert not (tmp_path / "u.pcap").exists() and not (tmp_path / "r.txt").exists()

@@ -220,6 +220,8 @@ def test_real_namespaces_counters_equal_our_classifier(tmp_path: Path) -> None:
     assert systems == {("nftables", 1, "measured"), ("ours: static list", 1, "measured"),
                        ("ours: MRF", 1, "measured"), ("ours: MRF", 2, "projected")}
     assert all(row["pps_per_core"] > 0 for row in doc["rows"])
+    # The recorded policy is the one that ran: the file's, not --default's default.
+    assert [s["default_in_force"] for s in doc["config"]["sets"]] == ["drop"] == [w.default_action()[0]]
     assert (out / "nft-bench.png").is_file() and (out / "nft-bench.svg").is_file()
     assert not _our_namespaces(pid), "namespaces left behind"
 

@@ -56,6 +56,7 @@ def synthetic(rules: int, depth: int, packets: int, seed: int = 3) -> Any:
     (["xdp", "update"], "xdp update needs --rules FILE"),
     (["xdp", "load", "--rules", "R", "--iface", "lo", "--cpus", "0,x"], "'x' is not a whole number"),
     (["xdp", "load", "--rules", "R", "--iface", "lo", "--workers", "0"], "--workers"),
+    (["xdp", "load", "--rules", "R", "--iface", "lo", "--cpus", "0,4096"], "CPU 4096 is not online here"),
     (["xdp-bench"], "nothing to run"),
     (["xdp-bench", "--rules", "R"], "--rules needs --trace"),
     (["xdp-bench", "--data", "/nonexistent"], "--data must be a folder"),
@@ -243,7 +244,14 @@ def test_the_cli_loads_reports_updates_and_unloads(pair: Any, tmp_path: Path) ->
         up = run_cli("xdp", "update", "--rules", str(rules2), *where)
         assert up.returncode == 0 and "generation slot 1" in up.stdout, up.stderr
         listed = json.loads(run_cli("xdp", "list", "--json").stdout)
-        assert any(x["name"] == pins.datapath_name(pair.rx_dev, pair.rx_ns) and x["updates"] == 1 for x in listed)
+        # The policy in force is the file's (the synthetic files say `default drop`), not --default's default.
+        assert any(x["name"] == pins.datapath_name(pair.rx_dev, pair.rx_ns) and x["updates"] == 1
+                   and x["default"] == "drop" for x in listed)
+        # Commands that change a datapath must be told which, even when only one is loaded.
+        if len(listed) == 1:
+            assert "which datapath?" in one_line_error(run_cli("xdp", "unload"))
+            assert "which datapath?" in one_line_error(run_cli("xdp", "update", "--rules", str(rules)))
+            assert run_cli("xdp", "stats").returncode == 0
     finally:
         out = run_cli("xdp", "unload", *where)
     assert out.returncode == 0 and "unloaded" in out.stdout

@@ -391,6 +391,29 @@ FILE_OPTIONS = frozenset({"rules", "trace", "rule_format", "trace_format", "acti
 SYNTHETIC_OPTIONS = frozenset({"synthetic_rules", "depth", "flows_per_rule", "catch_all"})
 
 
+#: What each writing action writes, its default, and the file name endings that name a format.
+OUTPUT_FORMATS = {"gen-rules": ("native", "nft", "classbench"), "convert": ("nft", "native", "classbench"),
+                  "gen-trace": ("binary", "pcap", "pcapng", "classbench")}
+FORMAT_BY_SUFFIX = {"gen-trace": {".pcap": "pcap", ".pcapng": "pcapng"}, "gen-rules": {".nft": "nft"},
+                    "convert": {".nft": "nft"}}
+
+
+def output_format(action: str, given: str | None, out: str | None) -> str:
+    """The format ``action`` writes: ``--format``, else the one ``--out``'s ending names (``.pcap``,
+    ``.pcapng``, ``.nft``), else the action's default. A format the name contradicts is refused:
+    a tool that opens ``x.pcap`` would refuse a binary trace."""
+    known = OUTPUT_FORMATS[action]
+    if given is not None and given not in known:
+        raise SuperlinearError(f"--format {given}: {action} writes {', '.join(known)}")
+    named = FORMAT_BY_SUFFIX[action].get(Path(out).suffix.lower()) if out else None
+    if given is None:
+        return named or known[0]
+    if named is not None and named != given:
+        raise SuperlinearError(f"--out {out}: the name says {named}, --format says {given} (rename the file or "
+                               f"drop --format)")
+    return given
+
+
 def used_options(action: str, rules: bool) -> frozenset[str]:
     """The options (by dest) that ``action`` reads, with or without ``--rules``: any other one
     given is refused (it would be silently ignored)."""
@@ -480,8 +503,8 @@ def cmd_classify(args: argparse.Namespace, scope: OptionScope) -> int:
                                    "the rule-aware dispatcher)")
     if action == "bench" and not args.out:
         args.out = "results/classify-bench"
-    if action in ("gen-rules", "gen-trace", "convert") and args.format is None:
-        args.format = {"gen-rules": "native", "gen-trace": "binary", "convert": "nft"}[action]
+    if action in ("gen-rules", "gen-trace", "convert"):
+        args.format = output_format(action, args.format, args.out)
     handler = {"run": cmd_run, "bench": cmd_bench, "compare": cmd_compare, "gen-rules": cmd_gen_rules,
                "gen-trace": cmd_gen_trace, "convert": cmd_convert, "algorithms": cmd_algorithms}[action]
     return handler(args)

@@ -17,6 +17,7 @@ import argparse
 import math
 import os
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from superlinear.common.bounds import MAX_WORKERS
 from superlinear.common.errors import SuperlinearError
@@ -131,6 +132,16 @@ def usable_cpu(text: str) -> int:
         raise argparse.ArgumentTypeError(f"CPU {v} is not one this process may use (allowed: "
                                          f"{', '.join(map(str, allowed))})")
     return v
+
+
+def online_cpus() -> list[int]:
+    """The CPUs online on this machine (``/sys/devices/system/cpu/online``, e.g. ``0-3,6``)."""
+    try:
+        spans = Path("/sys/devices/system/cpu/online").read_text().strip().split(",")
+        return sorted({c for span in spans if span
+                       for c in range(int(span.split("-")[0]), int(span.split("-")[-1]) + 1)})
+    except (OSError, ValueError):
+        return list(range(os.cpu_count() or 1))
 
 
 def k_list(text: str) -> tuple[int, ...]:

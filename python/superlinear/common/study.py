@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -21,6 +20,7 @@ from typing import Any, Generic, TypeVar, cast
 
 from rich.console import Console
 
+from superlinear.common.progress import line_progress
 from superlinear.common.rows import Row
 from superlinear.output.paths import output_dir, write_text_atomic
 from superlinear.output.results import write_results
@@ -79,16 +79,12 @@ class Study(ABC, Generic[C]):
         return 0
 
 
-def line_progress(message: str) -> None:
-    print(f"  … {message}", file=sys.stderr, flush=True)
-
-
 def run_study(study: Study[Any], args: argparse.Namespace) -> int:
     """Runs ``study`` for the parsed ``args`` (which carry ``out`` and ``json``)."""
     config = study.config_from(args)
     out = output_dir(args.out)  # checked before the run: a bad --out costs no work
-    watching = not args.json and sys.stderr.isatty()
-    outcome = study.run(config, line_progress if watching else None)
+    # Progress unless --json: a bar or every step on a terminal, a line now and then elsewhere.
+    outcome = study.run(config, None if args.json else line_progress)
     path = write_results(out, study.experiment, outcome.config, outcome.rows)
     plots = study.plot(out, config, outcome)
     if outcome.summary is not None:

@@ -44,7 +44,6 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from superlinear import _native
@@ -53,6 +52,7 @@ from superlinear.cache.client import bench_row, client_config
 from superlinear.cache.services import Services
 from superlinear.cache.work import Counts, UnitCosts, busiest_participant_span, work_span
 from superlinear.common.interrupt import interruptible
+from superlinear.common.progress import progress_bar
 from superlinear.common.rows import Row
 from superlinear.experiments.fig11 import CachePanel, CacheStudy, cache_sensitivity, cache_skew, fig11
 
@@ -504,9 +504,7 @@ def run_study(study: CacheStudy, panels: list[str] | None, out: Path, show_progr
     services = Services(sdir)
     rows: list[Row] = []
     try:
-        with Progress(TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
-                      TimeElapsedColumn(),
-                      disable=not show_progress, transient=True) as progress:
+        with progress_bar(show_progress) as progress:
             total = study.repeats * sum(len(p.routers) * len(p.ks) for p in chosen)
             task = progress.add_task(f"{study.name}: starting {study.replicas} memcached + PostgreSQL", total=total)
             state = services.up(study.replicas, study.memory_mb, pg=True)

@@ -10,9 +10,8 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
 from superlinear.classify.workload import PacketWorkloadSpec
+from superlinear.common.progress import progress_bar
 from superlinear.common.rows import Row
 from superlinear.engine.runs import RunSpec, Workload, run
 from superlinear.experiments.repeats import aggregate
@@ -224,7 +223,7 @@ class Driver:
         """Independent rounds of a panel: the driver's (``--repeats``) or the panel's own."""
         return max(1, self.repeats if self.repeats is not None else panel.repeats)
 
-    def run_panel(self, panel: Panel, progress: Progress | None = None, task: Any = None,
+    def run_panel(self, panel: Panel, progress: Any = None, task: Any = None,
                   into: list[Row] | None = None, on_row: Callable[[], object] | None = None) -> list[Row]:
         """The panel's rows, appended to ``into`` (when given) as each point of the first round
         finishes and updated in place by later rounds, with ``on_row`` called after each, so an
@@ -311,15 +310,7 @@ class Driver:
         chosen = [p for p in experiment.panels if wanted is None or p.name in wanted]
         total = sum(p.runs() * self.repeats_of(p) for p in chosen)
         rows: list[Row] = []
-        with Progress(
-            # Not rich markup: "[c] ..." (panel c) would be taken for a style and hide the line.
-            TextColumn("{task.description}", markup=False),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            disable=not self.show_progress,
-            transient=True,
-        ) as progress:
+        with progress_bar(self.show_progress) as progress:
             task = progress.add_task(experiment.name, total=total)
             for panel in chosen:
                 # Every finished point is written as it finishes: Ctrl-C (or a crash) keeps them.

@@ -381,6 +381,8 @@ class SetResult:
     check: dict[str, Any]
     kernel: dict[str, Any] | None
     ours: dict[str, Any] | None
+    #: The default policy in force: the file's, or ``--default`` where the file sets none.
+    default_policy: str = "accept"
 
 
 def run_sets(inputs: list[RuleSetInput], cfg: BenchConfig, progress: Progress,
@@ -412,7 +414,8 @@ def run_sets(inputs: list[RuleSetInput], cfg: BenchConfig, progress: Progress,
                    f"all classified: {check['all_classified']}")
             kern = None if cfg.check_only else kernel_throughput(pair, w, cfg, tagged)
             ours = None if cfg.check_only else our_side(w, cfg, tagged)
-            results.append(SetResult(inp.name, make_rows(inp.name, w, cfg, check, kern, ours), check, kern, ours))
+            results.append(SetResult(inp.name, make_rows(inp.name, w, cfg, check, kern, ours), check, kern, ours,
+                                     default_policy=w.default_action()[0]))
             if on_set is not None:
                 on_set(results)
         if cfg.keep:

@@ -88,6 +88,9 @@ def _save(out: Path, cfg: BenchConfig, inputs: list[RuleSetInput], results: list
     config: dict[str, Any] = {**cfg.__dict__, "ks": list(cfg.ks),
                               "sets": [{"name": i.name, "rules": i.rules, "trace": i.trace, **i.options}
                                        for i in inputs]}
+    # ``default`` above is --default (for files that set none); this is the policy that ran.
+    for entry, res in zip(config["sets"], results, strict=False):
+        entry["default_in_force"] = res.default_policy
     rows = [r for res in results for r in res.rows]
     path = write_results(out, "nft-bench", config, rows)
     write_check(out, results)

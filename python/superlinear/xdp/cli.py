@@ -26,6 +26,7 @@ from superlinear import _native
 from superlinear.common.args import (
     duration_seconds,
     int_list,
+    online_cpus,
     positive_float,
     positive_int,
     positive_int_at_most,
@@ -63,6 +64,16 @@ def whole_list(minimum: int, maximum: int | None = None) -> Callable[[str], tupl
     return parse
 
 
+def online_cpu_list(text: str) -> tuple[int, ...]:
+    """Comma-separated CPUs, each online (the datapath's worker CPUs are cpumap entries)."""
+    cpus = whole_list(0)(text)
+    online = online_cpus()
+    missing = [c for c in cpus if c not in online]
+    if missing:
+        raise argparse.ArgumentTypeError(f"CPU {missing[0]} is not online here (online: {', '.join(map(str, online))})")
+    return cpus
+
+
 def read_rules(rules: str, trace: str | None, args: argparse.Namespace) -> Any:
     """Rules (and a trace, when given) read by the classifier's readers."""
     for what, path in (("rules", rules), ("trace", trace)):
@@ -77,12 +88,14 @@ def read_rules(rules: str, trace: str | None, args: argparse.Namespace) -> Any:
     return w
 
 
-def _name(args: argparse.Namespace) -> str:
+def _name(args: argparse.Namespace, only_one_will_do: bool = False) -> str:
+    """The datapath the user named. ``only_one_will_do``: a read-only command (stats) may take the
+    only one loaded; update and unload change it, so they must be told which."""
     if args.name:
         return str(args.name)
     if not args.iface:
         loaded = pins.loaded()
-        if len(loaded) == 1:
+        if only_one_will_do and len(loaded) == 1:
             return loaded[0]
         raise SuperlinearError("which datapath? give --iface IF (and --netns NS), or --name "
                                + (f"(loaded: {', '.join(loaded)})" if loaded else "(none is loaded)"))
@@ -103,7 +116,7 @@ def cmd_load(args: argparse.Namespace) -> int:
            "pin_dir": str(pins.pin_dir(name))}
     info = pins.load(w, cfg)
     meta = {**cfg, **info, "rules_file": str(Path(args.rules).resolve()), "rule_format": args.rule_format,
-            "actions": args.actions, "default": args.default, "loaded_at": time.time()}
+            "actions": args.actions, "default": w.default_action()[0], "loaded_at": time.time()}
     pins.write_meta(name, meta)
     if args.json:
         print(json.dumps(meta, indent=1))
@@ -127,7 +140,7 @@ def cmd_update(args: argparse.Namespace) -> int:
     slot = _native.xdp_update(w, str(pins.pin_dir(name)))
     meta = pins.read_meta(name)
     meta.update({"rules_file": str(Path(args.rules).resolve()), "rules": w.rules(), "rule_format": args.rule_format,
-                 "actions": args.actions, "default": args.default})
+                 "actions": args.actions, "default": w.default_action()[0]})
     meta["updates"] = int(meta.get("updates", 0)) + 1
     pins.write_meta(name, meta)
     console.print(f"{w.rules():,} rules in force on {name} (generation slot {slot}, switched atomically in "
@@ -220,7 +233,7 @@ def stats_tables(name: str, c: dict[str, Any], meta: dict[str, Any], top: int,
 
 def cmd_stats(args: argparse.Namespace) -> int:
     pins.require()
-    name = _name(args)
+    name = _name(args, only_one_will_do=True)
     meta = pins.read_meta(name)
     c = counters(name)
     if args.json:
@@ -318,7 +331,7 @@ def register(sub: Any) -> None:
     p.add_argument("--workers", "-k", type=positive_int, default=None,
                    help="load: logical workers, each with its own order, bound to CPU w mod len(CPUs) "
                         "(default: one per worker CPU)")
-    p.add_argument("--cpus", type=whole_list(0), default=None, metavar="LIST",
+    p.add_argument("--cpus", type=online_cpu_list, default=None, metavar="LIST",
                    help="load: worker CPUs, e.g. 0,1 (default: every online CPU)")
     p.add_argument("--trace", metavar="FILE", help="load: traffic sample the rule-aware dispatcher calibrates on")
     p.add_argument("--queue-size", type=positive_int_at_most(2**32 - 1, "frames (a cpumap entry's size is 32-bit)"),
