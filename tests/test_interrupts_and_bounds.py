@@ -73,7 +73,8 @@ def test_ctrl_c_in_a_sweep_keeps_the_points_it_finished(tmp_path: Path) -> None:
     # Engine runs: the workers the batches can index, and memory for items and cache slots.
     (["run", "--k", "100000000", "--requests", "1000"], "--k 100,000,000: at most 65,535 workers"),
     (["run", "--m", "1000000000000", "--requests", "1000"], "--m 1,000,000,000,000 --requests 1,000 needs about"),
-    (["run", "--algo", "lru:100000000000000"], "--algo lru:100000000000000 --k 4 --m 10,000 --requests 100,000 needs"),
+    (["run", "--algo", "lru:4000000000"], "--algo lru:4000000000 --k 4 --m 10,000 --requests 100,000 needs"),
+    (["run", "--algo", "lru:100000000000000"], "capacity in 'lru:100000000000000': at most 4294967294 items"),
     (["attack", "worker", "--quick", "--algo", "lru:100000000000000"],
      "capacity in 'lru:100000000000000': at most 4294967294 items"),
     (["run", "--repeats", "100000000"], "argument --repeats: expected at most 1,000 repeats"),
@@ -82,7 +83,8 @@ def test_ctrl_c_in_a_sweep_keeps_the_points_it_finished(tmp_path: Path) -> None:
     (["advise", "--m", "1000000000000", "--requests", "1000"], "--m 1,000,000,000,000 --requests 1,000 at k = 64"),
     (["law", "--k", "100000000000000000000"], "--k: values must be at most 65,535"),
     (["law", "--k", "1,,2"], "--k: empty entry in '1,,2'"),
-    (["cache", "advise", "--rows", "1000", "--k", "100000000"], "--k: values must be at most 65,535"),
+    (["cache", "advise", "--rows", "1000", "--dist", "uniform", "--k", "100000000"],
+     "--k: values must be at most 65,535"),
     (["classify", "--synthetic", "--k", "100000"], "--k 100,000: at most 65,535"),
     (["classify", "--synthetic", "--packets", "100000000000"], "--packets 100,000,000,000 needs about"),
     # latency-sim: work that only costs time has a documented maximum; one Z where one is used.
@@ -107,6 +109,16 @@ def test_ctrl_c_in_a_sweep_keeps_the_points_it_finished(tmp_path: Path) -> None:
     (["cache", "up", "--replicas", "0", "--no-pg"], "--replicas 0 with --no-pg: nothing to start"),
     (["cache", "bench", "--memcached", "127.0.0.1:1", "--router", "bogus"], "--router: unknown router 'bogus'"),
     (["cache", "bench", "--memcached", "127.0.0.1:1", "--threads", "100000000"], "--threads 100,000,000: at most"),
+    (["cache", "bench", "--memcached", "127.0.0.1", "--postgres", "postgresql://u@127.0.0.1:1/p"],
+     "--memcached: expected HOST:PORT (port 1 to 65,535) or a socket path, got '127.0.0.1'"),
+    (["cache", "bench", "--memcached", "a:1,,b:2", "--postgres", "postgresql://u@127.0.0.1:1/p"],
+     "--memcached: expected HOST:PORT (port 1 to 65,535) or a socket path, got ''"),
+    (["cache", "load", "--rows", "100", "--memcached", "127.0.0.1:1", "--postgres", "postgresql://u@127.0.0.1:1/p"],
+     "--memcached has no effect on cache load"),
+    (["cache", "advise", "--dist", "hot:2000", "--rows", "1000", "--k", "1,2"],
+     "hot:2000: the hot set is larger than the 1000 rows"),
+    (["attack", "sim", "--quick", "--packet-size", "const:70000"],
+     "--packet-size: 70000 bytes is outside the packet sizes 64..1500"),
 ])
 def test_sizes_and_ranges_are_refused_before_anything_starts(args: list[str], message: str, tmp_path: Path) -> None:
     out = subprocess.run([sys.executable, "-m", "superlinear", *args], capture_output=True, text=True, timeout=60,

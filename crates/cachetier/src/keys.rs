@@ -120,6 +120,11 @@ impl KeyStream {
         if rows == 0 {
             return Err(Error::config("the key space needs at least one row"));
         }
+        if let KeyDist::Hot { hot, .. } = dist {
+            if hot > rows {
+                return Err(Error::config(format!("hot:{hot}: the hot set is larger than the {rows} rows")));
+            }
+        }
         let support = dist.support(rows);
         let zipf = match dist {
             KeyDist::Uniform | KeyDist::Hot { alpha: None, .. } => None,
@@ -176,6 +181,13 @@ impl KeyStream {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_hot_set_larger_than_the_table_is_refused() {
+        let e = KeyStream::new(KeyDist::parse("hot:500").unwrap(), 100, 1, 1).err().unwrap().to_string();
+        assert!(e.contains("hot:500: the hot set is larger than the 100 rows"), "{e}");
+        assert!(KeyStream::new(KeyDist::parse("hot:100").unwrap(), 100, 1, 1).is_ok());
+    }
 
     #[test]
     fn zipf_hot_row_is_a_permuted_rank() {

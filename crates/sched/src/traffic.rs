@@ -77,6 +77,19 @@ impl InnocentTraffic {
                 "packets of {bytes_max} bytes are too large (at most {MAX_PACKET_BYTES}, the largest IP packet)"
             )));
         }
+        // Tails of a spread are cut to [min, max] (the model); a size the distribution always or
+        // often takes outside it would be changed without a word, so it is refused.
+        let fixed = match packet_bytes {
+            Dist::Const(v) => vec![v],
+            Dist::Uniform(lo, hi) => vec![lo, hi],
+            Dist::Bimodal(a, b, _) => vec![a, b],
+            _ => Vec::new(),
+        };
+        if let Some(v) = fixed.into_iter().find(|v| *v < bytes_min as f64 || *v > bytes_max as f64) {
+            return Err(Error::config(format!(
+                "--packet-size: {v} bytes is outside the packet sizes {bytes_min}..{bytes_max} (--pmin, --pmax)"
+            )));
+        }
         if !(job_max.is_finite() && job_max > 0.0) {
             return Err(Error::config(format!("the largest job size must be positive, got {job_max}")));
         }
@@ -205,6 +218,16 @@ pub fn read_job_trace(path: &str) -> Result<Vec<(u32, f64)>, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_fixed_packet_size_outside_the_bounds_is_refused_not_cut() {
+        let traffic = |d| InnocentTraffic::from_dists(d, Dist::Const(1.0), 64, 1500, 10.0, 1);
+        let e = traffic(Dist::Const(70_000.0)).err().unwrap().to_string();
+        assert!(e.contains("--packet-size: 70000 bytes is outside the packet sizes 64..1500"), "{e}");
+        assert!(traffic(Dist::Uniform(64.0, 9000.0)).is_err());
+        assert!(traffic(Dist::Uniform(64.0, 1500.0)).is_ok());
+        assert!(traffic(Dist::Normal(1250.0, 4000.0)).is_ok(), "a spread's tails are cut, as modelled");
+    }
 
     #[test]
     fn job_traces_are_read_the_shared_way() {

@@ -37,12 +37,22 @@ KINDS = ("measured = wall clock of this run on this machine; projected = CPU tim
          "is longer.")
 
 
+def memcached_address(text: str) -> str:
+    """One ``--memcached`` entry: HOST:PORT (port 1 to 65,535) or a unix socket's absolute path."""
+    if text.startswith("/"):
+        return text
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65_536:
+        raise SuperlinearError(f"--memcached: expected HOST:PORT (port 1 to 65,535) or a socket path, got {text!r}")
+    return text
+
+
 def resolve_servers(args: argparse.Namespace, need_pg: bool = True, need_mc: bool = True) -> tuple[list[str], str]:
     """Memcached addresses and the DSN: ``--memcached``/``--postgres`` or the running services."""
     replicas: list[str] = []
     dsn = ""
-    if getattr(args, "memcached", None):
-        replicas = [a.strip() for a in args.memcached.split(",") if a.strip()]
+    if getattr(args, "memcached", None) is not None:
+        replicas = [memcached_address(a.strip()) for a in args.memcached.split(",")]
     if getattr(args, "postgres", None):
         dsn = args.postgres
     if (need_mc and not replicas) or (need_pg and not dsn):
@@ -178,6 +188,8 @@ def check_load_disk(dsn: str, rows: int) -> None:
 
 
 def cmd_load(args: argparse.Namespace) -> int:
+    if args.memcached is not None:
+        raise SuperlinearError("--memcached has no effect on cache load (it loads the PostgreSQL table only)")
     _, dsn = resolve_servers(args, need_mc=False)
     before = loaded_rows(dsn, args.table)
     if args.force or before != args.rows:
@@ -228,8 +240,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
     replicas, dsn = resolve_servers(args)
     down = [a for a in replicas if not _reachable(a, timeout=1.0)]
     if down:
-        raise SuperlinearError(f"memcached {', '.join(down)} does not answer: the cache is down "
-                               "(`superlinear cache restart` brings back a crashed replica)")
+        raise SuperlinearError(f"memcached {', '.join(down)} does not answer: the cache is down or the address is "
+                               "wrong (for replicas `superlinear cache up` started, `superlinear cache restart` "
+                               "brings back a crashed one)")
     loaded = loaded_rows(dsn, args.table)
     if loaded is None:
         raise SuperlinearError(f"table {args.table} was not loaded by `superlinear cache load`; run it first")

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import stat
 import statistics
 import sys
 from pathlib import Path
@@ -430,8 +432,9 @@ def used_options(action: str, rules: bool) -> frozenset[str]:
     if action == "gen-rules":
         return SYNTHETIC_OPTIONS | {"seed", "format", "out"}
     if action == "gen-trace":
-        # With --rules, --trace is kept in scope for the clearer message of cmd_gen_trace.
-        source = (FILE_OPTIONS - {"trace_format"}) if rules else SYNTHETIC_OPTIONS
+        # With --rules, --trace is kept in scope for the clearer message of cmd_gen_trace; the
+        # headers are drawn inside the rules' fields, whatever their actions and default policy.
+        source = (FILE_OPTIONS - {"trace_format", "actions", "default"}) if rules else SYNTHETIC_OPTIONS
         return source | {"packets", "seed", "format", "out"}
     if action == "convert":
         return (FILE_OPTIONS - {"trace", "trace_format"}) | {"format", "out"}
@@ -453,6 +456,69 @@ def _where_used(scope: OptionScope) -> dict[str, str]:
         else:
             where[dest] = f"it is for {', '.join(a + q for a, q in uses)}"
     return where
+
+
+#: The first words of an ``nft list ruleset`` line, and the rest of the Rust reader's format
+#: detection (crates/classify/src/rules/mod.rs, ``RuleFormat::detect``), which
+#: tests/test_option_scope.py checks this against.
+NFT_FIRST_WORDS = frozenset({"table", "chain", "ip", "meta", "th", "tcp", "udp", "flush", "add"})
+#: Bytes of a rule file read to find its format: its first line that is neither blank nor a comment.
+FORMAT_PEEK_BYTES = 1 << 20
+
+
+def rule_file_format(path: str, given: str) -> str | None:
+    """The format of the rule file ``path``: ``given`` (``--rule-format``) unless ``auto``, else
+    the one the reader detects from the file's first line that is neither blank nor a comment (an
+    ``@`` line: ClassBench; an nft statement: nft; anything else: native). None where that is not
+    known here (not a regular file, unreadable, or no such line in the first MiB): the reader
+    then speaks for itself."""
+    if given != "auto":
+        return given
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None
+        with open(path, "rb") as f:
+            head = f.read(FORMAT_PEEK_BYTES)
+    except OSError:
+        return None
+    lines = head.decode("utf-8", errors="replace").removeprefix("\ufeff").splitlines()
+    if len(head) == FORMAT_PEEK_BYTES:
+        lines = lines[:-1]  # the last line may be cut short
+    for line in lines:
+        text = line.strip()
+        if not text or text.startswith("#"):
+            continue
+        if text.startswith("@"):
+            return "classbench"
+        return "nft" if text.split()[0] in NFT_FIRST_WORDS else "native"
+    return None if len(head) == FORMAT_PEEK_BYTES else "native"
+
+
+#: Packet dispatchers that draw on --seed (the others hash, rotate or plan without one).
+#: tests/test_option_scope.py checks this against the dispatchers' assignments.
+SEEDED_DISPATCHERS = frozenset({"random", "two-choice"})
+
+
+def _check_file_options(args: argparse.Namespace, action: str, given: set[str]) -> None:
+    """Refuses --actions beside a rule file that sets its own actions (native, nft), and --seed
+    with a trace where nothing is drawn: ``classify --rules native.txt --actions random:0.3`` once
+    ran the file's own actions, and ``--trace T --seed 5`` behind RSS ran as with any seed."""
+    if "actions" in given and args.rules and not args.updates:
+        # With --updates, a replacement file may be ClassBench: the reader gives it --actions.
+        fmt = rule_file_format(args.rules, args.rule_format)
+        if fmt in ("native", "nft"):
+            raise SuperlinearError(f"--actions has no effect with {fmt} rules ({args.rules} gives every rule its "
+                                   "action; --actions is for ClassBench filters, which have none)")
+    if "seed" in given and args.rules and args.trace and action in ("run", "bench"):
+        if action == "bench":
+            raise SuperlinearError("--seed has no effect in classify bench with --trace (it seeds the packets "
+                                   "generated without --trace)")
+        # An unknown dispatcher is left to the run, which names the known ones.
+        dispatch = args.dispatch.split(":", 1)[0].strip()
+        if dispatch in {d["name"] for d in _native.classify_dispatchers()} and dispatch not in SEEDED_DISPATCHERS:
+            raise SuperlinearError(f"--seed has no effect with --trace and --dispatch {args.dispatch} (it seeds the "
+                                   "packets generated without --trace and the "
+                                   f"{' and '.join(sorted(SEEDED_DISPATCHERS))} dispatchers)")
 
 
 def _classifiers(args: argparse.Namespace, action: str) -> None:
@@ -489,8 +555,9 @@ def cmd_classify(args: argparse.Namespace, scope: OptionScope) -> int:
     if args.updates:
         scope.check(args, used_options(action, rules) - NOT_WITH_UPDATES, "with --updates",
                     dict.fromkeys(NOT_WITH_UPDATES, "a run with updates classifies once, in trace order, untimed"))
-    given = {dest for dest in ("front", "calibration") if OptionScope.given(args, dest)}
+    given = {dest for dest in ("front", "calibration", "actions", "seed") if OptionScope.given(args, dest)}
     scope.fill(args)
+    _check_file_options(args, action, given)
     if action in ("run", "bench", "compare"):
         _classifiers(args, action)
     if action == "run":

@@ -279,9 +279,9 @@ def duration_seconds(text: str) -> float:
     return v
 
 
-def add_repeats_option(parser: argparse.ArgumentParser) -> None:
+def add_repeats_option(parser: argparse.ArgumentParser, default: str = "3") -> None:
     """``--repeats N``: independent runs of every point, whose median and range every timed
-    figure reports."""
+    figure reports; ``default`` says what runs without it."""
     parser.add_argument("--repeats", type=repeat_count, metavar="N",
                         help="independent runs of every point, interleaved across series: every timed figure is "
-                             "their median, with their range (default 3, or the sweep file's 'repeats')")
+                             f"their median, with their range (default {default})")

@@ -19,7 +19,7 @@ from superlinear.common.args import (
 from superlinear.common.defaults import config_defaults
 from superlinear.common.errors import SuperlinearError
 from superlinear.common.listing import Listing, add_listing_options, known, name_table
-from superlinear.common.scope import generator_scope
+from superlinear.common.scope import OptionScope, generator_scope, needs_option
 from superlinear.common.study import add_study_options, console
 from superlinear.engine.bench import Bench
 from superlinear.engine.runs import RunSpec, Workload, check_run_size, run
@@ -47,8 +47,64 @@ LISTING = Listing("engine", "workers and dispatchers of run, sweep and reproduce
 #: Options of a generated key workload: refused with --trace, which they would not change.
 GENERATOR_OPTIONS = ("workload", "m", "alpha")
 
+#: Worker parameters (by dest), what they cost and the workers whose constructors read them
+#: (crates/core/src/workers/mod.rs, REGISTRY): given to any other worker, one is refused.
+#: tests/test_option_scope.py checks this table against the engine's workers.
+WORKER_PARAMETERS: dict[str, tuple[str, frozenset[str]]] = {
+    "w": ("per tree comparison", frozenset({"tree", "splay"})),
+    "rho": ("per cache miss", frozenset({"lru", "lru-mad", "lru-dh", "nocache"})),
+}
 
-def cmd_run(args: argparse.Namespace) -> int:
+
+def _users(dest: str) -> str:
+    """The workers that use the parameter ``dest``, as --algo takes them."""
+    users = WORKER_PARAMETERS[dest][1]
+    return ", ".join(name for name in worker_names() if name.split(":", 1)[0] in users)
+
+
+#: Options whose use depends on the others (by dest): their defaults are held back until
+#: :func:`_check_scope` has seen which of them the user gave.
+SCOPED_OPTIONS = ("algo", "workload", "alpha", "requests", "w", "rho")
+
+
+def _check_scope(args: argparse.Namespace, scope: OptionScope) -> set[str]:
+    """Refuses --alpha without the zipf workload and --w or --rho beside a worker that does not
+    use it (``run --algo mtf --rho 100000`` once ran and dropped --rho); --trace has refused the
+    generated workload's options already (generator_scope). Returns the options given, and puts
+    the defaults back."""
+    given = {dest for dest in scope.flags if OptionScope.given(args, dest)}
+    value = {dest: getattr(args, dest) if dest in given else scope.defaults[dest] for dest in ("algo", "workload")}
+    algo = _native.check_algo(value["algo"]).split(":", 1)[0]
+
+    def mode(dest: str) -> str:
+        return f"with {scope.flags[dest]} {value[dest]}" + ("" if dest in given else ", the default")
+
+    if not args.trace and value["workload"] != "zipf":
+        scope.check(args, set(scope.flags) - {"alpha"}, mode("workload"),
+                    {"alpha": "it is the exponent of --workload zipf"})
+    for dest, (what, users) in WORKER_PARAMETERS.items():
+        if algo not in users:
+            scope.check(args, set(scope.flags) - {dest}, mode("algo"),
+                        {dest: f"it is the cycles {what}, used by --algo {_users(dest)}"})
+    scope.fill(args)
+    return given
+
+
+def _check_trace_length(args: argparse.Namespace, given: set[str], counted: int) -> None:
+    """Refuses --requests beyond a trace: the engine serves the trace's first keys, and all of
+    them when it holds fewer, so ``run --trace T --requests 50000`` on 20,000 keys ran 20,000.
+    Judged on the first run's count (``counted``), before any figure is shown: the engine reads
+    the trace, which counting its keys here would read a second time."""
+    if args.trace and "requests" in given and counted < args.requests:
+        warmup = args.warmup if args.exclude_warmup else 0
+        raise SuperlinearError(
+            f"--requests {args.requests:,}" + (f" after --warmup {warmup:,}" if warmup else "")
+            + f": {args.trace} holds only {counted + warmup:,} keys (give --requests {counted:,} or fewer, or a "
+            "longer trace)")
+
+
+def cmd_run(args: argparse.Namespace, scope: OptionScope) -> int:
+    given = _check_scope(args, scope)
     if args.exclude_warmup and not args.warmup:
         raise SuperlinearError("--exclude-warmup needs --warmup N (the requests served before counting starts)")
     workload = Workload("trace", 0, args.alpha, args.trace) if args.trace else \
@@ -63,7 +119,10 @@ def cmd_run(args: argparse.Namespace) -> int:
                    compare_cycles=args.w, miss_cycles=args.rho, modes=tuple(modes))
     check_run_size(spec, f"--algo {args.algo} --k {args.k:,}" + ("" if args.trace else f" --m {args.m:,}")
                    + f" --requests {args.requests:,}" + (f" --warmup {args.warmup:,}" if args.warmup else ""))
-    records = [run(spec) for _ in range(args.repeats)]
+    first = run(spec)
+    assert first["projected"] is not None
+    _check_trace_length(args, given, first["projected"]["requests"])
+    records = [first] + [run(spec) for _ in range(args.repeats - 1)]
     result, times = median_run(records)
     walls = [r["measured"]["wall_ns"] for r in records if r["measured"] and r["measured"]["wall_ns"]]
     doc = {"spec": spec.to_native(), "items": result["items"], "cores": result["cores"], "repeats": args.repeats,
@@ -114,7 +173,7 @@ def register(sub: Any) -> None:
     s.add_argument("config", help="sweep file (TOML)")
     s.add_argument("--out", metavar="DIR", help="output folder (default results/NAME)")
     s.add_argument("--no-measure", action="store_true", help="skip the real-thread runs")
-    add_repeats_option(s)
+    add_repeats_option(s, default="3, or the sweep file's 'repeats'")
     add_timed_window_option(s)
     s.add_argument("--json", action="store_true", help="print result.json instead of the table")
     s.set_defaults(func=cmd_sweep)
@@ -131,16 +190,18 @@ def register(sub: Any) -> None:
     u.add_argument("--workload", choices=["uniform", "zipf"], default=run_defaults["workload"]["kind"])
     u.add_argument("--m", type=positive_int, default=10_000, help="items (default 10000)")
     u.add_argument("--alpha", type=float, default=run_defaults["workload"]["alpha"],
-                   help=f"zipf exponent (default {run_defaults['workload']['alpha']:g})")
+                   help=f"zipf exponent (--workload zipf; default {run_defaults['workload']['alpha']:g})")
     u.add_argument("--trace", metavar="FILE", help="key trace (text: one key per line, or binary)")
     u.add_argument("--requests", type=positive_int, default=run_defaults["requests"],
-                   help=f"requests (default {run_defaults['requests']})")
+                   help=f"requests (default {run_defaults['requests']}; with --trace, its first N keys, by default "
+                   "all of a shorter trace)")
     u.add_argument("--warmup", type=non_negative_int, default=run_defaults["warmup"],
-                   help="warm-up requests (with --exclude-warmup)")
+                   help="warm-up requests, served first and left out (with --exclude-warmup)")
     u.add_argument("--exclude-warmup", action="store_true", help="leave the warm-up out of every figure")
     u.add_argument("--w", type=non_negative_int, default=run_defaults["compare_cycles"],
-                   help="cycles per tree comparison")
-    u.add_argument("--rho", type=non_negative_int, default=run_defaults["miss_cycles"], help="cycles per cache miss")
+                   help=f"cycles per tree comparison (--algo {_users('w')})")
+    u.add_argument("--rho", type=non_negative_int, default=run_defaults["miss_cycles"],
+                   help=f"cycles per cache miss (--algo {_users('rho')})")
     u.add_argument("--seed", type=non_negative_int, default=run_defaults["seed"])
     u.add_argument("--sharded", action="store_true", help="sharded state (each worker holds its partition only)")
     u.add_argument("--measure", action="store_true", help="also run with real threads (k ≤ cores)")
@@ -148,8 +209,13 @@ def register(sub: Any) -> None:
     u.add_argument("--repeats", type=repeat_count, default=3, metavar="N",
                    help="independent runs: times are their median [range] (default 3)")
     u.add_argument("--json", action="store_true")
-    u.set_defaults(func=cmd_run)
+    # Made before generator_scope, so that this scope holds back the defaults of --workload and
+    # --alpha too (generator_scope then leaves them unfilled for cmd_run to judge).
+    scope = OptionScope(u, only=SCOPED_OPTIONS)
+    u.set_defaults(func=lambda args: cmd_run(args, scope))
     generator_scope(u, GENERATOR_OPTIONS)
+    needs_option(u, ("warmup",), "exclude_warmup",
+                 "without it no warm-up is served: the run counts every request, from a cold start")
 
     b = sub.add_parser("bench", help="single-thread lookups/s per structure and dispatcher ns/request",
                        description="Micro-benchmarks (release build, thread CPU time).")

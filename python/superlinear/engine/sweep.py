@@ -8,14 +8,14 @@ Example::
     dispatch = ["hash", "rr"]
     k = [1, 2, 4, 8, 16]
     requests = 200000
-    # optional: seed, warmup, exclude_warmup, compare_cycles, miss_cycles, sharded,
+    # optional: seed, warmup with exclude_warmup = true, compare_cycles, miss_cycles, sharded,
     # repeats (independent runs of every point: each figure is their median, with their range;
     # default 3, --repeats overrides)
 
     [workload]                     # or several [[workload]] tables, one panel each
     kind = "zipf"                  # uniform | zipf | trace
     m = 100000
-    alpha = 1.01
+    alpha = 1.01                   # for kind = "zipf" only
     # path = "keys.bin"            # for kind = "trace"
 """
 
@@ -147,6 +147,9 @@ def load_sweep(path: Path) -> tuple[Experiment, bool]:
                 f"{', '.join(bad_dispatch)} send a key to any worker"
             )
     exclude_warmup = _want(path, doc, "exclude_warmup", bool, RUN_DEFAULTS["exclude_warmup"])
+    if "warmup" in doc and not exclude_warmup:
+        raise ConfigError(f"{path}: warmup has no effect without exclude_warmup = true (without it no warm-up is "
+                          "served: every request counts, from a cold start)")
     # The first structure that does not adapt (static list, tree, no cache) is the baseline of
     # the "vs static k=1" column, as in Fig. 5.
     adapts = {a["name"]: a["self_adjusting"] for a in _native.algorithms()}
@@ -178,6 +181,9 @@ def load_sweep(path: Path) -> tuple[Experiment, bool]:
             m = _want(path, w, "m", int)
             if m <= 0:
                 raise ConfigError(f"{path}: workload m must be positive, got {m}")
+        if kind == "uniform" and "alpha" in w:
+            raise ConfigError(f"{path}: workload: alpha has no effect with kind = \"uniform\" (it is the exponent of "
+                              "kind = \"zipf\")")
         alpha = float(_want(path, w, "alpha", (int, float), RUN_DEFAULTS["workload"]["alpha"]))
         if kind == "zipf" and alpha <= 0:
             raise ConfigError(f"{path}: zipf alpha must be positive, got {alpha}")

@@ -250,6 +250,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
 def register(sub: Any) -> None:
     """Adds ``reproduce``."""
+    from superlinear.experiments import DATA_REGISTRY
+
     names = known(figures())
     r = sub.add_parser("reproduce", help=f"reproduce a figure of the paper ({names})",
                        description="Reproduce a figure of the paper; writes result.json, result.csv and plots.")
@@ -264,5 +266,6 @@ def register(sub: Any) -> None:
     add_timed_window_option(r)
     r.add_argument("--json", action="store_true", help="print result.json instead of the table")
     r.add_argument("--data", metavar="DIR",
-                   help="fig8/fig9 only: folder with the ClassBench rule sets and traces (acl1_5k, acl1_5k_trace, ...)")
+                   help=f"{', '.join(sorted(DATA_REGISTRY))} only: folder with the ClassBench rule sets and traces "
+                        "(acl1_5k, acl1_5k_trace, ...)")
     r.set_defaults(func=cmd_reproduce)

@@ -11,6 +11,25 @@ pub const LINKTYPE_RAW: u32 = 101;
 /// Raw IPv4.
 pub const LINKTYPE_IPV4: u32 = 228;
 
+/// Refuses a capture's link type that [`decode`] does not read, naming it: every frame would be
+/// skipped, and "no packets" alone would not say why.
+pub fn check_linktype(linktype: u32) -> Result<(), String> {
+    if matches!(linktype, LINKTYPE_ETHERNET | LINKTYPE_RAW | LINKTYPE_IPV4) {
+        return Ok(());
+    }
+    let name = match linktype {
+        0 => " (BSD loopback)",
+        113 => " (Linux cooked capture, as `tcpdump -i any` writes)",
+        127 => " (802.11 radiotap)",
+        276 => " (Linux cooked capture v2)",
+        _ => "",
+    };
+    Err(format!(
+        "link type {linktype}{name} is not read: Ethernet (1) or raw IPv4 (101, 228) only (capture on one interface, \
+         e.g. tcpdump -i eth0)"
+    ))
+}
+
 /// Why a frame was skipped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Skip {

@@ -75,6 +75,17 @@ impl TraceFormat {
         }
     }
 
+    /// The format's name, as `parse` takes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            TraceFormat::Auto => "auto",
+            TraceFormat::ClassBench => "classbench",
+            TraceFormat::Pcap => "pcap",
+            TraceFormat::PcapNg => "pcapng",
+            TraceFormat::Binary => "binary",
+        }
+    }
+
     /// Recognises a format by its magic number; text otherwise.
     pub fn detect(bytes: &[u8]) -> TraceFormat {
         match bytes.get(..4) {
@@ -94,6 +105,18 @@ pub fn parse_trace(bytes: &[u8], source: &str, format: TraceFormat) -> Result<Pa
         TraceFormat::Pcap => pcap::parse(bytes, source),
         TraceFormat::PcapNg => pcapng::parse(bytes, source),
         TraceFormat::ClassBench | TraceFormat::Auto => {
+            let detected = TraceFormat::detect(bytes);
+            if detected != TraceFormat::ClassBench {
+                // Only a ClassBench trace asked for by name gets here with another's magic number.
+                return Err(Error::input(
+                    source,
+                    None,
+                    format!(
+                        "not a ClassBench trace: it is a {} trace (give that --trace-format, or auto)",
+                        detected.name()
+                    ),
+                ));
+            }
             let text = superlinear_core::input::utf8_text(bytes).map_err(|line| {
                 Error::input(
                     source,

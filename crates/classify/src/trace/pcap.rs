@@ -39,6 +39,7 @@ pub fn parse(bytes: &[u8], source: &str) -> Result<PacketTrace, Error> {
         }
     };
     let linktype = u32_at(20) & 0x0fff_ffff;
+    frame::check_linktype(linktype).map_err(err)?;
     let mut packets: Vec<Packet> = Vec::new();
     let mut skipped = Skipped::default();
     let mut at = 24;
@@ -100,5 +101,17 @@ mod tests {
         let e = parse(&bytes[..bytes.len() - 3], "c.pcap").unwrap_err().to_string();
         assert!(e.starts_with("c.pcap: record 3 at byte"), "{e}");
         assert!(parse(&bytes[..10], "c.pcap").is_err());
+    }
+
+    #[test]
+    fn an_unread_link_type_and_a_pcap_read_as_classbench_are_named() {
+        let mut cooked = write(&[Packet::new(1, 2, 3, 4, 6)]);
+        cooked[20..24].copy_from_slice(&113u32.to_le_bytes());
+        let e = parse(&cooked, "any.pcap").unwrap_err().to_string();
+        assert!(e.contains("link type 113 (Linux cooked capture"), "{e}");
+        let e = crate::trace::parse_trace(&write(&[]), "t.pcap", crate::trace::TraceFormat::ClassBench)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("not a ClassBench trace: it is a pcap trace"), "{e}");
     }
 }

@@ -63,6 +63,7 @@ pub fn parse(bytes: &[u8], source: &str) -> Result<PacketTrace, Error> {
             IDB => {
                 let lt = body.get(0..2).ok_or_else(|| err("interface block too short".into()))?;
                 let lt = if little { u16::from_le_bytes([lt[0], lt[1]]) } else { u16::from_be_bytes([lt[0], lt[1]]) };
+                frame::check_linktype(lt as u32).map_err(|e| err(format!("interface {}: {e}", linktypes.len())))?;
                 linktypes.push(lt as u32);
             }
             EPB => {
