@@ -277,3 +277,16 @@ def test_cache_advise_from_a_key_trace(cli: Any, tmp_path: Path) -> None:
     bad.write_text("a 1\nb\n")
     assert_clean_error(cli("cache", "advise", "--trace", str(bad), "--out", str(tmp_path)), f"{bad}:2")
     assert_clean_error(cli("cache", "advise", "--trace", str(trace), "--verify", "--out", str(tmp_path)), "--verify")
+
+
+def test_the_advisors_peak_sentence_never_contradicts_itself() -> None:
+    from superlinear.cache.advise import CacheCurve
+    from superlinear.cache.advise_cli import peak_sentence
+
+    # S(k)/k: 1, 1.5, 1.8, 2.0, 2.03: the peak is k = 4 (within 2 % of the largest, at k = 5, the last).
+    rising = CacheCurve("hash", (1, 2, 3, 4, 5), (0.1,) * 5, (1.0, 3.0, 5.4, 8.0, 10.15))
+    line = peak_sentence(rising)
+    assert "peaks at k = 4 (2.00× linear, model; 2.03× at k = 5, within 2 %); still rising at the largest k" in line
+    flat = CacheCurve("random", (1, 2, 4), (0.1,) * 3, (1.0, 2.0, 3.9), work_speedups=(1.0, 1.98, 3.9))
+    assert peak_sentence(flat) == ("random: never above linear (S(k)/k at most 1.00, model); work kind (simulated "
+                                   "counts × unit costs) never above linear")

@@ -244,6 +244,10 @@ def test_cli_bench_json_and_errors(tier: dict[str, Any], cli: Any, tmp_path: Pat
     assert r.returncode == 0, r.stderr
     row = json.loads(r.stdout)["row"]
     assert row["requests"] == 2000 and row["wrong_values"] == 0 and row["k"] == 2
+    assert row["reads"] + row["writes"] == 2000 and row["writes"] == 0
+    # Only writes: no hit rate to show (there were no reads), not 0.000.
+    r = cli("cache", "bench", "--dir", tier["dir"], "--requests", "300", "--write-fraction", "1")
+    assert r.returncode == 0 and "— (no reads)" in r.stdout and "0 / 300" in r.stdout, r.stdout
     r = cli("cache", "bench", "--dir", str(tmp_path / "none"))
     assert r.returncode == 2 and "cache up" in r.stderr and "Traceback" not in r.stderr
     r = cli("cache", "bench", "--memcached", tier["replicas"][0], "--postgres", "host=x bogus")

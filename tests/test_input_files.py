@@ -103,6 +103,13 @@ def test_missing_and_folder(cli: Cli, tmp_path: Path) -> None:
     assert f"{tmp_path / 'none.txt'}: cannot read: no such file" in line
     line = one_line_error(cli, tmp_path, "classify", "--rules", str(tmp_path), "--packets", "100", "--no-measure")
     assert f"{tmp_path}: a folder" in line
+    line = one_line_error(cli, tmp_path, "attack", "worker", "--quick", "--trace", str(tmp_path))
+    assert line.endswith(f"{tmp_path}: a folder, not a file (--trace)"), line
+    # A ClassBench folder without the set asked for names --data and the set, not --rules.
+    line = one_line_error(cli, tmp_path, "nft-bench", "--data", str(tmp_path), "--check-only")
+    assert line.endswith(f"--data {tmp_path}: no file acl1_5k (set acl1 of --sets, size 5k)"), line
+    line = one_line_error(cli, tmp_path, "cache", "up", "--replicas", "1", "--no-pg", "--dir", "/proc/none/x")
+    assert line.endswith("/proc/none: no such file or directory") and "Errno" not in line, line
 
 
 def test_a_byte_order_mark_is_stripped(cli: Cli, tmp_path: Path) -> None:

@@ -117,6 +117,10 @@ def test_ctrl_c_in_a_sweep_keeps_the_points_it_finished(tmp_path: Path) -> None:
      "--memcached has no effect on cache load"),
     (["cache", "advise", "--dist", "hot:2000", "--rows", "1000", "--k", "1,2"],
      "hot:2000: the hot set is larger than the 1000 rows"),
+    (["cache", "advise", "--items", "5", "--memory-mb", "4"], "--memory-mb has no effect with --items"),
+    (["cache", "bench", "--memcached", "127.0.0.1:1"], "--memcached needs --postgres DSN too"),
+    (["cache", "up", "--dir", ""], "argument --dir: expected a folder, got an empty name"),
+    (["run", "--workload", "zipf", "--alpha", "nan"], "argument --alpha: expected a finite number ≥ 0, got nan"),
     (["attack", "sim", "--quick", "--packet-size", "const:70000"],
      "--packet-size: 70000 bytes is outside the packet sizes 64..1500"),
 ])

@@ -8,6 +8,7 @@ errors into one line and an exit status.
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 from collections.abc import Sequence
@@ -90,6 +91,15 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def error_text(e: BaseException) -> str:
+    """A user-facing error in words: an OSError as ``PATH: reason`` (lower case, as the native
+    readers word it), not Python's ``[Errno 2] No such file or directory: 'PATH'``."""
+    if isinstance(e, OSError) and e.strerror:
+        reason = e.strerror[0].lower() + e.strerror[1:]
+        return f"{e.filename}: {reason}" if e.filename is not None else reason
+    return str(e)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -99,12 +109,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         return code
     except (SuperlinearError, OSError, ValueError) as e:
         remove_empty_created()
-        print(f"superlinear: error: {e}", file=sys.stderr)
+        print(f"superlinear: error: {error_text(e)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         remove_empty_created()
         print("superlinear: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader of stdout left (`superlinear … | head`): stop quietly with exit 1, as rich's
+        # console does for its own writes (Python's note on SIGPIPE), and keep the interpreter
+        # from failing again when it flushes stdout at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     finally:
         if argv is None:
             # The command (this process's one) is over and its result final: a Ctrl-C from here on

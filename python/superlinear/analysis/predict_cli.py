@@ -10,8 +10,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from superlinear.analysis.advisor import Advice, advise, plot_advice
@@ -25,8 +23,9 @@ from superlinear.analysis.classifier_model import (
     verify,
 )
 from superlinear.analysis.predict import Prediction, parse_ks, plot_prediction, predict
-from superlinear.common.args import non_negative_int, positive_int
+from superlinear.common.args import non_negative_finite, non_negative_int, positive_int
 from superlinear.common.listing import known
+from superlinear.common.progress import progress_bar
 from superlinear.common.scope import generator_scope
 from superlinear.common.study import Outcome, Study, add_study_options, console
 from superlinear.common.study import Progress as ProgressLine
@@ -45,9 +44,7 @@ def _progress(enabled: bool) -> Iterator[Callable[[int, int, str], None] | None]
     if not enabled:
         yield None
         return
-    with Progress(TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(),
-                  console=Console(stderr=True), transient=True) as bar:
+    with progress_bar(True) as bar:
         task = bar.add_task("", total=None)
 
         def update(done: int, total: int, what: str) -> None:
@@ -301,8 +298,11 @@ def _print_classifier_advice(advice: ClassifierAdvice) -> None:
     if warning:
         console.print(warning, style="yellow", markup=False)
     note = advice.disagreement()
-    console.print(note or f"the projected-time ranking (work-span + dispatcher cost) agrees: "
-                  f"{advice.recommended_by_projected}")
+    by_time = advice.recommended_by_projected
+    console.print(note or ("the projected-time ranking (work-span + dispatcher cost) agrees: " + by_time
+                           if by_time == best else
+                           f"the projected-time ranking (work-span + dispatcher cost) puts {by_time} first, within "
+                           f"the timing margin of {best}: no reason to prefer it"))
 
 
 def _candidates(text: str | None, separator: str) -> list[str] | None:
@@ -390,7 +390,7 @@ def _add_workload_args(p: argparse.ArgumentParser, requests_help: str) -> None:
     src.add_argument("--workload", choices=["uniform", "zipf"], default="uniform",
                      help="generated keys when no --trace (default uniform)")
     p.add_argument("--m", type=positive_int, default=10_000, help="items of a generated workload (default 10000)")
-    p.add_argument("--alpha", type=float, default=1.01, help="zipf exponent (default 1.01)")
+    p.add_argument("--alpha", type=non_negative_finite, default=1.01, help="zipf exponent (default 1.01)")
     p.add_argument("--requests", type=positive_int, default=None, help=requests_help)
     p.add_argument("--algo", default=None, help="worker structure: mtf or lru:C (the working-set law; default "
                    "mtf), or another engine worker such as splay (exact simulation of the worker); with --rules a "

@@ -45,6 +45,7 @@ from superlinear.common.args import (
 from superlinear.common.bounds import check_at_most, check_memory
 from superlinear.common.defaults import config_defaults, field_default, with_default
 from superlinear.common.errors import SuperlinearError
+from superlinear.common.input_files import require_input_file
 from superlinear.common.listing import Listing, add_listing_options, known
 from superlinear.common.rows import Row
 from superlinear.common.scope import generator_scope, hidden_alias, spelled
@@ -102,8 +103,8 @@ def _check_sim_size(args: argparse.Namespace, packets: int, rates: tuple[float, 
 
 
 def _sim_config(args: argparse.Namespace) -> SimStudy:
-    if args.trace and not Path(args.trace).is_file():
-        raise SuperlinearError(f"{args.trace}: no such file")
+    if args.trace:
+        require_input_file(args.trace, "--trace")
     packets = args.packets or (20_000 if args.quick else field_default("attack_sweep", "packets"))
     rates = floats("--attack-rates", args.attack_rates)
     jmaxes = () if args.no_growth else (floats("--jmax-sweep", args.jmax_sweep) or ())
@@ -177,8 +178,8 @@ def _with_attack_rates(study: S, args: argparse.Namespace) -> S:
 
 def _worker_config(args: argparse.Namespace) -> WorkerStudy:
     _native.check_algo(args.algo)
-    if args.trace and not Path(args.trace).is_file():
-        raise SuperlinearError(f"{args.trace}: no such file")
+    if args.trace:
+        require_input_file(args.trace, "--trace")
     adversaries = names("--adversary", args.adversary, [a[0] for a in _native.sched_catalogue()["adversaries"]])
     requests = args.requests or (20_000 if args.quick else field_default("attack_key", "requests"))
     if args.requests:
@@ -238,8 +239,8 @@ def _classifier_config(args: argparse.Namespace) -> ClassifierStudy:
         known = ", ".join(cat["classifier_algos"])
         raise SuperlinearError(f"--algo: unknown classifier '{args.algo}' (known: {known})")
     for option, path in (("--rules", args.rules), ("--trace", args.trace)):
-        if path and not Path(path).is_file():
-            raise SuperlinearError(f"{option}: {path}: no such file")
+        if path:
+            require_input_file(path, option)
     if args.trace and not args.rules:
         raise SuperlinearError("--trace needs --rules (the rules the trace is classified against)")
     if not args.rules and args.default_action != config_defaults("attack_classifier")["default_action"]:

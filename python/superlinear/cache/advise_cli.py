@@ -14,8 +14,10 @@ from rich.table import Table
 from superlinear import _native
 from superlinear.cache.advise import (
     DEFAULT_RHO,
+    LINEAR_TOLERANCE,
     UNIT_COSTS_US,
     CacheAdvice,
+    CacheCurve,
     Verification,
     items_for,
     predict,
@@ -28,6 +30,32 @@ from superlinear.common.scope import generator_scope, needs_option
 from superlinear.common.study import Outcome, Progress, Study, add_study_options, console
 
 
+def peak_sentence(c: CacheCurve) -> str:
+    """Where a router's predicted curve (model) peaks over linear, in words that cannot contradict
+    each other: the peak is the first k within 2 % of the largest S(k)/k, so a curve whose
+    largest S(k)/k is at its last k is said to be still rising."""
+    ratios = c.ratios
+    if c.peak_ratio <= 1 + LINEAR_TOLERANCE:
+        head = f"{c.router}: never above linear (S(k)/k at most {c.peak_ratio:.2f}, model)"
+    else:
+        at = ratios[c.ks.index(c.peak_k)]
+        best_k = c.ks[ratios.index(c.peak_ratio)]
+        head = f"{c.router}: superlinearity peaks at k = {c.peak_k} ({at:.2f}× linear, model"
+        head += f"; {c.peak_ratio:.2f}× at k = {best_k}, within 2 %)" if best_k != c.peak_k else ")"
+        lf = c.linear_from
+        head += (f"; linear again from k = {lf}" if lf is not None else
+                 "; still rising at the largest k" if best_k == c.ks[-1] else "; not yet linear again at the largest k")
+    if c.work_speedups:
+        best_work = max(w / k for w, k in zip(c.work_speedups, c.ks, strict=True))
+        head += ("; work kind (simulated counts × unit costs) "
+                 + (f"peaks at k = {c.work_peak_k}" if best_work > 1 + LINEAR_TOLERANCE else "never above linear"))
+    return head
+
+
+#: Memory per replica, MB: the paper's App. B replicas.
+DEFAULT_MEMORY_MB = 4
+
+
 class CacheAdvise(Study[argparse.Namespace]):
     """``cache advise``: predicted hit rates and speedups per router, the peak and the return to linear."""
 
@@ -38,6 +66,11 @@ class CacheAdvise(Study[argparse.Namespace]):
             _native.cache_lru_sim("hash", 1, args.dist, args.rows, 1, 1, 0, 1)
         except SuperlinearError as e:
             raise SuperlinearError(f"--dist: {e}") from None
+        if args.items is not None and args.memory_mb is not None and not args.verify:
+            raise SuperlinearError("--memory-mb has no effect with --items (--items sets the items per replica; "
+                                   "--memory-mb sizes them, and the real replicas of --verify)")
+        if args.memory_mb is None:
+            args.memory_mb = DEFAULT_MEMORY_MB
         if args.trace is not None and args.verify:
             raise SuperlinearError("--verify replays a distribution (--dist) on the real tier; with --trace, "
                                    "compare against your own tier's counts instead")
@@ -93,12 +126,13 @@ class CacheAdvise(Study[argparse.Namespace]):
     def table(self, config: argparse.Namespace, outcome: Outcome) -> None:
         advice, checked = outcome.extra
         t = Table(title=f"cache advise: {advice.dist} over {advice.rows:,} rows, {advice.items:,} items per replica, "
-                  f"ρ = {advice.rho:g} (model: LRU simulation + Eq. 3)")
+                  f"ρ = {advice.rho:g} (model: LRU simulation + Eq. 3; eq3 = the paper's Eq. 3 on the simulated hit "
+                  "rates, work = simulated counts × unit CPU costs)")
         t.add_column("k", justify="right")
         for c in advice.curves:
-            t.add_column(f"{c.router} hit", justify="right")
-            t.add_column(f"{c.router} S(k)", justify="right")
-            t.add_column(f"{c.router} S/k", justify="right")
+            t.add_column(f"{c.router} hit (sim.)", justify="right")
+            t.add_column(f"{c.router} S(k) eq3", justify="right")
+            t.add_column(f"{c.router} S/k eq3", justify="right")
             t.add_column(f"{c.router} work/k", justify="right")
         for i, k in enumerate(advice.curves[0].ks):
             cells = [str(k)]
@@ -108,12 +142,7 @@ class CacheAdvise(Study[argparse.Namespace]):
             t.add_row(*cells)
         console.print(t)
         for c in advice.curves:
-            lf = c.linear_from
-            console.print(f"{c.router}: superlinearity peaks at k = {c.peak_k} ({c.peak_ratio:.2f}× linear, model); "
-                          + (f"linear again from k = {lf}" if lf is not None else
-                             "still accelerating at the largest k")
-                          + (f"; work kind (simulated counts × unit costs) peaks at k = {c.work_peak_k}"
-                             if c.work_peak_k else ""))
+            console.print(peak_sentence(c))
         if checked is not None:
             console.print(f"verify (real tier, key hash): predicted peak (work) k = {checked.predicted_peak}, the real "
                           f"tier's (work) k = {checked.tier_peak}, error {checked.peak_error:+d}; hit rate (count) "
@@ -182,7 +211,8 @@ def register(cs: Any) -> None:
                    help="a key trace instead of --dist: one read per line ('KEY [TIMESTAMP [LATENCY]]', any token "
                    "as KEY) or the engine's binary key trace; played once to warm the replicas, then once counted")
     a.add_argument("--rows", type=positive_int, default=1_000_000, help="rows in the table (default 1,000,000)")
-    a.add_argument("--memory-mb", type=positive_int, default=4, help="memory per replica in MB (default 4)")
+    a.add_argument("--memory-mb", type=positive_int, default=None,
+                   help=f"memory per replica in MB (default {DEFAULT_MEMORY_MB})")
     a.add_argument("--items", type=positive_int, help="items per replica instead of --memory-mb's estimate")
     a.add_argument("--rho", type=non_negative_finite, default=DEFAULT_RHO,
                    help=f"a miss's request path (client, get, query, fill) over a hit's (client, get); default "

@@ -53,6 +53,10 @@ def resolve_servers(args: argparse.Namespace, need_pg: bool = True, need_mc: boo
     dsn = ""
     if getattr(args, "memcached", None) is not None:
         replicas = [memcached_address(a.strip()) for a in args.memcached.split(",")]
+        if need_pg and not getattr(args, "postgres", None):
+            # Your cache in front of the database `cache up` started would be a silent mix.
+            raise SuperlinearError("--memcached needs --postgres DSN too (your servers, both named), or neither "
+                                   "(the servers `superlinear cache up` started)")
     if getattr(args, "postgres", None):
         dsn = args.postgres
     if (need_mc and not replicas) or (need_pg and not dsn):
@@ -305,7 +309,8 @@ def _show_bench(row: dict[str, Any], k: int, args: argparse.Namespace, threads: 
     t.add_column("value", justify="right")
     t.add_column("kind")
     t.add_row("requests", f"{row['requests']:,}", "count")
-    t.add_row("hit rate", f"{row['hit_rate']:.3f}", "count")
+    t.add_row("reads / writes", f"{row['reads']:,} / {row['writes']:,}", "count")
+    t.add_row("hit rate", f"{row['hit_rate']:.3f}" if row["reads"] else "— (no reads)", "count")
     t.add_row("delayed hits (coalesced misses)", f"{row['delayed_hits']:,}", "count")
     t.add_row("database reads", f"{row['db_reads']:,}", "count")
     t.add_row("throughput, req/s", f"{row['throughput_rps_measured']:,.0f}", "measured")
@@ -335,9 +340,16 @@ def _show_routers(routers: list[dict[str, Any]]) -> None:
 LISTING = Listing("cache", "routers of the cache tier's client", _native.cache_routers, _show_routers)
 
 
+def services_folder(text: str) -> str:
+    """``--dir``: a folder name, not empty (an empty one would fall back to the default folder)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("expected a folder, got an empty name")
+    return text
+
+
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--dir", metavar="DIR", help="services directory (default .superlinear/services or "
-                   "$SUPERLINEAR_SERVICES)")
+    p.add_argument("--dir", metavar="DIR", type=services_folder,
+                   help="services directory (default .superlinear/services or $SUPERLINEAR_SERVICES)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
 
 

@@ -58,6 +58,8 @@ def bench_row(report: CacheBenchRecord, k: int, cores: int) -> dict[str, Any]:
         "machine_utilisation": cpu_total / (wall * cores) if wall else None,
         "max_over_mean_load": max(loads) / mean if mean else None,
         "db_reads": report["stats"]["db_reads"],
+        "reads": report["stats"]["reads"],
+        "writes": report["stats"]["writes"],
         "delayed_hits": report["stats"]["delayed_hits"],
         "bypass": report["stats"]["bypass"],
         "errors": report["errors"],

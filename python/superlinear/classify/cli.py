@@ -13,9 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from superlinear import _native
@@ -34,6 +32,7 @@ from superlinear.common.defaults import config_defaults
 from superlinear.common.errors import SuperlinearError
 from superlinear.common.interrupt import interruptible
 from superlinear.common.listing import Listing, known, name_table, show_listing
+from superlinear.common.progress import progress_bar
 from superlinear.common.rows import Row
 from superlinear.common.scope import OptionScope, hidden_alias, spelled
 from superlinear.common.study import Outcome, Study, console, run_study
@@ -235,8 +234,9 @@ class Bench(Study[argparse.Namespace]):
                               "[lo–hi] of alternated rounds (3; 1 with --quick)"})
 
     def table(self, config: argparse.Namespace, outcome: Outcome) -> None:
-        t = Table(title="single-core classification throughput (measured, thread CPU time, median \\[lo–hi] of "
-                        "alternated rounds)")
+        spread_of = ("one round (--quick)" if config.quick else
+                     "median \\[lo–hi] of 3 alternated rounds")
+        t = Table(title=f"single-core classification throughput (measured, thread CPU time, {spread_of})")
         for c in ("rule set", "rules", "packets", "algo", "Mpps", "rules compared / packet", "ns / rule compared"):
             t.add_column(c, justify="right")
         for r in outcome.rows:
@@ -277,10 +277,7 @@ def _bench_rows(args: argparse.Namespace, show: bool) -> list[Row]:
                                           actions=args.actions)
                 targets.append((f"{name}_{size.strip()}", load(spec)))
     algos = args.algos
-    with Progress(TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(),
-                  console=Console(stderr=True), transient=True,
-                  disable=not show) as bar:
+    with progress_bar(show) as bar:
         rounds = 1 if args.quick else 3
         task = bar.add_task("classify bench", total=len(targets) * len(algos) * rounds)
         for label, w in targets:

@@ -42,6 +42,16 @@ def _too_large(size: int, avail: int, over: bool) -> str:
             f"the {size_text(avail)} available may be used)")
 
 
+def require_input_file(path: str | Path, option: str) -> None:
+    """Refuses, in one line naming ``option``, an input path that is missing or a folder; what
+    else is no file (a device, a pipe) the reader refuses in its own words."""
+    p = Path(path)
+    if p.is_dir():
+        raise SuperlinearError(f"{p}: a folder, not a file ({option})")
+    if not p.exists():
+        raise SuperlinearError(f"{p}: no such file ({option})")
+
+
 def read_input_text(path: str | Path, what: str) -> str:
     """The text of the input file ``path``; ``what`` names it in errors (``--updates``, ``the
     sweep file``). Raises :class:`SuperlinearError` naming the file (and line) and the problem."""

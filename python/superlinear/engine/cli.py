@@ -12,6 +12,7 @@ from superlinear import _native
 from superlinear.common.args import (
     add_repeats_option,
     add_timed_window_option,
+    non_negative_finite,
     non_negative_int,
     positive_int,
     repeat_count,
@@ -125,7 +126,11 @@ def cmd_run(args: argparse.Namespace, scope: OptionScope) -> int:
     records = [first] + [run(spec) for _ in range(args.repeats - 1)]
     result, times = median_run(records)
     walls = [r["measured"]["wall_ns"] for r in records if r["measured"] and r["measured"]["wall_ns"]]
-    doc = {"spec": spec.to_native(), "items": result["items"], "cores": result["cores"], "repeats": args.repeats,
+    native = spec.to_native()
+    # The native spec's ``repeats`` are passes over the workers inside one run; ``repeats`` below
+    # are the independent runs whose median is printed.
+    native["passes_per_run"] = native.pop("repeats")
+    doc = {"spec": native, "items": result["items"], "cores": result["cores"], "repeats": args.repeats,
            "projected_ns_runs": times, "wall_ns_runs": walls,
            "projected": result["projected"], "measured": result["measured"], "single_core": result["single_core"]}
     if args.json:
@@ -189,7 +194,7 @@ def register(sub: Any) -> None:
     u.add_argument("--k", type=positive_int, default=4, help="workers (default 4)")
     u.add_argument("--workload", choices=["uniform", "zipf"], default=run_defaults["workload"]["kind"])
     u.add_argument("--m", type=positive_int, default=10_000, help="items (default 10000)")
-    u.add_argument("--alpha", type=float, default=run_defaults["workload"]["alpha"],
+    u.add_argument("--alpha", type=non_negative_finite, default=run_defaults["workload"]["alpha"],
                    help=f"zipf exponent (--workload zipf; default {run_defaults['workload']['alpha']:g})")
     u.add_argument("--trace", metavar="FILE", help="key trace (text: one key per line, or binary)")
     u.add_argument("--requests", type=positive_int, default=run_defaults["requests"],

@@ -94,6 +94,10 @@ def rule_set_inputs(args: Any, options: dict[str, Any], trace_optional: bool = F
     sets = [s.strip() for s in args.sets.split(",") if s.strip()]
     if not sets:
         raise SuperlinearError("--sets: empty list (name one or more sets, e.g. acl1,ipc1,fw1)")
+    for s in sets:
+        for name in (f"{s}_{args.size}",) + (() if trace_optional else (f"{s}_{args.size}_trace",)):
+            if not (root / name).is_file():
+                raise SuperlinearError(f"--data {root}: no file {name} (set {s} of --sets, size {args.size})")
     return [RuleSetInput(f"{s}_{args.size}", str(root / f"{s}_{args.size}"), str(root / f"{s}_{args.size}_trace"),
                          options) for s in sets]
 
