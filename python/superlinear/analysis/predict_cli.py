@@ -77,7 +77,9 @@ def prediction_table(pred: Prediction) -> Table:
     t = Table(title=f"{pred.model}: {pred.algo} + {pred.dispatch}, {pred.workload.label()}, m = {pred.m:,}, "
                     f"{pred.requests:,} requests, s = {pred.s:g}",
               caption=KINDS, caption_justify="left")
-    cols = ["k", "ℓ(k)", "q(k)", "q·ℓ predicted", f"S law (s={pred.s:g})", "mean |W|", "imbalance"]
+    # S: Theorem A.3's serial fraction s applied to q·ℓ, whether q·ℓ comes from the law or, for a
+    # worker without one, from the exact simulation; the imbalance is of requests, not work.
+    cols = ["k", "ℓ(k)", "q(k)", "q·ℓ predicted", f"S, Thm A.3 (s={pred.s:g})", "mean |W|", "imbalance (requests)"]
     if pred.algo.startswith("lru"):
         cols.append("hit rate")
     if pred.engine:

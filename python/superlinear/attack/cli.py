@@ -141,6 +141,11 @@ def _sim_tables(study: SimStudy, rows: list[Row], summary: dict[str, Any]) -> No
         t.add_row(policy, f"{s['displacement_factor']:.3g}", f"{s['at_attack_rate_gbps']:.3g}",
                   f"{s['attack_job_us']:.3g}", b)
     console.print(t)
+    for policy, s in summary["policies"].items():
+        if s["bound_kind"] == "lower" and s["bound"] is not None and s["displacement_factor"] < s["bound"]:
+            console.print(f"note: {policy}'s simulated DF {s['displacement_factor']:.3g} is below its analytic lower "
+                          f"bound {s['bound']:.3g}: the bound is for the optimal attack rate (r_A ≈ r_I·P_min/J_max), "
+                          "which the swept --attack-rates do not include", markup=False, highlight=False)
     growth = [r for r in rows if r["panel"] == "growth-summary"]
     if growth:
         grid = "rates from just below the FCFS/FQ optimum (r_A ≈ r_I·P_min/J_max) up to r_max"

@@ -188,11 +188,14 @@ def register(sub: Any) -> None:
     run_defaults = config_defaults("run")
     u = sub.add_parser("run", help="one run: algorithm, dispatcher, workload, k",
                        description="Run one configuration and print its accounting.")
-    u.add_argument("--algo", default=run_defaults["algo"], help="worker: " + known(worker_names()))
+    u.add_argument("--algo", default=run_defaults["algo"],
+                   help=f"worker (default {run_defaults['algo']}): " + known(worker_names()))
     u.add_argument("--dispatch", default=run_defaults["dispatch"],
-                   help="dispatcher: " + known(d["name"] for d in _native.dispatchers()))
+                   help=f"dispatcher (default {run_defaults['dispatch']}): "
+                   + known(d["name"] for d in _native.dispatchers()))
     u.add_argument("--k", type=positive_int, default=4, help="workers (default 4)")
-    u.add_argument("--workload", choices=["uniform", "zipf"], default=run_defaults["workload"]["kind"])
+    u.add_argument("--workload", choices=["uniform", "zipf"], default=run_defaults["workload"]["kind"],
+                   help=f"generated keys (default {run_defaults['workload']['kind']})")
     u.add_argument("--m", type=positive_int, default=10_000, help="items (default 10000)")
     u.add_argument("--alpha", type=non_negative_finite, default=run_defaults["workload"]["alpha"],
                    help=f"zipf exponent (--workload zipf; default {run_defaults['workload']['alpha']:g})")
@@ -204,16 +207,19 @@ def register(sub: Any) -> None:
                    help="warm-up requests, served first and left out (with --exclude-warmup)")
     u.add_argument("--exclude-warmup", action="store_true", help="leave the warm-up out of every figure")
     u.add_argument("--w", type=non_negative_int, default=run_defaults["compare_cycles"],
-                   help=f"cycles per tree comparison (--algo {_users('w')})")
+                   help=f"cycles per tree comparison (--algo {_users('w')}; "
+                   f"default {run_defaults['compare_cycles']:,})")
     u.add_argument("--rho", type=non_negative_int, default=run_defaults["miss_cycles"],
-                   help=f"cycles per cache miss (--algo {_users('rho')})")
-    u.add_argument("--seed", type=non_negative_int, default=run_defaults["seed"])
+                   help=f"cycles per cache miss (--algo {_users('rho')}; default {run_defaults['miss_cycles']:,})")
+    u.add_argument("--seed", type=non_negative_int, default=run_defaults["seed"],
+                   help="seed of the generated keys and of the hash and random dispatchers "
+                   f"(default {run_defaults['seed']})")
     u.add_argument("--sharded", action="store_true", help="sharded state (each worker holds its partition only)")
     u.add_argument("--measure", action="store_true", help="also run with real threads (k ≤ cores)")
     u.add_argument("--single-core", action="store_true", help="also run all k threads on one core")
     u.add_argument("--repeats", type=repeat_count, default=3, metavar="N",
                    help="independent runs: times are their median [range] (default 3)")
-    u.add_argument("--json", action="store_true")
+    u.add_argument("--json", action="store_true", help="print the run's accounting as JSON")
     # Made before generator_scope, so that this scope holds back the defaults of --workload and
     # --alpha too (generator_scope then leaves them unfilled for cmd_run to judge).
     scope = OptionScope(u, only=SCOPED_OPTIONS)
