@@ -201,6 +201,17 @@ def cap(argv: list[str], flag: str, limit: int, add: bool) -> list[str]:
     return argv
 
 
+def scale_hot_set(argv: list[str], rows_before: str | None) -> list[str]:
+    """A hot set ``--dist hot:H[:…]`` shrunk with ``--rows``, so it keeps its share of the table (a
+    hot set larger than the table is refused)."""
+    dist, rows = flag_value(argv, "--dist"), flag_value(argv, "--rows")
+    if dist is None or rows is None or rows_before is None or rows == rows_before or not dist.startswith("hot:"):
+        return argv
+    _, hot, *rest = dist.split(":")
+    scaled = max(1, int(hot) * int(rows) // int(rows_before.replace("_", "")))
+    return set_flag(argv, "--dist", ":".join(["hot", str(scaled), *rest]))
+
+
 def add_flag(argv: list[str], flag: str) -> list[str]:
     return argv if flag in argv else [*argv, flag]
 
@@ -231,9 +242,11 @@ def rewrite(argv: list[str], classbench: Path) -> list[str]:
     generated = not (key[0] == "latency-sim" and "--trace" in argv)
     for flag, (limit, add) in own_caps.items():
         argv = cap(argv, flag, limit, add and generated)
+    rows_before = flag_value(argv, "--rows")
     for flag, limit in CAPS.items():
         if flag not in own_caps:
             argv = cap(argv, flag, limit, add=False)
+    argv = scale_hot_set(argv, rows_before)
     if key in {("predict",), ("advise",)} and "--trace" not in argv:
         argv = cap(argv, "--requests", CAPS["--requests"], add=True)
     if key == ("sweep",):

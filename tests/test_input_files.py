@@ -122,7 +122,7 @@ def test_a_byte_order_mark_is_stripped(cli: Cli, tmp_path: Path) -> None:
                            "--no-measure")
     keys = tmp_path / "keys.txt"
     keys.write_bytes(BOM + b"3221225985\n5\n5\n")
-    ok(cli, tmp_path, "run", "--trace", str(keys), "--requests", "100")
+    ok(cli, tmp_path, "run", "--trace", str(keys), "--requests", "3")
     packets = tmp_path / "packets.txt"
     packets.write_bytes(BOM + b"3221225985 1 2 3 6\n167772161 1 2 80 6\n")
     ok(cli, tmp_path, "classify", "--rules", str(native), "--trace", str(packets), "--no-measure")

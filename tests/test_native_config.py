@@ -175,9 +175,10 @@ def test_the_sweep_takes_every_run_config_field_it_does_not_set_itself(tmp_path:
     for key in sorted(set(run) - SET_BY_SWEEP - {"algo", "dispatch", "k", "workload"}):
         value = run[key]
         literal = str(value).lower() if isinstance(value, bool) else repr(value)
+        # A warm-up is served only when it is excluded (the sweep refuses one that would not be).
+        line = f"{key} = {literal}\n" if key != "warmup" else "warmup = 100\nexclude_warmup = true\n"
         cfg.write_text(f'{SWEEP_GRID if key != "requests" else SWEEP_GRID.replace("requests = 2000", "")}'
-                       f'{key} = {literal}\n[workload]\nm = 100\n' + "".join(f"{k} = {run['workload'][k]!r}\n"
-                                                                            for k in ("kind", "alpha")))
+                       f'{line}[workload]\nm = 100\nkind = {run["workload"]["kind"]!r}\n')
         experiment, _ = load_sweep(cfg)
         assert experiment.panels[0].workload.m == 100, key
     wrong = cfg.read_text().replace("requests = 2000", "requests = -5")

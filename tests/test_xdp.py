@@ -281,6 +281,7 @@ def test_xdp_bench_end_to_end(tmp_path: Path) -> None:
     assert set(pps) == {"static", "mrf"}
     for r in pps.values():
         assert r["kind"] == "measured" and r["worker_cpus"] == 1 and r["speedup_measured"] == pytest.approx(1.0)
+        assert r["speedup_measured_lo"] == pytest.approx(1.0) == r["speedup_measured_hi"]  # each round: itself
         assert r["generator"] == "xdp-live"
         assert r["pps"] > 0 and 0.0 <= r["dropped_share"] <= 1.0 and r["limited_by"] in ("workers", "senders")
     check = json.loads((tmp_path / "out" / "check.json").read_text())

@@ -76,6 +76,12 @@ def progress_bar(enabled: bool) -> Any:
 _last_line = [time.monotonic()]  # the first line comes LINE_EVERY_S after the start
 
 
+def restart_lines() -> None:
+    """Starts the interval of :func:`line_progress` again (a command starts: in-process callers
+    run several)."""
+    _last_line[0] = time.monotonic()
+
+
 def line_progress(message: str) -> None:
     """One step of a study, on stderr: every step on a terminal; elsewhere at most one line every
     :data:`LINE_EVERY_S` seconds."""

@@ -20,7 +20,7 @@ from typing import Any, Generic, TypeVar, cast
 
 from rich.console import Console
 
-from superlinear.common.progress import line_progress
+from superlinear.common.progress import line_progress, restart_lines
 from superlinear.common.rows import Row
 from superlinear.output.paths import output_dir, write_text_atomic
 from superlinear.output.results import write_results
@@ -84,6 +84,7 @@ def run_study(study: Study[Any], args: argparse.Namespace) -> int:
     config = study.config_from(args)
     out = output_dir(args.out)  # checked before the run: a bad --out costs no work
     # Progress unless --json: a bar or every step on a terminal, a line now and then elsewhere.
+    restart_lines()
     outcome = study.run(config, None if args.json else line_progress)
     path = write_results(out, study.experiment, outcome.config, outcome.rows)
     plots = study.plot(out, config, outcome)

@@ -198,7 +198,7 @@ def register(sub: Any) -> None:
                    help=f"generated keys (default {run_defaults['workload']['kind']})")
     u.add_argument("--m", type=positive_int, default=10_000, help="items (default 10000)")
     u.add_argument("--alpha", type=non_negative_finite, default=run_defaults["workload"]["alpha"],
-                   help=f"zipf exponent (--workload zipf; default {run_defaults['workload']['alpha']:g})")
+                   help=f"zipf exponent, for --workload zipf (default {run_defaults['workload']['alpha']:g})")
     u.add_argument("--trace", metavar="FILE", help="key trace (text: one key per line, or binary)")
     u.add_argument("--requests", type=positive_int, default=run_defaults["requests"],
                    help=f"requests (default {run_defaults['requests']}; with --trace, its first N keys, by default "

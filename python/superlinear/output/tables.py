@@ -69,7 +69,7 @@ def summary_table(rows: list[Row], title: str) -> Table:
         left_out = ", ".join(map(str, sorted(hidden)))
         caption += f" Left out here: k = {left_out} (every k is in result.csv and the plots)."
     table = Table(title=title, caption=caption, caption_justify="left", show_lines=False)
-    cols = ("panel", "series", "k", "measured ×", "projected ×", "work ×", unit, "vs static k=1", "hit rate",
+    cols = ("panel", "series", "k", "measured ×", "projected ×", "work ×", unit, "vs static k=1 (proj.)", "hit rate",
             "imbalance pkt / work")
     for col in cols:
         table.add_column(col, justify="right" if col not in ("panel", "series") else "left")

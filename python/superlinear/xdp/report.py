@@ -69,7 +69,8 @@ def throughput_table(results: list[SetResult]) -> Table:
                 continue
             t.add_row(res.name, r["algo"], str(r["worker_cpus"]), str(r["senders"]),
                       f"{r['pps']:,.0f} [{r['pps_min']:,.0f}–{r['pps_max']:,.0f}]", f"{r['pps_per_worker_cpu']:,.0f}",
-                      f"{r['speedup_measured']:,.2f}x" if r["speedup_measured"] else "-", f"{r['offered_pps']:,.0f}",
+                      f"{r['speedup_measured']:,.2f}x [{r['speedup_measured_lo']:,.2f}–{r['speedup_measured_hi']:,.2f}]"
+                      if r["speedup_measured"] else "-", f"{r['offered_pps']:,.0f}",
                       f"{100 * r['dropped_share']:.1f} %", f"{r['load_imbalance']:.2f}", r["limited_by"])
     return t
 
