@@ -404,9 +404,17 @@ fn classify_dispatchers(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
     })
 }
 
+/// The format the rule reader detects in the file `path` (`classbench`, `native`, `nft`); None
+/// where the file cannot be read (the reader then says why when it loads it).
+#[pyfunction]
+fn classify_rule_format(py: Python<'_>, path: &str) -> Option<&'static str> {
+    py.allow_threads(|| superlinear_core::input::read_text(path).ok().map(|t| RuleFormat::detect(&t).name()))
+}
+
 /// Registers the classifier's bindings.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PacketWorkload>()?;
+    m.add_function(wrap_pyfunction!(classify_rule_format, m)?)?;
     m.add_function(wrap_pyfunction!(classify_algorithms, m)?)?;
     m.add_function(wrap_pyfunction!(classify_dispatchers, m)?)?;
     Ok(())

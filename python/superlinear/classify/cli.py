@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import stat
 import statistics
 import sys
 from pathlib import Path
@@ -455,40 +453,11 @@ def _where_used(scope: OptionScope) -> dict[str, str]:
     return where
 
 
-#: The first words of an ``nft list ruleset`` line, and the rest of the Rust reader's format
-#: detection (crates/classify/src/rules/mod.rs, ``RuleFormat::detect``), which
-#: tests/test_option_scope.py checks this against.
-NFT_FIRST_WORDS = frozenset({"table", "chain", "ip", "meta", "th", "tcp", "udp", "flush", "add"})
-#: Bytes of a rule file read to find its format: its first line that is neither blank nor a comment.
-FORMAT_PEEK_BYTES = 1 << 20
-
-
 def rule_file_format(path: str, given: str) -> str | None:
     """The format of the rule file ``path``: ``given`` (``--rule-format``) unless ``auto``, else
-    the one the reader detects from the file's first line that is neither blank nor a comment (an
-    ``@`` line: ClassBench; an nft statement: nft; anything else: native). None where that is not
-    known here (not a regular file, unreadable, or no such line in the first MiB): the reader
-    then speaks for itself."""
-    if given != "auto":
-        return given
-    try:
-        if not stat.S_ISREG(os.stat(path).st_mode):
-            return None
-        with open(path, "rb") as f:
-            head = f.read(FORMAT_PEEK_BYTES)
-    except OSError:
-        return None
-    lines = head.decode("utf-8", errors="replace").removeprefix("\ufeff").splitlines()
-    if len(head) == FORMAT_PEEK_BYTES:
-        lines = lines[:-1]  # the last line may be cut short
-    for line in lines:
-        text = line.strip()
-        if not text or text.startswith("#"):
-            continue
-        if text.startswith("@"):
-            return "classbench"
-        return "nft" if text.split()[0] in NFT_FIRST_WORDS else "native"
-    return None if len(head) == FORMAT_PEEK_BYTES else "native"
+    the one the reader detects (crates/classify rules, ``RuleFormat::detect``); None where the file
+    cannot be read (the reader then says why)."""
+    return given if given != "auto" else _native.classify_rule_format(path)
 
 
 #: Packet dispatchers that draw on --seed (the others hash, rotate or plan without one).

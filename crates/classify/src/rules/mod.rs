@@ -385,6 +385,16 @@ impl RuleFormat {
         }
     }
 
+    /// The format's name, as `parse` takes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            RuleFormat::Auto => "auto",
+            RuleFormat::ClassBench => "classbench",
+            RuleFormat::Native => "native",
+            RuleFormat::Nft => "nft",
+        }
+    }
+
     /// Guesses the format from the first meaningful line.
     pub fn detect(text: &str) -> RuleFormat {
         for line in text.lines() {
