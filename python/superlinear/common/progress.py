@@ -16,13 +16,29 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 LINE_EVERY_S = 30.0
 
 
+class _Interval:
+    """Whether a line is due: at most one every :data:`LINE_EVERY_S` seconds since the last, or
+    since the start."""
+
+    def __init__(self) -> None:
+        self.last = time.monotonic()
+
+    def due(self) -> bool:
+        now = time.monotonic()
+        if now - self.last < LINE_EVERY_S:
+            return False
+        self.last = now
+        return True
+
+
 class PeriodicLines:
     """The part of :class:`rich.progress.Progress` the commands use (``add_task``, ``update``,
     ``advance``), written as a line on stderr at most every :data:`LINE_EVERY_S` seconds."""
 
     def __init__(self) -> None:
         self._tasks: dict[int, dict[str, Any]] = {}
-        self._started = self._printed = time.monotonic()
+        self._started = time.monotonic()
+        self._interval = _Interval()
 
     def __enter__(self) -> PeriodicLines:
         return self
@@ -52,12 +68,10 @@ class PeriodicLines:
         self.update(task, advance=advance)
 
     def _maybe_print(self, t: dict[str, Any]) -> None:
-        now = time.monotonic()
-        if now - self._printed < LINE_EVERY_S:
+        if not self._interval.due():
             return
-        self._printed = now
         done = f" {t['completed']:,.0f}/{t['total']:,.0f}" if t["total"] else ""
-        elapsed = int(now - self._started)
+        elapsed = int(self._interval.last - self._started)
         print(f"  … {t['description']}{done} ({elapsed // 60}:{elapsed % 60:02d} elapsed)", file=sys.stderr,
               flush=True)
 
@@ -73,21 +87,17 @@ def progress_bar(enabled: bool) -> Any:
                     TimeElapsedColumn(), console=Console(stderr=True), transient=True, disable=not enabled)
 
 
-_last_line = [time.monotonic()]  # the first line comes LINE_EVERY_S after the start
+_lines = _Interval()  # the first step line comes LINE_EVERY_S after the start
 
 
 def restart_lines() -> None:
     """Starts the interval of :func:`line_progress` again (a command starts: in-process callers
     run several)."""
-    _last_line[0] = time.monotonic()
+    _lines.last = time.monotonic()
 
 
 def line_progress(message: str) -> None:
     """One step of a study, on stderr: every step on a terminal; elsewhere at most one line every
     :data:`LINE_EVERY_S` seconds."""
-    if not sys.stderr.isatty():
-        now = time.monotonic()
-        if now - _last_line[0] < LINE_EVERY_S:
-            return
-        _last_line[0] = now
-    print(f"  … {message}", file=sys.stderr, flush=True)
+    if sys.stderr.isatty() or _lines.due():
+        print(f"  … {message}", file=sys.stderr, flush=True)
