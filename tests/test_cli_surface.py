@@ -397,7 +397,7 @@ def test_progress_line_shows_the_panel_prefix(tmp_path: Path) -> None:
     leader, follower = pty.openpty()
     env = {**os.environ, "COLUMNS": "200", "TERM": "xterm"}
     p = subprocess.Popen([sys.executable, "-m", "superlinear", "reproduce", "fig5", "--quick", "--panel", "c",
-                          "--no-measure", "--out", str(tmp_path / "f5")], stdin=follower, stdout=follower,
+                          "--out", str(tmp_path / "f5")], stdin=follower, stdout=follower,
                          stderr=follower, env=env, close_fds=True)
     os.close(follower)
     seen = b""

@@ -140,8 +140,8 @@ ATTACK_RATES = "0.01,0.1"
 REWRITES = (
     ("classbench", f"`{SHARED_CLASSBENCH}` → a tiny ClassBench folder generated with `classify gen-rules/gen-trace "
                    "--format classbench` (the project's tests generate their data)"),
-    ("reproduce", "`reproduce` gets `--quick --no-measure --repeats 1`, and runs one panel: the first it names, or the "
-                  "smallest"),
+    ("reproduce", "`reproduce` gets `--quick --no-measure --repeats 1` (the cache tier's figures, which always "
+                  "measure, `--quick --repeats 1`), and runs one panel: the first it names, or the smallest"),
     ("bench", "`bench` and `classify bench` get `--quick`; `classify bench` runs `--classbench-size 5k` only"),
     ("attack", "`attack sim|worker|classifier|bench-queue` get `--quick`; `attack sim` also `--no-growth` unless it "
                f"asks for a J_max sweep; `attack bench-queue` runs `--queue-size {QUEUE_SIZES}`; "
@@ -221,7 +221,8 @@ def rewrite(argv: list[str], classbench: Path) -> list[str]:
     argv = [w.replace(SHARED_CLASSBENCH, str(classbench)) for w in argv]
     key = command_key(argv)
     if argv[0] == "reproduce":
-        argv = set_flag(add_flag(add_flag(argv, "--quick"), "--no-measure"), "--repeats", "1")
+        argv = add_flag(argv, "--quick")
+        argv = set_flag(argv if argv[1] in SERVICE_FIGURES else add_flag(argv, "--no-measure"), "--repeats", "1")
         panel = flag_value(argv, "--panel") or SMALLEST_PANEL.get(argv[1])
         if panel is not None:
             argv = set_flag(argv, "--panel", panel)
@@ -402,6 +403,8 @@ def test_rewrites_are_explicit(tmp_path: Path) -> None:
     assert toml.read_text() == "requests = 20000\nwarmup = 5000\nrepeats = 1\nk = [1, 2]\n[workload]\nm = 5000\n"
     assert rewrite(["reproduce", "fig8", "--panel", "a", "--panel", "d10k"], cb) == \
         ["reproduce", "fig8", "--quick", "--no-measure", "--repeats", "1", "--panel", "a"]
+    assert rewrite(["reproduce", "fig11"], cb) == ["reproduce", "fig11", "--quick", "--repeats", "1", "--panel",
+                                                   "cache-only"]
 
 
 #: Exit codes of nft-bench and xdp that mean "this machine cannot" (69: tools or kernel support

@@ -2,13 +2,16 @@
 ``run --alpha`` without the zipf workload, ``--w``/``--rho`` beside a worker that does not read
 them, ``--warmup`` without ``--exclude-warmup`` (and the same two in a sweep file), ``--requests``
 beyond a ``--trace``, ``classify --actions`` with rule files that carry their own actions, and
-``classify --seed`` where nothing is drawn. Each refusal is checked beside the combination that
+``classify --seed`` where nothing is drawn, and ``predict``/``advise`` options of the other mode
+(``--rho``/``--s`` with ``--rules``, ``--actions`` without) or of another worker (``--rho``
+beside mtf). Each refusal is checked beside the combination that
 does use the option, and each table the checks rest on against the engine itself."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
@@ -16,6 +19,7 @@ import pytest
 from superlinear import _native
 from superlinear.classify.cli import SEEDED_DISPATCHERS, rule_file_format
 from superlinear.cli import main
+from superlinear.engine.cli import SEEDED_DISPATCHERS as ENGINE_SEEDED
 from superlinear.engine.cli import WORKER_PARAMETERS
 from superlinear.engine.runs import Workload
 from superlinear.engine.sweep import ConfigError, load_sweep
@@ -282,3 +286,292 @@ def test_seeded_dispatchers_are_the_ones_whose_assignment_the_seed_changes(files
     for d in _native.classify_dispatchers():
         changed = w.assign(d["name"], 4, 1) != w.assign(d["name"], 4, 2)
         assert changed == (d["name"] in SEEDED_DISPATCHERS), d["name"]
+
+
+# --- predict and advise: the key-stream law's options and the classifier simulation's -------------
+
+
+PREDICT = ["--k", "1,2", "--m", "200", "--requests", "2000"]
+
+
+@pytest.mark.parametrize("command", ["predict", "advise"])
+def test_predict_and_advise_refuse_the_other_modes_options(one_line_mistake: Mistake, files: dict[str, Path],
+                                                           tmp_path: Path, command: str) -> None:
+    out = ["--out", str(tmp_path / "o")]
+    packets = [command, "--rules", str(files["classbench"]), "--trace", str(files["trace"]), "--k", "2", *out]
+    one_line_mistake([*packets, "--rho", "5"], "--rho has no effect with --rules (it is the work per cache miss")
+    one_line_mistake([*packets, "--rho", "0"], "--rho has no effect with --rules")
+    if command == "predict":
+        one_line_mistake([*packets, "--s", "0.1"], "--s has no effect with --rules (it is the serial fraction")
+    one_line_mistake([command, *PREDICT, "--actions", "accept", *out],
+                     "--actions has no effect without --rules (it names the actions of ClassBench filters")
+    one_line_mistake([command, *PREDICT, "--sample", "100000", *out],
+                     "--sample has no effect without --rules (it sizes the classifier simulation")
+    if command == "advise":
+        one_line_mistake([command, *PREDICT, "--verify", *out], "--verify has no effect without --rules")
+    for rules in ("native", "nft"):
+        one_line_mistake([*packets[:2], str(files[rules]), *packets[3:], "--actions", "accept"],
+                         f"--actions has no effect with {rules} rules")
+    for algo in ([], ["--algo", "splay"]):
+        named = "mtf, the default" if not algo else "splay"
+        one_line_mistake([command, *PREDICT, *algo, "--rho", "4", *out], f"--rho 4 has no effect with --algo {named} (")
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("command", ["predict", "advise"])
+def test_predict_and_advise_take_each_modes_options(capsys: pytest.CaptureFixture[str], files: dict[str, Path],
+                                                    tmp_path: Path, command: str) -> None:
+    out = ["--out", str(tmp_path / "o"), "--json"]
+    doc = json.loads(ok(capsys, [command, *PREDICT, "--algo", "lru:50", "--rho", "4", *out]))
+    assert doc["config"]["rho"] == 4
+    doc = json.loads(ok(capsys, [command, "--rules", str(files["classbench"]), "--actions", "accept", "--trace",
+                                 str(files["trace"]), "--k", "2", *out]))
+    assert doc["rows"]
+
+
+def test_rho_changes_the_law_only_for_workers_with_misses() -> None:
+    """What the --rho refusal rests on: the key-stream law's work depends on ρ only for caches."""
+    workload = asdict(Workload("uniform", 200))
+    for algo, uses in (("mtf", False), ("splay", False), ("lru:50", True)):
+        work = [_native.LawModel.from_workload(workload, 2000, 1, algo, rho).baseline()["work"] for rho in (0, 9)]
+        assert (work[0] != work[1]) == uses, algo
+
+
+@pytest.mark.parametrize("command", [["xdp", "load", "--iface", "lo"], ["xdp", "update", "--iface", "lo"],
+                                     ["xdp-bench"], ["nft-bench"]])
+def test_datapath_commands_refuse_actions_with_rules_that_carry_actions(one_line_mistake: Mistake,
+                                                                        files: dict[str, Path],
+                                                                        command: list[str]) -> None:
+    """Refused before anything is loaded or any namespace made (no privileges needed)."""
+    trace = [] if command[0] == "xdp" else ["--trace", str(files["trace"])]
+    for fmt in ("native", "nft"):
+        one_line_mistake([*command, "--rules", str(files[fmt]), *trace, "--actions", "accept"],
+                         f"--actions has no effect with {fmt} rules ({files[fmt]} gives every rule its action")
+
+
+def test_nft_bench_takes_actions_with_classbench_rules(capsys: pytest.CaptureFixture[str],
+                                                       files: dict[str, Path]) -> None:
+    table = ok(capsys, ["nft-bench", "--rules", str(files["classbench"]), "--actions", "accept", "--emit", "-"])
+    assert "counter accept" in table and "counter drop" not in table.split("chain classify", 1)[1]
+
+
+# --- --alpha and --seed in predict and advise; --seed in run ------------------------------------
+
+
+@pytest.mark.parametrize("command", ["predict", "advise"])
+def test_predict_and_advise_refuse_alpha_without_zipf(one_line_mistake: Mistake, capsys: pytest.CaptureFixture[str],
+                                                      tmp_path: Path, command: str) -> None:
+    out = ["--out", str(tmp_path / "o")]
+    one_line_mistake([command, *PREDICT, "--alpha", "1.2", *out], "--alpha has no effect with --workload uniform, "
+                     "the default (it is the exponent of --workload zipf)")
+    one_line_mistake([command, *PREDICT, "--workload", "uniform", "--alpha", "1.2", *out],
+                     "--alpha has no effect with --workload uniform (")
+    doc = json.loads(ok(capsys, [command, *PREDICT, "--workload", "zipf", "--alpha", "1.2", *out, "--json"]))
+    assert doc["config"]["workload"]["alpha"] == 1.2
+
+
+def test_run_and_predict_refuse_seed_with_a_trace_behind_round_robin(one_line_mistake: Mistake, keys: Path,
+                                                                      tmp_path: Path) -> None:
+    said = "--seed has no effect with --trace and --dispatch rr (it seeds the keys generated without --trace and " \
+           "the hash and random dispatchers)"
+    one_line_mistake(["run", "--trace", str(keys), "--dispatch", "rr", "--seed", "5", "--k", "2"], said)
+    one_line_mistake(["predict", "--trace", str(keys), "--dispatch", "rr", "--seed", "5", "--k", "2", "--out",
+                      str(tmp_path / "o")], said)
+
+
+@pytest.mark.parametrize("args", [["--trace", "KEYS", "--dispatch", "hash"],
+                                  ["--trace", "KEYS", "--dispatch", "random"],
+                                  ["--dispatch", "rr", "--requests", "500"]])
+def test_run_and_predict_take_seed_where_it_draws(capsys: pytest.CaptureFixture[str], keys: Path, tmp_path: Path,
+                                                  args: list[str]) -> None:
+    args = [str(keys) if a == "KEYS" else a for a in args]
+    doc = json.loads(ok(capsys, ["run", *args, "--seed", "5", "--k", "2", "--repeats", "1", "--json"]))
+    assert doc["spec"]["seed"] == 5
+    doc = json.loads(ok(capsys, ["predict", *args, "--seed", "5", "--k", "2", "--out", str(tmp_path / "o"), "--json"]))
+    assert doc["config"]["seed"] == 5
+
+
+def test_engine_seeded_dispatchers_are_the_ones_whose_assignment_the_seed_changes(keys: Path) -> None:
+    workload = asdict(Workload("trace", 0, 1.0, str(keys)))
+    for d in _native.dispatchers():
+        loads = [[w["requests"] for w in _native.LawModel.from_workload(workload, 0, seed, "mtf", 0)
+                  .point(d["name"], 4, 0.0)["workers"]] for seed in (1, 2)]
+        assert (loads[0] != loads[1]) == (d["name"] in ENGINE_SEEDED), d["name"]
+
+
+def test_predict_rules_refuses_seed_behind_a_dispatcher_that_draws_nothing(
+        one_line_mistake: Mistake, capsys: pytest.CaptureFixture[str], files: dict[str, Path], tmp_path: Path) -> None:
+    run = ["predict", "--rules", str(files["native"]), "--trace", str(files["trace"]), "--k", "2", "--out",
+           str(tmp_path / "o")]
+    one_line_mistake([*run, "--seed", "4"], "--seed has no effect with --rules and --dispatch rule, the default (it "
+                     "seeds the random and two-choice dispatchers)")
+    one_line_mistake([*run, "--dispatch", "rss:sip", "--seed", "4"], "--dispatch rss:sip (")
+    assert json.loads(ok(capsys, [*run, "--dispatch", "random", "--seed", "4", "--json"]))["config"]["seed"] == 4
+
+
+# --- reproduce: options a figure's driver does not read ------------------------------------------
+
+
+@pytest.mark.parametrize("figure", ["fig11", "cache-skew", "cache-sensitivity"])
+@pytest.mark.parametrize("flag", [["--no-measure"], ["--exclude-warmup"], ["--timed-window", "2"]])
+def test_reproduce_refuses_engine_options_for_the_cache_tier(one_line_mistake: Mistake, tmp_path: Path, figure: str,
+                                                             flag: list[str]) -> None:
+    """Refused before any server is started."""
+    one_line_mistake(["reproduce", figure, "--quick", *flag, "--out", str(tmp_path / "o")],
+                     f"{flag[0]} has no effect with reproduce {figure} (its figures are wall-clock measurements of "
+                     "real memcached and PostgreSQL servers)")
+    assert not (tmp_path / "o").exists()
+
+
+def test_no_measure_leaves_out_the_panels_made_of_real_thread_runs(one_line_mistake: Mistake, tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    from superlinear.experiments import REGISTRY
+    from superlinear.experiments.cli import _without_real_thread_panels
+
+    one_line_mistake(["reproduce", "fig5", "--quick", "--panel", "c", "--no-measure", "--out", str(tmp_path / "o")],
+                     "--no-measure: panel c of fig5 is made of real-thread runs only")
+    fig5 = REGISTRY["fig5"](True)
+    assert [p.name for p in _without_real_thread_panels(fig5, "fig5", []).panels] == ["a", "b", "d", "e"]
+    assert "leaves out panel c of fig5" in capsys.readouterr().err
+    assert _without_real_thread_panels(fig5, "fig5", ["a"]) is fig5
+
+
+# --- xdp: one parser, five actions ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("args", "said"), [
+    (["update", "--iface", "lo", "--rules", "R", "--workers", "8"], "--workers has no effect in xdp update (it is for "
+                                                                    "xdp load)"),
+    (["stats", "--algo", "mrf"], "--algo has no effect in xdp stats (it is for xdp load)"),
+    (["unload", "--iface", "lo", "--queue-size", "5"], "--queue-size has no effect in xdp unload"),
+    (["list", "--iface", "lo"], "--iface has no effect in xdp list (it is for xdp load, stats, update, unload)"),
+    (["load", "--rules", "R", "--iface", "lo", "--name", "x"], "--name has no effect in xdp load (it is for xdp "
+                                                               "stats, update, unload)"),
+    (["update", "--rules", "R", "--iface", "lo", "--json"], "--json has no effect in xdp update"),
+    (["load", "--rules", "R", "--iface", "lo", "--trace", "T"], "--trace has no effect in xdp load without "
+                                                                "--dispatch rule"),
+    (["stats", "--json", "--watch", "2"], "--watch has no effect in xdp stats with --json"),
+    (["stats", "--json", "--top", "3"], "--top has no effect in xdp stats with --json"),
+    (["unload", "--all", "--iface", "lo"], "--iface has no effect in xdp unload with --all"),
+])
+def test_xdp_actions_refuse_the_options_they_do_not_read(one_line_mistake: Mistake, files: dict[str, Path],
+                                                          args: list[str], said: str) -> None:
+    """Refused before the rules are read or anything is loaded (no privileges needed)."""
+    paths = {"R": str(files["native"]), "T": str(files["trace"])}
+    one_line_mistake(["xdp", *[paths.get(a, a) for a in args]], said)
+
+
+def test_xdp_actions_read_what_they_are_given() -> None:
+    """The table the refusals rest on names only options the parser has, and every option is read
+    by some action."""
+    from superlinear.cli import build_parser
+    from superlinear.xdp.cli import USED
+
+    xdp = build_parser()._subparsers._group_actions[0].choices["xdp"]  # type: ignore[union-attr]
+    dests = {a.dest for a in xdp._actions if a.option_strings and a.dest != "help"}
+    assert set().union(*USED.values()) == dests
+
+
+@pytest.mark.parametrize(("args", "said"), [
+    (["bench", "--rules", "N", "--trace", "T", "--warmup", "100", "--out", "B"],
+     "--warmup has no effect in classify bench with --rules"),
+    (["bench", "--rules", "N", "--trace", "T", "--calibration", "500", "--out", "B"],
+     "--calibration has no effect in classify bench with --rules"),
+    (["--rules", "N", "--trace", "T", *CLASSIFY, "--json", "--top", "5"], "--top has no effect with --json"),
+    (["--rules", "N", "--trace-format", "pcap", *CLASSIFY], "--trace-format has no effect in classify run without "
+                                                            "--trace"),
+    (["bench", "--rules", "N", "--trace-format", "pcap", "--out", "B"], "--trace-format has no effect in classify "
+                                                                        "bench without --trace"),
+    (["convert", "--rules", "C", "--format", "classbench", "--actions", "random:0.3", "--out", "B"],
+     "--actions has no effect with --format classbench (ClassBench filters carry no actions"),
+    (["convert", "--rules", "N", "--format", "classbench", "--default", "drop", "--out", "B"],
+     "--default has no effect with --format classbench"),
+])
+def test_classify_refuses_what_the_action_does_not_read(one_line_mistake: Mistake, files: dict[str, Path],
+                                                        tmp_path: Path, args: list[str], said: str) -> None:
+    paths = {"N": str(files["native"]), "C": str(files["classbench"]), "T": str(files["trace"]),
+             "B": str(tmp_path / "b")}
+    one_line_mistake(["classify", *[paths.get(a, a) for a in args]], said)
+    assert not (tmp_path / "b").exists()
+
+
+# --- latency-sim: --seed with a trace ------------------------------------------------------------
+
+
+def test_latency_sim_refuses_seed_with_a_trace_where_nothing_is_drawn(one_line_mistake: Mistake,
+                                                                      capsys: pytest.CaptureFixture[str],
+                                                                      tmp_path: Path) -> None:
+    trace = tmp_path / "t.txt"
+    trace.write_text("".join(f"{i % 7} {i}\n" for i in range(400)))
+    out = ["--out", str(tmp_path / "o")]
+    one_line_mistake(["latency-sim", "run", "--trace", str(trace), "--seed", "9", *out],
+                     "--seed has no effect with --trace and without --belatedly (it seeds a generated trace and "
+                     "Belatedly's rounding)")
+    one_line_mistake(["latency-sim", "bench", "--trace", str(trace), "--seed", "9", *out],
+                     "--seed has no effect with --trace (it seeds a generated trace)")
+    doc = json.loads(ok(capsys, ["latency-sim", "run", "--trace", str(trace), "--seed", "9", "--belatedly",
+                                 "--cache-size", "2", "--z", "10", "--policies", "lru", *out, "--json"]))
+    assert doc["rows"]
+
+
+# --- attack: estimator, rule files, HFFS sizes ------------------------------------------------------
+
+
+@pytest.mark.parametrize(("args", "said"), [
+    (["classifier", "--learn", "ewma"], "--learn has no effect with --estimator position (it is for --estimator "
+                                        "learned)"),
+    (["classifier", "--rule-format", "nft"], "--rule-format has no effect without --rules"),
+    (["classifier", "--actions", "accept"], "--actions has no effect without --rules"),
+    (["classifier", "--default", "drop"], "--default has no effect without --rules"),
+    (["classifier", "--rules", "N", "--actions", "random:0.3"], "--actions has no effect with native rules"),
+    (["classifier", "--rules", "N", "--trace-format", "pcap"], "--trace-format has no effect without --trace"),
+    (["worker", "--workload", "uniform", "--alpha", "2"], "--alpha has no effect with --workload uniform (it is the "
+                                                          "exponent of --workload zipf)"),
+    (["sim", "--policies", "fcfs,fq", "--width", "8"], "--width has no effect with --policies fcfs,fq (it sizes the "
+                                                       "HFFS queue of sjf, wsjf, wsjf-inorder)"),
+    (["sim", "--policies", "fcfs", "--levels", "3"], "--levels has no effect with --policies fcfs"),
+    (["bench-queue", "--queues", "binary-heap,btree", "--width", "8"], "--width has no effect with --queues "
+                                                                       "binary-heap,btree"),
+])
+def test_attack_refuses_what_its_mode_does_not_read(one_line_mistake: Mistake, files: dict[str, Path],
+                                                    tmp_path: Path, args: list[str], said: str) -> None:
+    out = ["--quick", "--out", str(tmp_path / "o")]
+    one_line_mistake(["attack", *[str(files["native"]) if a == "N" else a for a in args], *out], said)
+    assert not (tmp_path / "o").exists()
+
+
+def test_hffs_policies_are_registered_policies() -> None:
+    """The --width refusal's table names policies the simulator has (a renamed one would make the
+    refusal fire for every run of it)."""
+    from superlinear.attack.cli import HFFS_POLICIES
+    from superlinear.attack.studies import ALL_POLICIES
+
+    assert set(ALL_POLICIES) >= HFFS_POLICIES
+
+
+# --- nft-bench and xdp-bench ----------------------------------------------------------------------
+
+
+def test_benches_refuse_what_their_inputs_do_not_use(one_line_mistake: Mistake, files: dict[str, Path],
+                                                     tmp_path: Path) -> None:
+    (tmp_path / "cb").mkdir()
+    for name in ("acl1_5k", "fw1_5k"):
+        (tmp_path / "cb" / name).write_text(CLASSBENCH)
+    data = ["--data", str(tmp_path / "cb")]
+    for bench in ("nft-bench", "xdp-bench"):
+        one_line_mistake([bench, *data, "--name", "X"], "--name has no effect with --data (it labels the rule set of "
+                         "--rules")
+    one_line_mistake(["nft-bench", "--rules", str(files["native"]), "--trace", str(files["trace"]), "--seed", "5"],
+                     "--seed has no effect with --dispatch rss (it seeds the random and two-choice dispatchers")
+    one_line_mistake(["nft-bench", *data, "--sets", "acl1,fw1", "--emit", "-"],
+                     "--emit writes one rule set's table: name one with --sets (not acl1,fw1)")
+
+
+def test_cache_commands_refuse_dir_beside_named_servers(one_line_mistake: Mistake, tmp_path: Path) -> None:
+    """Refused before any connection is tried (the addresses here lead nowhere)."""
+    dsn = ["--postgres", "postgresql://nobody@127.0.0.1:1/db"]
+    folder = ["--dir", str(tmp_path / "services")]
+    one_line_mistake(["cache", "bench", "--memcached", "127.0.0.1:1", *dsn, *folder],
+                     "--dir has no effect with --memcached and --postgres (it is the folder of the servers")
+    one_line_mistake(["cache", "load", *dsn, *folder, "--rows", "10"], "--dir has no effect with --postgres (")
+    assert not (tmp_path / "services").exists()

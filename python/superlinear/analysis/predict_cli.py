@@ -26,7 +26,7 @@ from superlinear.analysis.predict import Prediction, parse_ks, plot_prediction, 
 from superlinear.common.args import non_negative_finite, non_negative_int, positive_int
 from superlinear.common.listing import known
 from superlinear.common.progress import progress_bar
-from superlinear.common.scope import generator_scope
+from superlinear.common.scope import OptionScope, alpha_scope, generator_scope
 from superlinear.common.study import Outcome, Study, add_study_options, console
 from superlinear.common.study import Progress as ProgressLine
 from superlinear.engine.runs import RunSpec, SuperlinearError, Workload, check_run_size
@@ -162,8 +162,6 @@ def _predict(args: argparse.Namespace, show: bool) -> Outcome:
     ks = parse_ks(args.k)
     if args.rules:
         return _predict_packets(args, ks, show)
-    if args.sample != DEFAULT_SAMPLE:
-        raise SuperlinearError("--sample needs --rules (it sizes the classifier simulation)")
     workload, requests = _workload(args)
     _check_size(args, workload, requests, ks)
     with _progress(show) as progress:
@@ -366,8 +364,6 @@ def _advise(args: argparse.Namespace, show: bool) -> Outcome:
                                                  "obtained": v.obtained, "error": v.error}
                                                 for v in packets.verified]}
         return Outcome(packets.rows(), pconfig, extra=packets)
-    if args.verify or args.sample != DEFAULT_SAMPLE:
-        raise SuperlinearError("--verify and --sample need --rules (they predict and run a classifier)")
     workload, requests = _workload(args)
     _check_size(args, workload, requests, ks)
     candidates = _candidates(args.candidates, ",")
@@ -384,6 +380,50 @@ def _advise(args: argparse.Namespace, show: bool) -> Outcome:
 
 #: Options of a generated key workload: refused with --trace, which they would not change.
 GENERATOR_OPTIONS = ("workload", "m", "alpha")
+#: Options of the key-stream law (without --rules) and of the classifier simulation (with it):
+#: each mode refuses the other's (``predict --rules R --trace T --rho 5`` once ran as without --rho).
+KEY_OPTIONS = {"rho": "it is the work per cache miss of a key workload's --algo lru:C",
+               "s": "it is the serial fraction of the key-stream law"}
+PACKET_OPTIONS = {"actions": "it names the actions of ClassBench filters given with --rules",
+                  "sample": "it sizes the classifier simulation of --rules",
+                  "verify": "it runs the classifier of --rules for the best candidates"}
+
+
+def _mode_scope(parser: argparse.ArgumentParser, one_dispatcher: bool) -> None:
+    """Refuses the options of the other mode (``KEY_OPTIONS`` with --rules, ``PACKET_OPTIONS``
+    without), --rho beside a worker without misses and, with ``one_dispatcher`` (predict's
+    --dispatch), --seed where that dispatcher and the trace draw nothing; then --alpha without
+    the zipf workload (:func:`alpha_scope`) and --actions beside rules that carry their own
+    (:func:`actions_scope`). Call after the parser's ``func`` is set; it wraps it."""
+    from superlinear.classify.cli import SEEDED_DISPATCHERS, actions_scope
+    from superlinear.engine.cli import WORKER_PARAMETERS, refuse_unused_seed
+
+    scope = OptionScope(parser, only=(*KEY_OPTIONS, *PACKET_OPTIONS, "seed"))
+    inner: Callable[[argparse.Namespace], int] = parser.get_default("func")
+
+    def func(args: argparse.Namespace) -> int:
+        if args.rules:
+            scope.check(args, {*PACKET_OPTIONS, "seed"}, "with --rules", KEY_OPTIONS)
+            dispatch = (args.dispatch or "rule").split(":", 1)[0] if one_dispatcher else None
+            if OptionScope.given(args, "seed") and dispatch is not None and dispatch not in SEEDED_DISPATCHERS:
+                raise SuperlinearError(f"--seed has no effect with --rules and --dispatch {args.dispatch or 'rule'}"
+                                       + ("" if args.dispatch else ", the default") + " (it seeds the "
+                                       f"{' and '.join(sorted(SEEDED_DISPATCHERS))} dispatchers)")
+        else:
+            scope.check(args, {*KEY_OPTIONS, "seed"}, "without --rules", PACKET_OPTIONS)
+            if one_dispatcher:
+                refuse_unused_seed(args.trace, args.dispatch or "hash", OptionScope.given(args, "seed"))
+            algo = args.algo or "mtf"
+            if args.rho and algo.split(":", 1)[0] not in WORKER_PARAMETERS["rho"][1]:
+                raise SuperlinearError(f"--rho {args.rho} has no effect with --algo {algo}"
+                                       + ("" if args.algo else ", the default")
+                                       + " (it is the work per cache miss, for --algo lru:C and the other caches)")
+        scope.fill(args)
+        return inner(args)
+
+    parser.set_defaults(func=func)
+    alpha_scope(parser, "uniform")
+    actions_scope(parser)
 
 
 def _add_workload_args(p: argparse.ArgumentParser, requests_help: str) -> None:
@@ -431,6 +471,7 @@ def register(sub: Any) -> None:
                    "when shorter)")
     add_study_options(p, Predict(), "results/predict")
     generator_scope(p, GENERATOR_OPTIONS)
+    _mode_scope(p, one_dispatcher=True)
 
     a = sub.add_parser("advise", help="locality advisor: which dispatcher boosts locality most",
                        description="Score every dispatch candidate with the working-set law (q(k)·ℓ(k) per k) "
@@ -450,3 +491,4 @@ def register(sub: Any) -> None:
                    "candidates at each k (default 3) and print predicted against obtained")
     add_study_options(a, Advise(), "results/advise")
     generator_scope(a, GENERATOR_OPTIONS)
+    _mode_scope(a, one_dispatcher=False)

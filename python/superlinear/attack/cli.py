@@ -10,7 +10,7 @@ per-unit cost calibrated on this machine) or **measured** (thread CPU time).
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -48,7 +48,14 @@ from superlinear.common.errors import SuperlinearError
 from superlinear.common.input_files import require_input_file
 from superlinear.common.listing import Listing, add_listing_options, known
 from superlinear.common.rows import Row
-from superlinear.common.scope import generator_scope, hidden_alias, spelled
+from superlinear.common.scope import (
+    alpha_scope,
+    conditional_scope,
+    generator_scope,
+    hidden_alias,
+    needs_option,
+    spelled,
+)
 from superlinear.common.study import Outcome, Progress, Study, add_study_options, console
 
 #: HFFS bitmap widths the queue takes (a bit per bucket of a level).
@@ -248,8 +255,6 @@ def _classifier_config(args: argparse.Namespace) -> ClassifierStudy:
             require_input_file(path, option)
     if args.trace and not args.rules:
         raise SuperlinearError("--trace needs --rules (the rules the trace is classified against)")
-    if not args.rules and args.default_action != config_defaults("attack_classifier")["default_action"]:
-        raise SuperlinearError("--default needs --rules (it is the policy where a rules file sets none)")
     if args.packets:
         check_memory(f"--packets {args.packets:,}", BYTES_PER_CLASSIFIER_PACKET * args.packets)
     check_at_most("--attack-bytes", args.attack_bytes, MAX_PACKET_BYTES, "an IP packet's largest size")
@@ -430,6 +435,19 @@ def _work_clocked_options(p: argparse.ArgumentParser, config: ConfigName, polici
     p.add_argument("--quick", action="store_true", help="fewer packets")
 
 
+#: The scheduling policies built on the HFFS queue, whose --width and --levels size it
+#: (crates/sched/src/schedulers: sjf.rs, wsjf.rs, wsjf_inorder.rs; fcfs and fq take neither).
+HFFS_POLICIES = frozenset({"sjf", "wsjf", "wsjf-inorder"})
+
+
+def _without(chosen: str | None, users: Collection[str], flag: str) -> str | None:
+    """The mode refusing an option that only ``users`` read, where the comma-separated ``chosen``
+    (None: the default, all of them) holds none of them."""
+    if chosen is None or {c.strip() for c in chosen.split(",")} & set(users):
+        return None
+    return f"with {flag} {chosen}"
+
+
 def register(sub: Any) -> None:
     """Adds ``attack`` and its studies (``attack policies`` is an alias of ``list attack``)."""
     policies = "comma-separated: " + known(ALL_POLICIES)
@@ -485,6 +503,8 @@ def register(sub: Any) -> None:
     add_study_options(s, SIM, "results/attack-sim")
     generator_scope(s, ("packet_size", "job_size", "pmax"), why="it shapes generated innocent traffic")
     generator_scope(s, ("jmax_sweep",), source="no_growth", why="it sets the growth panel's J_max values")
+    conditional_scope(s, ("width", "levels"), lambda args: _without(args.policies, HFFS_POLICIES, "--policies"),
+                      "it sizes the HFFS queue of " + ", ".join(sorted(HFFS_POLICIES)))
 
     w = asub.add_parser("worker", help="attack a real worker (`list engine`) with and without SurgeProtector",
                         description="One worker from the core registry serves innocent keys at a given load; an "
@@ -509,6 +529,7 @@ def register(sub: Any) -> None:
     _work_clocked_options(w, "attack_key", policies, "work unit", ["--attack-rates"])
     add_study_options(w, WORKER, "results/attack-worker")
     generator_scope(w, ("workload", "m", "alpha"))
+    alpha_scope(w, key["workload"])
 
     c = asub.add_parser("classifier", help="attack our MRF packet classifier with and without SurgeProtector",
                         description="One MRF classifier worker classifies innocent packets for real; an adversary "
@@ -562,6 +583,16 @@ def register(sub: Any) -> None:
     add_study_options(c, CLASSIFIER, "results/attack-classifier")
     generator_scope(c, ("chains", "depth", "flows", "alpha", "catch_all"), source="rules",
                     why="it shapes the synthetic rule set")
+    needs_option(c, ("rule_format", "actions", "default_action"), "rules",
+                 {"rule_format": "it says how to read a --rules file",
+                  "actions": "it names the actions of ClassBench filters in a --rules file",
+                  "default_action": "it is the default policy of a --rules file that sets none"})
+    needs_option(c, ("trace_format",), "trace", "it says how to read a --trace file")
+    conditional_scope(c, ("learn",), lambda args: None if args.estimator == "learned"
+                      else f"with --estimator {args.estimator}", "it is for --estimator learned")
+    from superlinear.classify.cli import actions_scope
+
+    actions_scope(c)
 
     b = asub.add_parser("bench-queue", help="HFFS queue vs binary heap, B-tree and min-max heap (pairs/s)",
                         description="Enqueue+dequeue pairs per second on one core with n elements queued, per "
@@ -579,6 +610,8 @@ def register(sub: Any) -> None:
     b.add_argument("--seed", type=non_negative_int, default=1)
     b.add_argument("--quick", action="store_true", help="fewer pairs")
     add_study_options(b, BenchQueue(), "results/queue-bench")
+    conditional_scope(b, ("width", "levels"), lambda args: _without(args.queues, {"hffs"}, "--queues"),
+                      "it sizes the HFFS queue (hffs)")
 
     p = asub.add_parser("policies", help="list scheduling policies, adversaries, queues and patterns")
     add_listing_options(p, LISTING)

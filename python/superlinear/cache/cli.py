@@ -59,6 +59,10 @@ def resolve_servers(args: argparse.Namespace, need_pg: bool = True, need_mc: boo
                                    "(the servers `superlinear cache up` started)")
     if getattr(args, "postgres", None):
         dsn = args.postgres
+    if getattr(args, "dir", None) is not None and not ((need_mc and not replicas) or (need_pg and not dsn)):
+        named = " and ".join(f for f, needed in (("--memcached", need_mc), ("--postgres", need_pg)) if needed)
+        raise SuperlinearError(f"--dir has no effect with {named} (it is the folder of the servers "
+                               "`superlinear cache up` started)")
     if (need_mc and not replicas) or (need_pg and not dsn):
         state = Services(args.dir).state()
         if state is None:

@@ -8,6 +8,7 @@ import argparse
 import json
 import statistics
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -419,8 +420,8 @@ def used_options(action: str, rules: bool) -> frozenset[str]:
         return source | {"algo", "workers", "dispatch", "check", "packets", "warmup", "calibration", "window", "top",
                          "no_measure", "seed", "json", "updates", "repeats", "front", "dispatchers"}
     if action == "bench":
-        source = (FILE_OPTIONS | {"warmup", "seed", "calibration"}) if rules else frozenset({"data", "sizes",
-                                                                                              "actions"})
+        # One classifier on one core, every packet timed: no warm-up left out, no dispatcher to calibrate.
+        source = (FILE_OPTIONS | {"seed"}) if rules else frozenset({"data", "sizes", "actions"})
         return source | {"packets", "algo", "quick", "out", "json"}
     if action == "compare":
         return frozenset({"data", "sizes", "actions", "packets", "repeats", "peer", "algo", "traffic", "json"})
@@ -460,6 +461,30 @@ def rule_file_format(path: str, given: str) -> str | None:
     return given if given != "auto" else _native.classify_rule_format(path)
 
 
+def refuse_actions_beside(rules: str, rule_format: str | None = "auto") -> None:
+    """Refuses --actions beside a rule file that gives every rule its own action (native, nft)."""
+    fmt = rule_file_format(rules, rule_format or "auto")
+    if fmt in ("native", "nft"):
+        raise SuperlinearError(f"--actions has no effect with {fmt} rules ({rules} gives every rule its action; "
+                               "--actions is for ClassBench filters, which have none)")
+
+
+def actions_scope(parser: argparse.ArgumentParser, format_dest: str = "rule_format") -> None:
+    """Refuses --actions given beside a --rules file that sets its own actions, in a command
+    other than classify (``xdp load --rules native.txt --actions accept`` once loaded the file's
+    own actions). Call after the parser's ``func`` is set (and after other scopes): it wraps it."""
+    scope = OptionScope(parser, only=("actions",))
+    inner: Callable[[argparse.Namespace], int] = parser.get_default("func")
+
+    def func(args: argparse.Namespace) -> int:
+        if OptionScope.given(args, "actions") and getattr(args, "rules", None):
+            refuse_actions_beside(args.rules, getattr(args, format_dest, None))
+        scope.fill(args)
+        return inner(args)
+
+    parser.set_defaults(func=func)
+
+
 #: Packet dispatchers that draw on --seed (the others hash, rotate or plan without one).
 #: tests/test_option_scope.py checks this against the dispatchers' assignments.
 SEEDED_DISPATCHERS = frozenset({"random", "two-choice"})
@@ -471,10 +496,7 @@ def _check_file_options(args: argparse.Namespace, action: str, given: set[str]) 
     ran the file's own actions, and ``--trace T --seed 5`` behind RSS ran as with any seed."""
     if "actions" in given and args.rules and not args.updates:
         # With --updates, a replacement file may be ClassBench: the reader gives it --actions.
-        fmt = rule_file_format(args.rules, args.rule_format)
-        if fmt in ("native", "nft"):
-            raise SuperlinearError(f"--actions has no effect with {fmt} rules ({args.rules} gives every rule its "
-                                   "action; --actions is for ClassBench filters, which have none)")
+        refuse_actions_beside(args.rules, args.rule_format)
     if "seed" in given and args.rules and args.trace and action in ("run", "bench"):
         if action == "bench":
             raise SuperlinearError("--seed has no effect in classify bench with --trace (it seeds the packets "
@@ -521,8 +543,15 @@ def cmd_classify(args: argparse.Namespace, scope: OptionScope) -> int:
     if args.updates:
         scope.check(args, used_options(action, rules) - NOT_WITH_UPDATES, "with --updates",
                     dict.fromkeys(NOT_WITH_UPDATES, "a run with updates classifies once, in trace order, untimed"))
-    given = {dest for dest in ("front", "calibration", "actions", "seed") if OptionScope.given(args, dest)}
+    given = {dest for dest in ("front", "calibration", "actions", "default", "seed", "top", "trace_format")
+             if OptionScope.given(args, dest)}
     scope.fill(args)
+    if "trace_format" in given and not args.trace:
+        raise SuperlinearError(f"--trace-format has no effect in classify {action} without --trace (it says how "
+                               "to read the trace file)")
+    if action == "run" and "top" in given and args.json:
+        raise SuperlinearError("--top has no effect with --json (it shortens the printed table of rules; --json "
+                               "has every rule's counters)")
     _check_file_options(args, action, given)
     if action in ("run", "bench", "compare"):
         _classifiers(args, action)
@@ -538,6 +567,11 @@ def cmd_classify(args: argparse.Namespace, scope: OptionScope) -> int:
         args.out = "results/classify-bench"
     if action in ("gen-rules", "gen-trace", "convert"):
         args.format = output_format(action, args.format, args.out)
+    if action == "convert" and args.format == "classbench":
+        for dest, flag in (("actions", "--actions"), ("default", "--default")):
+            if dest in given:
+                raise SuperlinearError(f"{flag} has no effect with --format classbench (ClassBench filters carry no "
+                                       "actions and no default policy; --format native or nft keeps them)")
     handler = {"run": cmd_run, "bench": cmd_bench, "compare": cmd_compare, "gen-rules": cmd_gen_rules,
                "gen-trace": cmd_gen_trace, "convert": cmd_convert, "algorithms": cmd_algorithms}[action]
     return handler(args)

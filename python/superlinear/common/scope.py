@@ -86,36 +86,54 @@ class OptionScope:
         return args
 
 
+def conditional_scope(parser: argparse.ArgumentParser, options: Collection[str],
+                      mode: Callable[[argparse.Namespace], str | None], why: str | Mapping[str, str]) -> None:
+    """Refuses the options ``options`` (by dest) whenever ``mode(args)`` names a mode that does not
+    read them (e.g. ``"with --trace"``), else lets them through; ``mode`` sees the options of this
+    scope (and of any scope made before it) as None where the user gave none. ``why`` says where
+    they do apply, one text for all or one per option. Call after the parser's ``func`` is set; it
+    wraps it."""
+    scope = OptionScope(parser, only=options)
+    inner: Callable[[argparse.Namespace], int] = parser.get_default("func")
+    where = dict.fromkeys(scope.flags, why) if isinstance(why, str) else dict(why)
+
+    def func(args: argparse.Namespace) -> int:
+        refused_in = mode(args)
+        if refused_in is not None:
+            scope.check(args, (), refused_in, where)
+        scope.fill(args)
+        return inner(args)
+
+    parser.set_defaults(func=func)
+
+
 def generator_scope(parser: argparse.ArgumentParser, generator: Collection[str], source: str = "trace",
                     why: str = "it shapes a generated workload") -> None:
     """Refuses the options of a generated workload (``generator``, by dest) when a file workload
     is given (the option ``source``, ``--trace``): ``run --trace T --m 500`` once ran the trace and
     dropped ``--m`` without a word. Call after the parser's ``func`` is set; it wraps it."""
-    scope = OptionScope(parser, only=generator)
-    inner: Callable[[argparse.Namespace], int] = parser.get_default("func")
     flag = "--" + source.replace("_", "-")
-
-    def func(args: argparse.Namespace) -> int:
-        if getattr(args, source, None):
-            scope.check(args, (), f"with {flag}", dict.fromkeys(scope.flags, why))
-        scope.fill(args)
-        return inner(args)
-
-    parser.set_defaults(func=func)
+    conditional_scope(parser, generator, lambda args: f"with {flag}" if getattr(args, source, None) else None, why)
 
 
-def needs_option(parser: argparse.ArgumentParser, dependent: Collection[str], switch: str, why: str) -> None:
+def needs_option(parser: argparse.ArgumentParser, dependent: Collection[str], switch: str,
+                 why: str | Mapping[str, str]) -> None:
     """Refuses the options ``dependent`` (by dest) unless the option ``switch`` is given:
     ``latency-sim run --rounds 8`` without ``--belatedly`` once ran and dropped ``--rounds``.
     Call after the parser's ``func`` is set; it wraps it."""
-    scope = OptionScope(parser, only=dependent)
-    inner: Callable[[argparse.Namespace], int] = parser.get_default("func")
     flag = "--" + switch.replace("_", "-")
+    conditional_scope(parser, dependent, lambda args: None if OptionScope.given(args, switch) else f"without {flag}",
+                      why)
 
-    def func(args: argparse.Namespace) -> int:
-        if not OptionScope.given(args, switch):
-            scope.check(args, (), f"without {flag}", dict.fromkeys(scope.flags, why))
-        scope.fill(args)
-        return inner(args)
 
-    parser.set_defaults(func=func)
+def alpha_scope(parser: argparse.ArgumentParser, default_workload: str) -> None:
+    """Refuses ``--alpha`` beside a generated workload other than zipf (``predict --alpha 1.2``
+    once ran the uniform default). With ``--trace`` a generator scope refuses it already. Call
+    after the generator scope: this one reads ``--workload`` before its default is put back."""
+    def mode(args: argparse.Namespace) -> str | None:
+        workload = args.workload or default_workload
+        if getattr(args, "trace", None) or workload == "zipf":
+            return None
+        return f"with --workload {workload}" + ("" if args.workload else ", the default")
+
+    conditional_scope(parser, ("alpha",), mode, "it is the exponent of --workload zipf")

@@ -65,7 +65,21 @@ def _users(dest: str) -> str:
 
 #: Options whose use depends on the others (by dest): their defaults are held back until
 #: :func:`_check_scope` has seen which of them the user gave.
-SCOPED_OPTIONS = ("algo", "workload", "alpha", "requests", "w", "rho")
+SCOPED_OPTIONS = ("algo", "workload", "alpha", "requests", "w", "rho", "seed")
+
+#: Engine dispatchers that draw on the run's seed (crates/core/src/dispatch: the key hash's salt,
+#: the random choice); round-robin draws nothing. tests/test_option_scope.py checks this table.
+SEEDED_DISPATCHERS = frozenset({"hash", "random"})
+
+
+def refuse_unused_seed(trace: str | None, dispatch: str, seed_given: bool) -> None:
+    """Refuses --seed with a key trace behind a dispatcher that draws nothing: then nothing the
+    run does depends on it (``run --trace T --dispatch rr --seed 5`` ran as with any seed)."""
+    if seed_given and trace and dispatch in {d["name"] for d in _native.dispatchers()} \
+            and dispatch not in SEEDED_DISPATCHERS:
+        raise SuperlinearError(f"--seed has no effect with --trace and --dispatch {dispatch} (it seeds the keys "
+                               f"generated without --trace and the {' and '.join(sorted(SEEDED_DISPATCHERS))} "
+                               "dispatchers)")
 
 
 def _check_scope(args: argparse.Namespace, scope: OptionScope) -> set[str]:
@@ -87,6 +101,7 @@ def _check_scope(args: argparse.Namespace, scope: OptionScope) -> set[str]:
         if algo not in users:
             scope.check(args, set(scope.flags) - {dest}, mode("algo"),
                         {dest: f"it is the cycles {what}, used by --algo {_users(dest)}"})
+    refuse_unused_seed(args.trace, args.dispatch, "seed" in given)
     scope.fill(args)
     return given
 

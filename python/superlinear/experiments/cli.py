@@ -214,6 +214,21 @@ def _refuse_data_panels(figure: str, quick: bool, experiment: Experiment, panels
                                f"(no ClassBench data found; without it: {', '.join(here)})")
 
 
+def _without_real_thread_panels(experiment: Experiment, figure: str, panels: list[str]) -> Experiment:
+    """``--no-measure``: the panels made only of real-thread runs (Fig. 5c's single-core
+    goodput) are refused when named and otherwise left out, with a note."""
+    threaded = [p.name for p in experiment.panels if p.metric == "goodput"]
+    named = [p for p in panels if p in threaded]
+    if named:
+        raise SuperlinearError(f"--no-measure: panel {', '.join(named)} of {figure} is made of real-thread runs only "
+                               "(all k workers on one core); leave --no-measure out to run it")
+    if not threaded or (panels and not named):
+        return experiment
+    print(f"superlinear: note: --no-measure leaves out panel {', '.join(threaded)} of {figure} (real-thread runs "
+          "only)", file=sys.stderr)
+    return dataclasses.replace(experiment, panels=tuple(p for p in experiment.panels if p.name not in threaded))
+
+
 def cmd_reproduce(args: argparse.Namespace) -> int:
     from superlinear.experiments import DATA_REGISTRY, REGISTRY
     from superlinear.experiments.cachetier_driver import SERVICE_EXPERIMENTS
@@ -223,7 +238,13 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         raise SuperlinearError(f"--data: {args.figure} does not read ClassBench data (only "
                                f"{', '.join(sorted(DATA_REGISTRY))} do); leave --data out")
     if args.figure in SERVICE_EXPERIMENTS:
-        # Experiments on real servers (memcached, PostgreSQL) have a driver of their own.
+        # Experiments on real servers (memcached, PostgreSQL) have a driver of their own, which
+        # always measures and has no timed passes or warm-up split of the engine's kind.
+        for flag, given in (("--no-measure", args.no_measure), ("--exclude-warmup", args.exclude_warmup),
+                            ("--timed-window", args.timed_window is not None)):
+            if given:
+                raise SuperlinearError(f"{flag} has no effect with reproduce {args.figure} (its figures are wall-clock "
+                                       "measurements of real memcached and PostgreSQL servers)")
         args.out = args.out or str(Path("results") / (args.figure + ("-quick" if args.quick else "")))
         return run_study(CacheTierFigure(args.figure), args)
     if args.figure not in REGISTRY:
@@ -243,6 +264,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         experiment = REGISTRY[args.figure](args.quick)
     if args.exclude_warmup:
         experiment = experiment.steady_state()
+    if args.no_measure:
+        experiment = _without_real_thread_panels(experiment, args.figure, args.panel or [])
     suffix = ("-quick" if args.quick else "") + ("-steady" if args.exclude_warmup else "")
     args.out = args.out or str(Path("results") / (args.figure + suffix))
     return run_experiment(experiment, args, args.panel, args.quick, not args.no_measure)

@@ -34,7 +34,7 @@ from superlinear.common.defaults import field_default, with_default
 from superlinear.common.errors import SuperlinearError
 from superlinear.common.listing import Listing, add_listing_options, known, name_table
 from superlinear.common.rows import Row
-from superlinear.common.scope import generator_scope, hidden_alias, needs_option, spelled
+from superlinear.common.scope import conditional_scope, generator_scope, hidden_alias, needs_option, spelled
 from superlinear.common.study import Outcome, Study, add_study_options, console
 from superlinear.common.study import Progress as ProgressLine
 from superlinear.latency import sim as latency
@@ -392,9 +392,17 @@ def _show_policies(ps: list[dict[str, Any]]) -> None:
 LISTING = Listing("latency", "eviction policies of latency-sim", latency.policies, _show_policies)
 
 
-#: Options of the trace generator (``--seed`` also seeds Belatedly's rounding, so it stays):
-#: refused with --trace, which they would not change.
+#: Options of the trace generator: refused with --trace, which they would not change (``--seed``
+#: also seeds Belatedly's rounding: see :func:`_seed_scope`; bench refuses it with --trace too).
 GENERATOR_OPTIONS = ("requests", "objects", "bursty", "burst_length", "burst_gap", "alpha", "jitter")
+
+
+def _seed_scope(parser: argparse.ArgumentParser) -> None:
+    """``latency-sim run``: --seed with --trace seeds only Belatedly's rounding, so it is refused
+    without --belatedly (the policies draw nothing). Call after the parser's ``func`` is set."""
+    conditional_scope(parser, ("seed",),
+                      lambda args: "with --trace and without --belatedly" if args.trace and not args.belatedly
+                      else None, "it seeds a generated trace and Belatedly's rounding")
 
 
 def _trace_options(p: argparse.ArgumentParser, requests: int = 200_000, objects: int = 2_000) -> None:
@@ -450,6 +458,7 @@ def register(sub: Any) -> None:
     add_study_options(r, Run(), "results/latency-run")
     generator_scope(r, GENERATOR_OPTIONS, why="it shapes a generated trace")
     needs_option(r, ("belatedly_max", "rounds"), "belatedly", "it sizes Belatedly's LP and its roundings")
+    _seed_scope(r)
 
     g = asub.add_parser("gen", help="write a trace of bursty and paced objects",
                         description="Generate a trace: bursty objects arrive in trains, paced ones at a steady period.")
@@ -485,7 +494,7 @@ def register(sub: Any) -> None:
                    help=f"cache size: objects or %% of objects (default {BENCH_SIZE.replace('%', '%%')})")
     hidden_alias(s, "--size", dest="size")
     add_study_options(s, Bench(), "results/latency-bench")
-    generator_scope(s, GENERATOR_OPTIONS, why="it shapes a generated trace")
+    generator_scope(s, (*GENERATOR_OPTIONS, "seed"), why="it seeds a generated trace")
 
     p = asub.add_parser("policies", help="list the eviction policies")
     add_listing_options(p, LISTING)

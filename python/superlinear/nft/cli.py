@@ -27,6 +27,7 @@ from superlinear.common.args import (
     repeat_count,
     usable_cpu,
 )
+from superlinear.common.errors import SuperlinearError
 from superlinear.common.scope import OptionScope, hidden_alias
 from superlinear.nft.bench import (
     DATA_SETS,
@@ -128,7 +129,19 @@ def cmd_nft_bench(args: argparse.Namespace, scope: OptionScope) -> int:
     if args.rules:
         scope.check(args, used - {"sets", "size"}, "with --rules", dict.fromkeys(("sets", "size"),
                                                                                  "it picks ClassBench sets in --data"))
+    elif args.data:
+        scope.check(args, used - {"name"}, "with --data", {"name": "it labels the rule set of --rules; --data "
+                                                                   "sets keep their file names"})
+    seed_given = scope.given(args, "seed")
     scope.fill(args)
+    if seed_given:
+        from superlinear.classify.cli import SEEDED_DISPATCHERS
+
+        if args.dispatch.split(":", 1)[0] not in SEEDED_DISPATCHERS:
+            raise SuperlinearError(f"--seed has no effect with --dispatch {args.dispatch} (it seeds the "
+                                   f"{' and '.join(sorted(SEEDED_DISPATCHERS))} dispatchers of the projected runs)")
+    if args.emit and not args.rules and args.data and len([t for t in args.sets.split(",") if t.strip()]) > 1:
+        raise SuperlinearError(f"--emit writes one rule set's table: name one with --sets (not {args.sets})")
     if args.cleanup:
         removed = remove_all()
         print(f"removed {len(removed)} namespace(s)" + (f": {', '.join(removed)}" if removed else ""))
@@ -223,3 +236,6 @@ def register(sub: Any) -> None:
     o.add_argument("--cleanup", action="store_true", help="remove every namespace nft-bench left behind, and stop")
     scope = OptionScope(p)
     p.set_defaults(func=lambda args: cmd_nft_bench(args, scope))
+    from superlinear.classify.cli import actions_scope
+
+    actions_scope(p, format_dest="format")

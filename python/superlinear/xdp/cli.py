@@ -34,7 +34,7 @@ from superlinear.common.args import (
     usable_cpu,
 )
 from superlinear.common.errors import SuperlinearError
-from superlinear.common.scope import generator_scope
+from superlinear.common.scope import OptionScope, conditional_scope, generator_scope
 from superlinear.nft.bench import require_file
 from superlinear.nft.netns import NeedsPrivilegesError
 from superlinear.nft.ruleset_json import describe_row
@@ -286,8 +286,43 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 COMMANDS = {"load": cmd_load, "stats": cmd_stats, "update": cmd_update, "unload": cmd_unload, "list": cmd_list}
 
+#: The options (by dest) each action reads; the others are refused, naming the actions that do
+#: (one parser serves them all: ``xdp update --workers 8`` once replaced the rules and kept 4).
+RULE_OPTIONS = ("rules", "rule_format", "actions", "default")
+WHICH = ("iface", "netns", "name")
+USED = {
+    "load": {*RULE_OPTIONS, "iface", "netns", "algo", "dispatch", "workers", "cpus", "trace", "queue_size", "mode",
+             "json"},
+    "stats": {*WHICH, "top", "watch", "json"},
+    "update": {*RULE_OPTIONS, *WHICH},
+    "unload": {*WHICH, "all"},
+    "list": {"json"},
+}
 
-def cmd_xdp(args: argparse.Namespace) -> int:
+
+def _check_options(args: argparse.Namespace, scope: OptionScope) -> None:
+    """Refuses what ``args.action`` would not read, then the combinations it would not either."""
+    where = {dest: "it is for xdp " + ", ".join(a for a in ACTIONS if dest in USED[a]) for dest in scope.flags}
+    scope.check(args, USED[args.action], f"in xdp {args.action}", where)
+    given = {dest for dest in scope.flags if scope.given(args, dest)}
+    if args.action == "load" and "trace" in given and not (args.dispatch or "").startswith("rule"):
+        raise SuperlinearError("--trace has no effect in xdp load without --dispatch rule (it is the traffic sample "
+                               "the rule-aware dispatcher plans on)")
+    if args.action == "stats" and args.json:
+        for dest in ("top", "watch"):
+            if dest in given:
+                raise SuperlinearError(f"{scope.flags[dest]} has no effect in xdp stats with --json (it prints every "
+                                       "counter once)")
+    if args.action == "unload" and args.all:
+        for dest in WHICH:
+            if dest in given:
+                raise SuperlinearError(f"{scope.flags[dest]} has no effect in xdp unload with --all (it unloads every "
+                                       "datapath this project loaded)")
+    scope.fill(args)
+
+
+def cmd_xdp(args: argparse.Namespace, scope: OptionScope) -> int:
+    _check_options(args, scope)
     try:
         return COMMANDS[args.action](args)
     except NeedsPrivilegesError as e:
@@ -344,7 +379,11 @@ def register(sub: Any) -> None:
                    help="stats: refresh every SECONDS with rates, until Ctrl-C")
     p.add_argument("--all", action="store_true", help="unload: every datapath this project loaded")
     p.add_argument("--json", action="store_true", help="machine-readable output")
-    p.set_defaults(func=cmd_xdp)
+    scope = OptionScope(p, exempt=("action",))
+    p.set_defaults(func=lambda args: cmd_xdp(args, scope))
+    from superlinear.classify.cli import actions_scope
+
+    actions_scope(p)
 
 
 def _bench_inputs(args: argparse.Namespace) -> list[Any]:
@@ -471,3 +510,8 @@ def register_bench(sub: Any) -> None:
                    help="leave the namespaces in place (nft-bench --cleanup removes them)")
     p.set_defaults(func=cmd_xdp_bench)
     generator_scope(p, {"sets", "size"}, source="rules", why="it picks ClassBench sets in --data")
+    conditional_scope(p, ("name",), lambda args: "with --data" if args.data and not args.rules else None,
+                      "it labels the rule set of --rules; --data sets keep their file names")
+    from superlinear.classify.cli import actions_scope
+
+    actions_scope(p)
