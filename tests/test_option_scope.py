@@ -575,3 +575,29 @@ def test_cache_commands_refuse_dir_beside_named_servers(one_line_mistake: Mistak
                      "--dir has no effect with --memcached and --postgres (it is the folder of the servers")
     one_line_mistake(["cache", "load", *dsn, *folder, "--rows", "10"], "--dir has no effect with --postgres (")
     assert not (tmp_path / "services").exists()
+
+
+@pytest.mark.parametrize(("studies", "flag", "said"), [
+    ("check", ["--localities", "none"], "--localities has no effect with --studies check (it is for the cost study)"),
+    ("check", ["--workers", "64"], "--workers has no effect with --studies check (it is for the work study)"),
+    ("throughput", ["--cpu", "0"], "--cpu has no effect with --studies throughput (it is for the check, cost and "
+                                   "work studies)"),
+    ("check,cost", ["--senders", "2"], "--senders has no effect with --studies check,cost (it is for the throughput "
+                                       "study)"),
+    ("work", ["--repeats", "2"], "--repeats has no effect with --studies work"),
+])
+def test_xdp_bench_refuses_options_of_the_studies_left_out(one_line_mistake: Mistake, files: dict[str, Path],
+                                                           studies: str, flag: list[str], said: str) -> None:
+    one_line_mistake(["xdp-bench", "--rules", str(files["native"]), "--trace", str(files["trace"]), "--studies",
+                      studies, *flag], said)
+
+
+def test_xdp_bench_study_table_names_its_options() -> None:
+    from superlinear.cli import build_parser
+    from superlinear.xdp.bench import STUDIES
+    from superlinear.xdp.cli import BENCH_STUDY_OPTIONS
+
+    bench = build_parser()._subparsers._group_actions[0].choices["xdp-bench"]  # type: ignore[union-attr]
+    dests = {a.dest for a in bench._actions}
+    assert set(BENCH_STUDY_OPTIONS) <= dests
+    assert all(set(users) <= set(STUDIES) for users in BENCH_STUDY_OPTIONS.values())

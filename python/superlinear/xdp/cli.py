@@ -15,6 +15,7 @@ import json
 import sys
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -452,6 +453,31 @@ def cmd_xdp_bench(args: argparse.Namespace) -> int:
     return 0 if all(res.check["ok"] for res in results) else 1
 
 
+#: The xdp-bench options each study reads (xdp/bench.py run_set, xdp/throughput.py); one given
+#: with --studies that leaves all of its studies out is refused.
+BENCH_STUDY_OPTIONS = {
+    "localities": ("cost",),
+    "workers": ("work",),
+    "cpu_counts": ("check", "work"),
+    "dispatch": ("check", "work"),
+    "check_rate": ("check", "cost", "work"),
+    "cpu": ("check", "cost", "work"),
+    "no_nft": ("check", "cost"),
+    "repeats": ("cost", "throughput"),
+    "duration": ("cost", "throughput"),
+    "throughput_cpus": ("throughput",),
+    "senders": ("throughput",),
+    "generator": ("throughput",),
+}
+
+
+def _without_studies(args: argparse.Namespace, *, users: tuple[str, ...]) -> str | None:
+    """The mode refusing an option whose studies ``users`` are all left out of --studies (an
+    unknown study is the command's to name)."""
+    chosen = {x.strip() for x in (args.studies or "").split(",") if x.strip()}
+    return None if not chosen or chosen & set(users) else f"with --studies {args.studies}"
+
+
 def register_bench(sub: Any) -> None:
     p = sub.add_parser(
         "xdp-bench", help="your rules in the XDP datapath vs nftables vs user space: exact counters, cost, work",
@@ -512,6 +538,10 @@ def register_bench(sub: Any) -> None:
     generator_scope(p, {"sets", "size"}, source="rules", why="it picks ClassBench sets in --data")
     conditional_scope(p, ("name",), lambda args: "with --data" if args.data and not args.rules else None,
                       "it labels the rule set of --rules; --data sets keep their file names")
+    for dest, users in BENCH_STUDY_OPTIONS.items():
+        named = ", ".join(users[:-1]) + (" and " if len(users) > 1 else "") + users[-1]
+        conditional_scope(p, (dest,), partial(_without_studies, users=users),
+                          f"it is for the {named} stud{'y' if len(users) == 1 else 'ies'}")
     from superlinear.classify.cli import actions_scope
 
     actions_scope(p)
