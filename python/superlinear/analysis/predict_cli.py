@@ -395,7 +395,7 @@ def _mode_scope(parser: argparse.ArgumentParser, one_dispatcher: bool) -> None:
     --dispatch), --seed where that dispatcher and the trace draw nothing; then --alpha without
     the zipf workload (:func:`alpha_scope`) and --actions beside rules that carry their own
     (:func:`actions_scope`). Call after the parser's ``func`` is set; it wraps it."""
-    from superlinear.classify.cli import SEEDED_DISPATCHERS, actions_scope
+    from superlinear.classify.cli import actions_scope, refuse_unseeded_dispatch
     from superlinear.engine.cli import WORKER_PARAMETERS, refuse_unused_seed
 
     scope = OptionScope(parser, only=(*KEY_OPTIONS, *PACKET_OPTIONS, "seed"))
@@ -404,11 +404,10 @@ def _mode_scope(parser: argparse.ArgumentParser, one_dispatcher: bool) -> None:
     def func(args: argparse.Namespace) -> int:
         if args.rules:
             scope.check(args, {*PACKET_OPTIONS, "seed"}, "with --rules", KEY_OPTIONS)
-            dispatch = (args.dispatch or "rule").split(":", 1)[0] if one_dispatcher else None
-            if OptionScope.given(args, "seed") and dispatch is not None and dispatch not in SEEDED_DISPATCHERS:
-                raise SuperlinearError(f"--seed has no effect with --rules and --dispatch {args.dispatch or 'rule'}"
-                                       + ("" if args.dispatch else ", the default") + " (it seeds the "
-                                       f"{' and '.join(sorted(SEEDED_DISPATCHERS))} dispatchers)")
+            if one_dispatcher and OptionScope.given(args, "seed"):
+                dispatch = args.dispatch or "rule"
+                refuse_unseeded_dispatch(dispatch, f"with --rules and --dispatch {dispatch}"
+                                         + ("" if args.dispatch else ", the default"))
         else:
             scope.check(args, {*KEY_OPTIONS, "seed"}, "without --rules", PACKET_OPTIONS)
             if one_dispatcher:

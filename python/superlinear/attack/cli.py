@@ -10,7 +10,7 @@ per-unit cost calibrated on this machine) or **measured** (thread CPU time).
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -55,6 +55,7 @@ from superlinear.common.scope import (
     hidden_alias,
     needs_option,
     spelled,
+    unless_chosen,
 )
 from superlinear.common.study import Outcome, Progress, Study, add_study_options, console
 
@@ -440,14 +441,6 @@ def _work_clocked_options(p: argparse.ArgumentParser, config: ConfigName, polici
 HFFS_POLICIES = frozenset({"sjf", "wsjf", "wsjf-inorder"})
 
 
-def _without(chosen: str | None, users: Collection[str], flag: str) -> str | None:
-    """The mode refusing an option that only ``users`` read, where the comma-separated ``chosen``
-    (None: the default, all of them) holds none of them."""
-    if chosen is None or {c.strip() for c in chosen.split(",")} & set(users):
-        return None
-    return f"with {flag} {chosen}"
-
-
 def register(sub: Any) -> None:
     """Adds ``attack`` and its studies (``attack policies`` is an alias of ``list attack``)."""
     policies = "comma-separated: " + known(ALL_POLICIES)
@@ -503,7 +496,7 @@ def register(sub: Any) -> None:
     add_study_options(s, SIM, "results/attack-sim")
     generator_scope(s, ("packet_size", "job_size", "pmax"), why="it shapes generated innocent traffic")
     generator_scope(s, ("jmax_sweep",), source="no_growth", why="it sets the growth panel's J_max values")
-    conditional_scope(s, ("width", "levels"), lambda args: _without(args.policies, HFFS_POLICIES, "--policies"),
+    conditional_scope(s, ("width", "levels"), lambda args: unless_chosen(args.policies, HFFS_POLICIES, "--policies"),
                       "it sizes the HFFS queue of " + ", ".join(sorted(HFFS_POLICIES)))
 
     w = asub.add_parser("worker", help="attack a real worker (`list engine`) with and without SurgeProtector",
@@ -610,7 +603,7 @@ def register(sub: Any) -> None:
     b.add_argument("--seed", type=non_negative_int, default=1)
     b.add_argument("--quick", action="store_true", help="fewer pairs")
     add_study_options(b, BenchQueue(), "results/queue-bench")
-    conditional_scope(b, ("width", "levels"), lambda args: _without(args.queues, {"hffs"}, "--queues"),
+    conditional_scope(b, ("width", "levels"), lambda args: unless_chosen(args.queues, {"hffs"}, "--queues"),
                       "it sizes the HFFS queue (hffs)")
 
     p = asub.add_parser("policies", help="list scheduling policies, adversaries, queues and patterns")

@@ -501,12 +501,18 @@ def _check_file_options(args: argparse.Namespace, action: str, given: set[str]) 
         if action == "bench":
             raise SuperlinearError("--seed has no effect in classify bench with --trace (it seeds the packets "
                                    "generated without --trace)")
-        # An unknown dispatcher is left to the run, which names the known ones.
-        dispatch = args.dispatch.split(":", 1)[0].strip()
-        if dispatch in {d["name"] for d in _native.classify_dispatchers()} and dispatch not in SEEDED_DISPATCHERS:
-            raise SuperlinearError(f"--seed has no effect with --trace and --dispatch {args.dispatch} (it seeds the "
-                                   "packets generated without --trace and the "
-                                   f"{' and '.join(sorted(SEEDED_DISPATCHERS))} dispatchers)")
+        refuse_unseeded_dispatch(args.dispatch, f"with --trace and --dispatch {args.dispatch}",
+                                 "the packets generated without --trace and ")
+
+
+def refuse_unseeded_dispatch(dispatch: str, mode: str, also: str = "", after: str = "") -> None:
+    """Refuses --seed (``mode``: where it was given) behind a packet dispatcher that draws nothing;
+    ``also`` and ``after`` name what else the seed would seed. An unknown dispatcher is left to the
+    run, which names the known ones."""
+    name = dispatch.split(":", 1)[0].strip()
+    if name in {d["name"] for d in _native.classify_dispatchers()} and name not in SEEDED_DISPATCHERS:
+        raise SuperlinearError(f"--seed has no effect {mode} (it seeds {also}the "
+                               f"{' and '.join(sorted(SEEDED_DISPATCHERS))} dispatchers{after})")
 
 
 def _classifiers(args: argparse.Namespace, action: str) -> None:

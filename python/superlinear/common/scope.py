@@ -126,6 +126,14 @@ def needs_option(parser: argparse.ArgumentParser, dependent: Collection[str], sw
                       why)
 
 
+def unless_chosen(chosen: str | None, users: Collection[str], flag: str) -> str | None:
+    """A ``mode`` for :func:`conditional_scope`: an option only ``users`` read is refused where the
+    comma-separated list ``chosen`` (of ``flag``; None or empty: the default, all of them) names
+    none of them."""
+    names = {c.strip() for c in (chosen or "").split(",") if c.strip()}
+    return None if not names or names & set(users) else f"with {flag} {chosen}"
+
+
 def alpha_scope(parser: argparse.ArgumentParser, default_workload: str) -> None:
     """Refuses ``--alpha`` beside a generated workload other than zipf (``predict --alpha 1.2``
     once ran the uniform default). With ``--trace`` a generator scope refuses it already. Call

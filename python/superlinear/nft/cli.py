@@ -135,11 +135,9 @@ def cmd_nft_bench(args: argparse.Namespace, scope: OptionScope) -> int:
     seed_given = scope.given(args, "seed")
     scope.fill(args)
     if seed_given:
-        from superlinear.classify.cli import SEEDED_DISPATCHERS
+        from superlinear.classify.cli import refuse_unseeded_dispatch
 
-        if args.dispatch.split(":", 1)[0] not in SEEDED_DISPATCHERS:
-            raise SuperlinearError(f"--seed has no effect with --dispatch {args.dispatch} (it seeds the "
-                                   f"{' and '.join(sorted(SEEDED_DISPATCHERS))} dispatchers of the projected runs)")
+        refuse_unseeded_dispatch(args.dispatch, f"with --dispatch {args.dispatch}", after=" of the projected runs")
     if args.emit and not args.rules and args.data and len([t for t in args.sets.split(",") if t.strip()]) > 1:
         raise SuperlinearError(f"--emit writes one rule set's table: name one with --sets (not {args.sets})")
     if args.cleanup:

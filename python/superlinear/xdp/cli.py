@@ -35,7 +35,7 @@ from superlinear.common.args import (
     usable_cpu,
 )
 from superlinear.common.errors import SuperlinearError
-from superlinear.common.scope import OptionScope, conditional_scope, generator_scope
+from superlinear.common.scope import OptionScope, conditional_scope, generator_scope, unless_chosen
 from superlinear.nft.bench import require_file
 from superlinear.nft.netns import NeedsPrivilegesError
 from superlinear.nft.ruleset_json import describe_row
@@ -471,11 +471,8 @@ BENCH_STUDY_OPTIONS = {
 }
 
 
-def _without_studies(args: argparse.Namespace, *, users: tuple[str, ...]) -> str | None:
-    """The mode refusing an option whose studies ``users`` are all left out of --studies (an
-    unknown study is the command's to name)."""
-    chosen = {x.strip() for x in (args.studies or "").split(",") if x.strip()}
-    return None if not chosen or chosen & set(users) else f"with --studies {args.studies}"
+def _unless_studies(args: argparse.Namespace, *, users: tuple[str, ...]) -> str | None:
+    return unless_chosen(args.studies, users, "--studies")
 
 
 def register_bench(sub: Any) -> None:
@@ -540,7 +537,7 @@ def register_bench(sub: Any) -> None:
                       "it labels the rule set of --rules; --data sets keep their file names")
     for dest, users in BENCH_STUDY_OPTIONS.items():
         named = ", ".join(users[:-1]) + (" and " if len(users) > 1 else "") + users[-1]
-        conditional_scope(p, (dest,), partial(_without_studies, users=users),
+        conditional_scope(p, (dest,), partial(_unless_studies, users=users),
                           f"it is for the {named} stud{'y' if len(users) == 1 else 'ies'}")
     from superlinear.classify.cli import actions_scope
 
