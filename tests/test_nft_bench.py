@@ -201,7 +201,7 @@ def test_real_namespaces_counters_equal_our_classifier(tmp_path: Path) -> None:
     rules, trace = _generated(tmp_path)
     out = tmp_path / "out"
     code, stdout, stderr, pid = _run(["--rules", str(rules), "--trace", str(trace), "--duration", "0.2", "--repeats",
-                                      "1", "--ks", "2", "--out", str(out), "--json"])
+                                      "2", "--ks", "2", "--out", str(out), "--json"])
     assert code == 0, stderr
     doc = json.loads(stdout)
     check = json.loads((out / "check.json").read_text(encoding="utf-8"))["rules.txt"]
@@ -220,6 +220,12 @@ def test_real_namespaces_counters_equal_our_classifier(tmp_path: Path) -> None:
     assert systems == {("nftables", 1, "measured"), ("ours: static list", 1, "measured"),
                        ("ours: MRF", 1, "measured"), ("ours: MRF", 2, "projected")}
     assert all(row["pps_per_core"] > 0 for row in doc["rows"])
+    # Every rate is the median of the runs, with their range; the projected speedup too.
+    for row in doc["rows"]:
+        rate = "ns_per_packet" if row["system"] == "nftables" else "pps"  # nft's rate is 1 / its cost
+        assert row[f"{rate}_min"] <= row[rate] <= row[f"{rate}_max"] and row["repeats"] == 2, row
+    (proj,) = [row for row in doc["rows"] if row["kind"] == "projected"]
+    assert proj["speedup_projected_lo"] <= proj["speedup_projected"] <= proj["speedup_projected_hi"]
     # The recorded policy is the one that ran: the file's, not --default's default.
     assert [s["default_in_force"] for s in doc["config"]["sets"]] == ["drop"] == [w.default_action()[0]]
     assert (out / "nft-bench.png").is_file() and (out / "nft-bench.svg").is_file()

@@ -9,6 +9,7 @@ does use the option, and each table the checks rest on against the engine itself
 
 from __future__ import annotations
 
+import argparse
 import json
 from collections.abc import Callable
 from dataclasses import asdict
@@ -577,6 +578,15 @@ def test_cache_commands_refuse_dir_beside_named_servers(one_line_mistake: Mistak
     assert not (tmp_path / "services").exists()
 
 
+def test_cache_up_refuses_replica_options_without_replicas(one_line_mistake: Mistake, tmp_path: Path) -> None:
+    """Refused before anything starts (no folder is made)."""
+    folder = ["--dir", str(tmp_path / "services")]
+    for flag in (["--memory-mb", "64"], ["--threads", "2"], ["--allow-many"]):
+        one_line_mistake(["cache", "up", "--replicas", "0", *folder, *flag],
+                         f"{flag[0]} has no effect with --replicas 0 (it is for the memcached replicas")
+    assert not (tmp_path / "services").exists()
+
+
 @pytest.mark.parametrize(("studies", "flag", "said"), [
     ("check", ["--localities", "none"], "--localities has no effect with --studies check (it is for the cost study)"),
     ("check", ["--workers", "64"], "--workers has no effect with --studies check (it is for the work study)"),
@@ -585,6 +595,8 @@ def test_cache_commands_refuse_dir_beside_named_servers(one_line_mistake: Mistak
     ("check,cost", ["--senders", "2"], "--senders has no effect with --studies check,cost (it is for the throughput "
                                        "study)"),
     ("work", ["--repeats", "2"], "--repeats has no effect with --studies work"),
+    ("cost", ["--no-nft", "--duration", "2"], "--duration has no effect with --studies cost and --no-nft (it is for "
+                                              "the cost and throughput studies (in the cost study, for nftables'"),
 ])
 def test_xdp_bench_refuses_options_of_the_studies_left_out(one_line_mistake: Mistake, files: dict[str, Path],
                                                            studies: str, flag: list[str], said: str) -> None:
@@ -601,3 +613,16 @@ def test_xdp_bench_study_table_names_its_options() -> None:
     dests = {a.dest for a in bench._actions}
     assert set(BENCH_STUDY_OPTIONS) <= dests
     assert all(set(users) <= set(STUDIES) for users in BENCH_STUDY_OPTIONS.values())
+
+
+def test_xdp_bench_duration_stays_with_the_cost_study_while_nftables_runs() -> None:
+    """--duration times nftables' runs in the cost study: refused there only with --no-nft."""
+    from functools import partial
+
+    from superlinear.xdp.cli import BENCH_STUDY_OPTIONS, _unless_studies
+
+    refused = partial(_unless_studies, dest="duration", users=BENCH_STUDY_OPTIONS["duration"])
+    assert refused(argparse.Namespace(studies="cost", no_nft=False)) is None
+    assert refused(argparse.Namespace(studies="cost", no_nft=True)) == "with --studies cost and --no-nft"
+    assert refused(argparse.Namespace(studies="cost,throughput", no_nft=True)) is None
+    assert refused(argparse.Namespace(studies="check", no_nft=False)) == "with --studies check"

@@ -28,6 +28,7 @@ from superlinear.common.defaults import config_defaults, field_default, with_def
 from superlinear.common.errors import SuperlinearError
 from superlinear.common.interrupt import interruptible
 from superlinear.common.listing import Listing, known, name_table
+from superlinear.common.scope import conditional_scope
 
 console = Console()
 
@@ -385,6 +386,11 @@ def register(sub: Any) -> None:
     up.add_argument("--unix", action="store_true", help="listen on unix sockets instead of loopback ports")
     _common(up)
     up.set_defaults(func=cmd_up)
+    # With no replicas these would shape nothing (`cache up --replicas 0 --memory-mb 64` once
+    # started PostgreSQL alone and said nothing of the 64).
+    conditional_scope(up, ("memory_mb", "threads", "allow_many"),
+                      lambda args: "with --replicas 0" if args.replicas == 0 else None,
+                      "it is for the memcached replicas")
 
     down = cs.add_parser("down", help="stop what `up` started")
     down.add_argument("--purge", action="store_true", help="also delete the data directory")

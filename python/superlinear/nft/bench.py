@@ -138,6 +138,11 @@ def median_range(values: list[float]) -> dict[str, float | None]:
     return {"median": med, "min": lo, "max": hi, "rel_spread": (hi - lo) / med if med else None}
 
 
+def _spread_m(r: dict[str, float | None]) -> str:
+    """``median [min–max]`` of a packet rate in millions."""
+    return f"{(r['median'] or 0) / 1e6:,.2f} M [{(r['min'] or 0) / 1e6:,.2f}–{(r['max'] or 0) / 1e6:,.2f}]"
+
+
 def send_frames(pair: NetnsPair, w: Any, cfg: BenchConfig, count: int | None = None, seconds: float | None = None,
                 rate: float | None = None, start: int = 0) -> dict[str, int]:
     """Sends with ``w.send`` (the workload's sendmmsg sender, or an ``XdpReplayer``) in slices of at
@@ -308,14 +313,23 @@ def our_side(w: Any, cfg: BenchConfig, progress: Progress) -> dict[str, Any]:
         single[algo] = {"pps": median_range(rates), "work_per_packet": work}
         progress(f"ours: {algo:<6} 1 worker: {single[algo]['pps']['median']:>12,.0f} packets/s (thread CPU time), "
                  f"{work:,.1f} rules compared per packet")
+    # Every round runs k = 1 and every k once (interleaved across k, not back to back); a round's
+    # speedups are against its own k = 1, and each figure is the median of the rounds with their
+    # range (work is exact and the same in every round).
+    rounds: dict[int, list[dict[str, Any]]] = {k: [] for k in (1, *cfg.ks)}
+    for _ in range(max(1, cfg.repeats)):
+        for k in rounds:
+            rounds[k].append(w.projected("mrf", cfg.dispatch, k, 1, cfg.seed))
     projected: dict[int, dict[str, Any]] = {}
-    for k in (1, *cfg.ks):
-        acc = w.projected("mrf", cfg.dispatch, k, 1, cfg.seed)
-        projected[k] = {"pps": acc["requests"] * 1e9 / max(acc["projected_ns"], 1), "dispatch": acc["dispatch"],
-                        "work_span": acc["work_span"], "work_total": acc["work_total"],
-                        "load_imbalance": acc["load_imbalance"], "requests": acc["requests"]}
-    progress("ours: mrf projected at k = " + ", ".join(
-        f"{k}: {p['pps'] / 1e6:,.2f} M" for k, p in projected.items() if k > 1) + " packets/s")
+    for k, accs in rounds.items():
+        first = accs[0]
+        pps = [a["requests"] * 1e9 / max(a["projected_ns"], 1) for a in accs]
+        speedups = [base["projected_ns"] / max(a["projected_ns"], 1) for base, a in zip(rounds[1], accs, strict=True)]
+        projected[k] = {"pps": median_range(pps), "speedup": median_range(speedups), "dispatch": first["dispatch"],
+                        "work_span": first["work_span"], "work_total": first["work_total"],
+                        "load_imbalance": first["load_imbalance"], "requests": first["requests"]}
+    progress(f"ours: mrf projected (median [min–max] of {max(1, cfg.repeats)}) at k = " + ", ".join(
+        f"{k}: {_spread_m(p['pps'])}" for k, p in projected.items() if k > 1) + " packets/s")
     return {"single": single, "projected": projected}
 
 
@@ -336,6 +350,9 @@ def make_rows(name: str, w: Any, cfg: BenchConfig, check: dict[str, Any], kern: 
                      "kind": "measured", "speedup_projected": None,
                      "pps_per_core": nft_pps, "pps": nft_pps, "ns_per_packet": cost["median"],
                      "ns_per_packet_min": cost["min"], "ns_per_packet_max": cost["max"],
+                     # A rate's range from the cost's: the least cost is the highest rate.
+                     **({f"pps{per}_{end}": 1e9 / cost[c] for per in ("", "_per_core")
+                         for end, c in (("min", "max"), ("max", "min"))} if nft_pps and cost["min"] > 0 else {}),
                      "ns_per_packet_wall": kern["cost_ns_wall"]["median"],
                      **{f"path_{key}{suffix}": kern[key][stat]
                         for key in ("pps_rules", "pps_empty", "pps_rules_wall", "pps_empty_wall")
@@ -362,17 +379,22 @@ def make_rows(name: str, w: Any, cfg: BenchConfig, check: dict[str, Any], kern: 
         rows.append({**base, "system": label, "algo": algo, "dispatch": "none", "k": 1, "kind": "measured",
                      "speedup_projected": None, "pps": pps, "pps_per_core": pps, "ns_per_packet": 1e9 / pps,
                      "pps_min": s["pps"]["min"], "pps_max": s["pps"]["max"],
+                     "pps_per_core_min": s["pps"]["min"], "pps_per_core_max": s["pps"]["max"],
                      "work_per_packet": s["work_per_packet"], "repeats": cfg.repeats,
                      "ratio_vs_nftables": ratio(pps), "ratio_per_core_vs_nftables": ratio(pps)})
-    t1 = ours["projected"][1]["pps"]
     for k, p in ours["projected"].items():
         if k == 1:
             continue
+        pps, speedup = p["pps"], p["speedup"]
         rows.append({**base, "system": "ours: MRF", "algo": "mrf", "dispatch": p["dispatch"], "k": k,
-                     "kind": "projected", "speedup_projected": p["pps"] / t1, "throughput_rps_projected": p["pps"],
-                     "pps": p["pps"], "pps_per_core": p["pps"] / k, "ns_per_packet": k * 1e9 / p["pps"],
+                     "kind": "projected", "repeats": cfg.repeats,
+                     "speedup_projected": speedup["median"], "speedup_projected_lo": speedup["min"],
+                     "speedup_projected_hi": speedup["max"], "throughput_rps_projected": pps["median"],
+                     "pps": pps["median"], "pps_min": pps["min"], "pps_max": pps["max"],
+                     "pps_per_core": pps["median"] / k, "pps_per_core_min": pps["min"] / k,
+                     "pps_per_core_max": pps["max"] / k, "ns_per_packet": k * 1e9 / pps["median"],
                      "work_span": p["work_span"], "load_imbalance": p["load_imbalance"],
-                     "ratio_vs_nftables": ratio(p["pps"]), "ratio_per_core_vs_nftables": ratio(p["pps"] / k)})
+                     "ratio_vs_nftables": ratio(pps["median"]), "ratio_per_core_vs_nftables": ratio(pps["median"] / k)})
     return rows
 
 

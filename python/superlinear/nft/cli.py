@@ -209,7 +209,8 @@ def register(sub: Any) -> None:
     m = p.add_argument_group("measurement")
     m.add_argument("--duration", type=duration_seconds, default=3.0, help="seconds per throughput run (default 3)")
     m.add_argument("--repeats", type=repeat_count, default=3,
-                   help="throughput runs per chain, and single-core runs of ours (default 3; median and spread)")
+                   help="throughput runs per chain, single-core runs of ours and rounds of the projected runs "
+                        "(default 3; median and range)")
     m.add_argument("--k", dest="ks", type=k_list, default=(2, 4, 8, 16, 32),
                    help="MRF projected at these k, comma-separated (default 2,4,8,16,32)")
     hidden_alias(m, "--ks", dest="ks", type=k_list)

@@ -471,7 +471,15 @@ BENCH_STUDY_OPTIONS = {
 }
 
 
-def _unless_studies(args: argparse.Namespace, *, users: tuple[str, ...]) -> str | None:
+#: Of the cost study, only nftables' runs read --duration (the XDP costs are exact replays).
+NFT_ONLY_IN_COST = frozenset({"duration"})
+
+
+def _unless_studies(args: argparse.Namespace, *, dest: str, users: tuple[str, ...]) -> str | None:
+    if dest in NFT_ONLY_IN_COST and args.no_nft:
+        users = tuple(u for u in users if u != "cost")
+        refused = unless_chosen(args.studies, users, "--studies")
+        return None if refused is None else f"{refused} and --no-nft"
     return unless_chosen(args.studies, users, "--studies")
 
 
@@ -537,8 +545,10 @@ def register_bench(sub: Any) -> None:
                       "it labels the rule set of --rules; --data sets keep their file names")
     for dest, users in BENCH_STUDY_OPTIONS.items():
         named = ", ".join(users[:-1]) + (" and " if len(users) > 1 else "") + users[-1]
-        conditional_scope(p, (dest,), partial(_unless_studies, users=users),
-                          f"it is for the {named} stud{'y' if len(users) == 1 else 'ies'}")
+        why = f"it is for the {named} stud{'y' if len(users) == 1 else 'ies'}"
+        if dest in NFT_ONLY_IN_COST:
+            why += " (in the cost study, for nftables' runs)"
+        conditional_scope(p, (dest,), partial(_unless_studies, dest=dest, users=users), why)
     from superlinear.classify.cli import actions_scope
 
     actions_scope(p)
