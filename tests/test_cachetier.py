@@ -242,11 +242,17 @@ def test_cli_bench_json_and_errors(tier: dict[str, Any], cli: Any, tmp_path: Pat
     r = cli("cache", "bench", "--dir", tier["dir"], "--replicas", "2", "--requests", "2000", "--rows", str(ROWS),
             "--router", "distcache", "--dist", "zipf:0.99", "--json")
     assert r.returncode == 0, r.stderr
-    row = json.loads(r.stdout)["row"]
-    assert row["requests"] == 2000 and row["wrong_values"] == 0 and row["k"] == 2
-    assert row["reads"] + row["writes"] == 2000 and row["writes"] == 0
+    doc = json.loads(r.stdout)
+    row = doc["row"]
+    # Three runs by default: counts are their sums, timed figures their median with the range.
+    assert [run["requests"] for run in doc["runs"]] == [2000] * 3 and row["repeats"] == 3
+    assert row["requests"] == 6000 and row["wrong_values"] == 0 and row["k"] == 2
+    assert row["reads"] + row["writes"] == 6000 and row["writes"] == 0
+    for field in ("throughput_rps_projected", "throughput_rps_measured", "hit_rate"):
+        assert row[f"{field}_lo"] <= row[field] <= row[f"{field}_hi"], field
+        assert sorted(row[f"{field}_runs"]) == sorted(run[field] for run in doc["runs"])
     # Only writes: no hit rate to show (there were no reads), not 0.000.
-    r = cli("cache", "bench", "--dir", tier["dir"], "--requests", "300", "--write-fraction", "1")
+    r = cli("cache", "bench", "--dir", tier["dir"], "--requests", "300", "--write-fraction", "1", "--repeats", "1")
     assert r.returncode == 0 and "— (no reads)" in r.stdout and "0 / 300" in r.stdout, r.stdout
     r = cli("cache", "bench", "--dir", str(tmp_path / "none"))
     assert r.returncode == 2 and "cache up" in r.stderr and "Traceback" not in r.stderr
@@ -392,7 +398,7 @@ def test_cli_bench_counts_stale_values(tier: dict[str, Any], cli: Any) -> None:
     clean run with writes reports 0 stale values."""
     d = tier["dir"]
     r = cli("cache", "bench", "--dir", d, "--requests", "3000", "--rows", "50", "--write-fraction", "0.3",
-            "--threads", "4", "--json")
+            "--threads", "4", "--repeats", "1", "--json")
     assert r.returncode == 0, r.stderr
     row = json.loads(r.stdout)["row"]
     assert row["stale_values"] == 0 and row["wrong_values"] == 0 and row["errors"] == 0
@@ -408,7 +414,7 @@ def test_cli_bench_counts_stale_values(tier: dict[str, Any], cli: Any) -> None:
     saboteur.start()
     try:
         r = cli("cache", "bench", "--dir", d, "--requests", "20000", "--rows", str(rows), "--write-fraction", "0.5",
-                "--threads", "2", "--json")
+                "--threads", "2", "--repeats", "1", "--json")
     finally:
         stop.set()
         saboteur.join()

@@ -142,6 +142,10 @@ def test_cli_predict_on_a_trace_writes_results_and_plots(cli: Cli, tmp_path: Pat
         assert row["engine_exact_match"] is True and row["predicted_over_engine"] == 1.0
         assert row["speedup_work"] == row["speedup_work_predicted"]
         assert row["speedup_measured"] is None
+        # The engine's projected speedup: the median of its interleaved rounds, with their range.
+        assert row["speedup_projected_lo"] <= row["speedup_projected"] <= row["speedup_projected_hi"]
+        assert row["repeats"] == 3
+    assert rows[0]["speedup_projected_lo"] == rows[0]["speedup_projected_hi"] == 1.0  # k = 1 against itself
     for name in ("result.json", "result.csv", "predict.png", "predict.svg"):
         assert (out / name).stat().st_size > 100
     table = cli("predict", "--trace", str(trace), "--k", "2", "--out", str(out))

@@ -23,13 +23,15 @@ worker's dispatched key stream (``crates/core/src/law/simulate.rs``), named in e
 ``exact simulation of the splay worker``; ℓ, q and q·ℓ follow from its work counts the same way.
 
 Number kinds: ``speedup_work_predicted`` and ``speedup_law`` are predictions of this model;
-``speedup_work`` (exact operation counts) and ``speedup_projected`` (CPU-time projection) come
-from real engine runs and exist only with ``compare=True``.
+``speedup_work`` (exact operation counts) and ``speedup_projected`` (CPU-time projection: the
+median, with its range, of three interleaved rounds) come from real engine runs and exist only
+with ``compare=True``.
 """
 
 from __future__ import annotations
 
 import math
+import statistics
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
@@ -57,6 +59,9 @@ __all__ = [
     "predict",
     "predict_assigned",
 ]
+
+#: Interleaved rounds of the engine runs of ``compare`` (k = 1 and every k in each).
+ENGINE_ROUNDS = 3
 
 Progress = Callable[[int, int, str], None]
 """Called as ``progress(done, total, what_next)`` before each step of a long computation."""
@@ -102,9 +107,12 @@ class EngineCheck:
     k: int
     worker_work: tuple[int, ...]
     speedup_work: float
+    #: The median over :data:`ENGINE_ROUNDS` interleaved rounds, each against its own k = 1.
     speedup_projected: float
     exact: bool
     predicted_over_engine: float
+    speedup_projected_lo: float = math.nan
+    speedup_projected_hi: float = math.nan
 
 
 @dataclass(frozen=True)
@@ -139,6 +147,9 @@ class Prediction:
                 "m": self.m, "k": p.k, "requests": self.requests,
                 "speedup_measured": None,
                 "speedup_projected": c.speedup_projected if c else None,
+                "speedup_projected_lo": c.speedup_projected_lo if c else None,
+                "speedup_projected_hi": c.speedup_projected_hi if c else None,
+                "repeats": ENGINE_ROUNDS if c else None,
                 "speedup_work": c.speedup_work if c else None,
                 "speedup_work_predicted": p.speedup_work_predicted,
                 "speedup_law": p.speedup_law, "s": p.s, "model": self.model,
@@ -195,7 +206,7 @@ def predict(workload: Workload, *, algo: str = "mtf", dispatch: str = "hash", ks
     same stream, seed and dispatcher, and the result carries its numbers."""
     if not ks:
         raise ValueError("predict needs at least one k")
-    steps = 1 + len(ks) + (len(set(ks) | {1}) if compare else 0)
+    steps = 1 + len(ks) + (ENGINE_ROUNDS * len(set(ks) | {1}) if compare else 0)
     step = _stepper(progress, steps)
     t0 = time.perf_counter()
     step("reading/generating the workload, T(1)")
@@ -226,23 +237,29 @@ def _stepper(progress: Progress | None, total: int) -> Callable[[str], None]:
 
 
 def _with_engine(pred: Prediction, step: Callable[[str], None]) -> Prediction:
-    def engine_run(k: int) -> Accounting:
-        step(f"engine run at k = {k}")
+    def engine_run(k: int, rnd: int) -> Accounting:
+        step(f"engine run at k = {k} (round {rnd + 1}/{ENGINE_ROUNDS})")
         spec = RunSpec(algo=pred.algo, dispatch=pred.dispatch, k=k, workload=pred.workload, requests=pred.requests,
                        seed=pred.seed, miss_cycles=pred.rho, modes=("projected",))
         acc = run(spec)["projected"]
         assert acc is not None
         return acc
 
-    base = engine_run(1)
+    # Rounds of k = 1 and every k (interleaved, not back to back): a projected speedup is the
+    # median of the rounds, each against its own k = 1. Work is exact: the first round's.
+    ks = sorted({1} | {p.k for p in pred.points})
+    rounds = [{k: engine_run(k, r) for k in ks} for r in range(ENGINE_ROUNDS)]
+    base = rounds[0][1]
     checks = []
     for p in pred.points:
-        acc = base if p.k == 1 else engine_run(p.k)
+        acc = rounds[0][p.k]
         speedup_work = base["work_span"] / max(acc["work_span"], 1)
+        projected = [r[1]["projected_ns"] / max(r[p.k]["projected_ns"], 1) for r in rounds]
         checks.append(EngineCheck(
             k=p.k, worker_work=tuple(acc["worker_work"]),
             speedup_work=speedup_work,
-            speedup_projected=base["projected_ns"] / max(acc["projected_ns"], 1),
+            speedup_projected=statistics.median(projected),
+            speedup_projected_lo=min(projected), speedup_projected_hi=max(projected),
             exact=list(acc["worker_work"]) == [w["work"] for w in p.workers] and base["work_span"] == p.baseline_work,
             predicted_over_engine=p.speedup_work_predicted / speedup_work if speedup_work else math.nan,
         ))
@@ -284,8 +301,11 @@ def plot_prediction(pred: Prediction, out_dir: Path, name: str = "predict") -> l
         ek = [c.k for c in pred.engine]
         ax.plot(ek, [c.speedup_work for c in pred.engine], linestyle="none", marker="o", ms=10, mfc="none",
                 color="C3", label="engine work speedup (exact counts)")
-        ax.plot(ek, [c.speedup_projected for c in pred.engine], linestyle="none", marker="x", ms=7, color="C4",
-                label="engine projected speedup (CPU time)")
+        med = [c.speedup_projected for c in pred.engine]
+        ax.errorbar(ek, med, yerr=[[m - c.speedup_projected_lo for m, c in zip(med, pred.engine, strict=True)],
+                                   [c.speedup_projected_hi - m for m, c in zip(med, pred.engine, strict=True)]],
+                    linestyle="none", marker="x", ms=7, color="C4", capsize=3,
+                    label=f"engine projected speedup (CPU time; median, range of {ENGINE_ROUNDS})")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xlabel("workers k")

@@ -22,7 +22,7 @@ from superlinear.analysis.classifier_model import (
     predict_point,
     verify,
 )
-from superlinear.analysis.predict import Prediction, parse_ks, plot_prediction, predict
+from superlinear.analysis.predict import ENGINE_ROUNDS, Prediction, parse_ks, plot_prediction, predict
 from superlinear.common.args import non_negative_finite, non_negative_int, positive_int
 from superlinear.common.listing import known
 from superlinear.common.progress import progress_bar
@@ -83,7 +83,7 @@ def prediction_table(pred: Prediction) -> Table:
     if pred.algo.startswith("lru"):
         cols.append("hit rate")
     if pred.engine:
-        cols += ["engine work ×", "pred/engine", "exact", "engine projected ×"]
+        cols += ["engine work ×", "pred/engine", "exact", f"engine projected × (median, range of {ENGINE_ROUNDS})"]
     for col in cols:
         t.add_column(col, justify="right")
     checks = {c.k: c for c in pred.engine or ()}
@@ -95,7 +95,7 @@ def prediction_table(pred: Prediction) -> Table:
         if pred.engine:
             c = checks[p.k]
             cells += [_fmt(c.speedup_work), f"{c.predicted_over_engine:.4f}", "yes" if c.exact else "NO",
-                      _fmt(c.speedup_projected)]
+                      f"{_fmt(c.speedup_projected)} [{_fmt(c.speedup_projected_lo)}–{_fmt(c.speedup_projected_hi)}]"]
         t.add_row(*cells)
     return t
 
@@ -461,7 +461,7 @@ def register(sub: Any) -> None:
     p.add_argument("--s", type=float, default=0.0, help="serial fraction s for the general law (default 0)")
     p.add_argument("--compare", action="store_true",
                    help="also run the engine (with --rules: the classifier) at every k and k = 1 and compare its "
-                   "work speedup")
+                   "work speedup (the engine's projected speedup: median [range] of 3 interleaved rounds)")
     p.add_argument("--rules", metavar="FILE", help="packets: rule file; --trace is then a packet trace and the "
                    "prediction simulates the classifier (--algo mrf|mrf-swap|static) behind --dispatch")
     p.add_argument("--actions", default="random:0.5:1", help="with --rules: actions of ClassBench filters")

@@ -17,12 +17,20 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from superlinear import _native
-from superlinear.cache.client import bench_row, client_config
+from superlinear.cache.client import aggregate_rounds, bench_row, client_config
 from superlinear.cache.services import Services, _reachable, check_replica_bounds
-from superlinear.common.args import fraction, non_negative_int, positive_float, positive_int, positive_int_at_most
+from superlinear.common.args import (
+    fraction,
+    non_negative_int,
+    positive_float,
+    positive_int,
+    positive_int_at_most,
+    repeat_count,
+)
 from superlinear.common.bounds import check_at_most, size_text
 from superlinear.common.defaults import config_defaults, field_default, with_default
 from superlinear.common.errors import SuperlinearError
@@ -265,23 +273,35 @@ def cmd_bench(args: argparse.Namespace) -> int:
     cfg = client_config(replicas, dsn, args.router, args.db_connections or threads, args.table,
                         coalesce=not args.no_coalesce, seed=args.seed)
     client = _native.CacheClient(cfg)
-    if args.flush:
-        interruptible(client.flush_all)
-    if args.prefill:
-        interruptible(partial(client.prefill, args.rows, args.seed, args.dist))
     bench = {"threads": threads, "rows": args.rows, "dist": args.dist, "seed": args.seed,
              "max_seconds": args.max_seconds, "write_fraction": args.write_fraction}
-    if args.warmup:
-        interruptible(lambda: client.bench({**bench, "requests": args.warmup, "seed": args.seed + 1000}))
-    with console.status(f"{args.requests:,} requests, {threads} threads, {k} replicas, {args.router} routing",
-                        spinner="dots") if not args.json else _nullcontext():
-        report = interruptible(lambda: client.bench({**bench, "requests": args.requests}))
-    row = bench_row(report, k, _native.available_cores())
-    row.update(router=args.router, threads=threads, db_connections=cfg["db_connections"], dist=args.dist)
-    row.update(rows=args.rows, replica_errors=report["stats"]["replica_errors"])
+    runs: list[dict[str, Any]] = []
+    reports = []
+    for rnd in range(args.repeats):
+        # Each run is prepared alike (flush, pre-fill, warm-up); without them a run starts from
+        # the cache the run before it left.
+        if args.flush:
+            interruptible(client.flush_all)
+        if args.prefill:
+            interruptible(partial(client.prefill, args.rows, args.seed, args.dist))
+        if args.warmup:
+            interruptible(lambda: client.bench({**bench, "requests": args.warmup, "seed": args.seed + 1000}))
+        what = (f"{args.requests:,} requests, {threads} threads, {k} replicas, {args.router} routing"
+                + (f", run {rnd + 1}/{args.repeats}" if args.repeats > 1 else ""))
+        with console.status(what, spinner="dots") if not args.json else _nullcontext():
+            report = interruptible(lambda: client.bench({**bench, "requests": args.requests}))
+        run = bench_row(report, k, _native.available_cores())
+        run.update(panel="bench", dispatch=args.router, round=rnd, replica_errors=report["stats"]["replica_errors"])
+        runs.append(run)
+        reports.append(report)
+        if run["timed_out"]:
+            break  # the bench has failed already; the runs left would fail alike
+    (row,) = aggregate_rounds(runs)
+    row.update(router=args.router, threads=threads, db_connections=cfg["db_connections"], dist=args.dist,
+               rows=args.rows)
     failures = bench_failures(row, args.max_seconds)
     if args.json:
-        print(json.dumps({"row": row, "report": report, "failures": failures}, indent=1))
+        print(json.dumps({"row": row, "runs": runs, "reports": reports, "failures": failures}, indent=1))
     else:
         _show_bench(row, k, args, threads)
     for f in failures:
@@ -308,23 +328,33 @@ def bench_failures(row: dict[str, Any], max_seconds: float) -> list[str]:
 
 
 def _show_bench(row: dict[str, Any], k: int, args: argparse.Namespace, threads: int) -> None:
-    t = Table(title=f"cache-aside benchmark: {k} replicas, {args.router} routing, {threads} threads, {args.dist}",
-              caption=KINDS, caption_justify="left")
+    n = row["repeats"]
+    runs = f"{n} runs: timed figures are their median [min–max], counts their sum" if n > 1 else "one run"
+    t = Table(title=escape(f"cache-aside benchmark: {k} replicas, {args.router} routing, {threads} threads, "
+                           f"{args.dist}; {runs}"), caption=KINDS, caption_justify="left")
     t.add_column("figure")
     t.add_column("value", justify="right")
     t.add_column("kind")
+
+    def ranged(field: str, fmt: str) -> str:
+        med = row.get(field)
+        if med is None:
+            return "—"
+        lo, hi = row.get(f"{field}_lo"), row.get(f"{field}_hi")
+        return format(med, fmt) + (f" [{lo:{fmt}}–{hi:{fmt}}]" if n > 1 and lo is not None and hi is not None
+                                   else "")
+
     t.add_row("requests", f"{row['requests']:,}", "count")
     t.add_row("reads / writes", f"{row['reads']:,} / {row['writes']:,}", "count")
-    t.add_row("hit rate", f"{row['hit_rate']:.3f}" if row["reads"] else "— (no reads)", "count")
+    t.add_row("hit rate", ranged("hit_rate", ".3f") if row["reads"] else "— (no reads)", "count")
     t.add_row("delayed hits (coalesced misses)", f"{row['delayed_hits']:,}", "count")
     t.add_row("database reads", f"{row['db_reads']:,}", "count")
-    t.add_row("throughput, req/s", f"{row['throughput_rps_measured']:,.0f}", "measured")
-    t.add_row("throughput, req/s", f"{row['throughput_rps_projected']:,.0f}" if row["throughput_rps_projected"]
-              else "—", "projected")
-    t.add_row("latency p50 / p99, µs", f"{row['latency_p50_us_measured']:,.0f} / "
-              f"{row['latency_p99_us_measured']:,.0f}", "measured")
-    t.add_row("max/mean replica load", _fixed(row["max_over_mean_load"]), "count")
-    t.add_row("machine utilisation", _fixed(row["machine_utilisation"]), "measured")
+    t.add_row("throughput, req/s", ranged("throughput_rps_measured", ",.0f"), "measured")
+    t.add_row("throughput, req/s", ranged("throughput_rps_projected", ",.0f"), "projected")
+    t.add_row("latency p50 / p99, µs", f"{ranged('latency_p50_us_measured', ',.0f')} / "
+              f"{ranged('latency_p99_us_measured', ',.0f')}", "measured")
+    t.add_row("max/mean replica load", ranged("max_over_mean_load", ".2f"), "count")
+    t.add_row("machine utilisation", ranged("machine_utilisation", ".2f"), "measured")
     t.add_row("wrong values", str(row["wrong_values"]), "count")
     t.add_row("stale values", f"{row['stale_values']:,}" if args.write_fraction else "— (no writes)", "count")
     t.add_row("missing keys", f"{row['missing']:,}", "count")
@@ -332,10 +362,6 @@ def _show_bench(row: dict[str, Any], k: int, args: argparse.Namespace, threads: 
     t.add_row("errors", str(row["errors"]) + (f" ({row['first_error']})" if row["first_error"] else ""), "count")
     t.add_row("stopped by --max-seconds", "yes" if row["timed_out"] else "no", "count")
     console.print(t)
-
-
-def _fixed(x: float | None) -> str:
-    return "—" if x is None else f"{x:.2f}"
 
 
 def _show_routers(routers: list[dict[str, Any]]) -> None:
@@ -440,6 +466,9 @@ def register(sub: Any) -> None:
     b.add_argument("--max-seconds", type=positive_float, default=120.0,
                    help="stop after this long (default 120; a bench it stops fails)")
     b.add_argument("--seed", type=non_negative_int, default=bench_defaults["seed"])
+    b.add_argument("--repeats", type=repeat_count, default=3, metavar="N",
+                   help="runs, each after the same --flush/--prefill/--warmup: timed figures are their median "
+                   "[range], counts their sum (default 3)")
     _servers(b)
     _common(b)
     b.set_defaults(func=cmd_bench)

@@ -3,9 +3,11 @@ the figures derived from one benchmark report (used by ``cache bench`` and the F
 
 from __future__ import annotations
 
+import statistics
 from typing import TYPE_CHECKING, Any
 
 from superlinear.common.defaults import config_defaults
+from superlinear.common.rows import Row
 
 if TYPE_CHECKING:
     from superlinear._native import CacheBenchRecord
@@ -73,3 +75,50 @@ def bench_row(report: CacheBenchRecord, k: int, cores: int) -> dict[str, Any]:
         "replica_requests": loads,
         "replica_fills": report["replica_fills"],
     }
+
+
+#: Figures of a cache row whose median and range over the rounds a row carries.
+CACHE_RANGED = ("speedup_work", "speedup_work_busiest", "speedup_work_one_memcached_cost", "speedup_projected",
+                "speedup_measured", "speedup_eq3", "hit_rate",
+                "throughput_rps_measured", "throughput_rps_projected", "throughput_rps_work", "miss_penalty_rho",
+                "max_over_mean_load", "machine_utilisation", "latency_p50_us_measured", "latency_p99_us_measured")
+#: Counts summed over the rounds.
+CACHE_SUMMED = ("requests", "wrong_values", "stale_values", "errors", "missing", "db_reads", "calibration_requests",
+                "calibration_wrong_values", "reads_past_cache", "reads", "writes", "delayed_hits", "bypass",
+                "replica_errors")
+#: Counts per replica, summed replica by replica over the rounds (so they add up to ``requests``).
+CACHE_SUMMED_PER_REPLICA = ("replica_requests", "replica_fills")
+
+
+def aggregate_rounds(rows: list[Row]) -> list[Row]:
+    """One row per (panel, router, k): the median of every figure in :data:`CACHE_RANGED` over the
+    rounds, its range as ``FIELD_lo`` / ``FIELD_hi`` and the rounds' values as ``FIELD_runs``;
+    counts in :data:`CACHE_SUMMED` and :data:`CACHE_SUMMED_PER_REPLICA` summed (``requests`` is then
+    every round's reads); ``timed_out`` if any round was, ``first_error`` the first round's that
+    has one; the raw CPU times are the first round's."""
+    groups: dict[tuple[str, str, int], list[Row]] = {}
+    for r in rows:
+        groups.setdefault((r["panel"], r["dispatch"], r["k"]), []).append(r)
+    out: list[Row] = []
+    for rounds in groups.values():
+        row = dict(rounds[0])
+        row.pop("round", None)
+        row["repeats"] = len(rounds)
+        for field in CACHE_RANGED:
+            values = [float(r[field]) for r in rounds if r.get(field) is not None]
+            if not values:
+                continue
+            row[field] = float(statistics.median(values))
+            row[f"{field}_lo"], row[f"{field}_hi"] = min(values), max(values)
+            row[f"{field}_runs"] = values
+        for field in CACHE_SUMMED:
+            row[field] = sum(r.get(field) or 0 for r in rounds)
+        for field in CACHE_SUMMED_PER_REPLICA:
+            if all(field in r for r in rounds):
+                row[field] = [sum(column) for column in zip(*(r[field] for r in rounds), strict=True)]
+        if any("timed_out" in r for r in rounds):
+            row["timed_out"] = any(r.get("timed_out") for r in rounds)
+        if any("first_error" in r for r in rounds):
+            row["first_error"] = next((r["first_error"] for r in rounds if r.get("first_error")), None)
+        out.append(row)
+    return out

@@ -48,7 +48,7 @@ from rich.table import Table
 
 from superlinear import _native
 from superlinear.cache.advise import LINEAR_TOLERANCE, curve_of, items_for
-from superlinear.cache.client import bench_row, client_config
+from superlinear.cache.client import aggregate_rounds, bench_row, client_config
 from superlinear.cache.services import Services
 from superlinear.cache.work import Counts, UnitCosts, busiest_participant_span, work_span
 from superlinear.common.interrupt import interruptible
@@ -563,44 +563,3 @@ def fold_calibration(rows: list[Row]) -> None:
             row["calibration_requests"] = row.get("calibration_requests", 0) + cal["requests"]
             row["calibration_wrong_values"] = (row.get("calibration_wrong_values", 0) + cal["wrong_values"]
                                                + cal.get("stale_values", 0) + cal.get("errors", 0))
-
-
-#: Figures of a cache row whose median and range over the rounds a row carries.
-CACHE_RANGED = ("speedup_work", "speedup_work_busiest", "speedup_work_one_memcached_cost", "speedup_projected",
-                "speedup_measured", "speedup_eq3", "hit_rate",
-                "throughput_rps_measured", "throughput_rps_projected", "throughput_rps_work", "miss_penalty_rho",
-                "max_over_mean_load", "machine_utilisation")
-#: Counts summed over the rounds.
-CACHE_SUMMED = ("requests", "wrong_values", "stale_values", "errors", "missing", "db_reads", "calibration_requests",
-                "calibration_wrong_values", "reads_past_cache")
-#: Counts per replica, summed replica by replica over the rounds (so they add up to ``requests``).
-CACHE_SUMMED_PER_REPLICA = ("replica_requests", "replica_fills")
-
-
-def aggregate_rounds(rows: list[Row]) -> list[Row]:
-    """One row per (panel, router, k): the median of every figure in :data:`CACHE_RANGED` over the
-    rounds, its range as ``FIELD_lo`` / ``FIELD_hi`` and the rounds' values as ``FIELD_runs``;
-    counts in :data:`CACHE_SUMMED` and :data:`CACHE_SUMMED_PER_REPLICA` summed (``requests`` is then
-    every round's reads); the raw CPU times are the first round's."""
-    groups: dict[tuple[str, str, int], list[Row]] = {}
-    for r in rows:
-        groups.setdefault((r["panel"], r["dispatch"], r["k"]), []).append(r)
-    out: list[Row] = []
-    for rounds in groups.values():
-        row = dict(rounds[0])
-        row.pop("round", None)
-        row["repeats"] = len(rounds)
-        for field in CACHE_RANGED:
-            values = [float(r[field]) for r in rounds if r.get(field) is not None]
-            if not values:
-                continue
-            row[field] = float(statistics.median(values))
-            row[f"{field}_lo"], row[f"{field}_hi"] = min(values), max(values)
-            row[f"{field}_runs"] = values
-        for field in CACHE_SUMMED:
-            row[field] = sum(r.get(field) or 0 for r in rounds)
-        for field in CACHE_SUMMED_PER_REPLICA:
-            if all(field in r for r in rounds):
-                row[field] = [sum(column) for column in zip(*(r[field] for r in rounds), strict=True)]
-        out.append(row)
-    return out
