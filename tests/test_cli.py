@@ -151,3 +151,14 @@ def test_reproduce_exclude_warmup_marks_every_row(cli: Cli, tmp_path: Path) -> N
     rows = json.loads(r.stdout)["rows"]
     assert rows and all(row["warmup"] == "excluded" and row["warmup_requests"] > 0 for row in rows)
     assert len({(row["algo"], row["dispatch"], row["k"]) for row in rows}) == len(rows)
+
+
+def test_bench_figures_are_medians_of_interleaved_rounds(cli: Cli, tmp_path: Path) -> None:
+    r = cli("bench", "--quick", "--repeats", "2", "--json", "--out", str(tmp_path / "b"))
+    assert r.returncode == 0, r.stderr
+    rows = json.loads(r.stdout)
+    assert {row["bench"] for row in rows} == {"structure", "dispatcher"}
+    for row in rows:
+        field = "lookups_per_s" if row["bench"] == "structure" else "ns_per_request"
+        assert row["repeats"] == 2 and len(row[f"{field}_runs"]) == 2
+        assert row[f"{field}_lo"] <= row[field] <= row[f"{field}_hi"] and row[f"{field}_lo"] > 0

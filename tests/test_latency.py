@@ -168,6 +168,11 @@ def test_bench_reports_measured_speed(cli: Cli, tmp_path: Path) -> None:
     rows = json.loads(r.stdout)["rows"]
     assert [row["policy"] for row in rows] == ["lru", "lru-mad"]
     assert all(row["kind"] == "measured" and row["requests_per_s"] > 0 for row in rows)
+    # Three interleaved rounds by default: the rate is their median with the range; the simulated
+    # latency is the same in every round.
+    for row in rows:
+        assert row["repeats"] == 3 and len(row["requests_per_s_runs"]) == 3 and row["mean_latency_equal"]
+        assert row["requests_per_s_lo"] <= row["requests_per_s"] <= row["requests_per_s_hi"]
 
 
 def test_engine_lru_mad_worker(cli: Cli) -> None:

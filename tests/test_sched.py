@@ -89,6 +89,13 @@ def test_queue_bench_queues_agree(cli: Cli, tmp_path: Path) -> None:
         assert len(set(sums.values())) == 1, (pattern, sums)
     assert not any(row["queue"] == "binary-heap" and row["pattern"] == "drop-max" for row in rows)
     assert all(row["kind"] == "measured" for row in rows)
+    # Three rounds by default: each rate is their median, with their range; the same operations
+    # in every round.
+    for row in rows:
+        assert row["repeats"] == 3 and len(row["pairs_per_s_runs"]) == 3 and row["checksum_equal"]
+        assert row["pairs_per_s_lo"] <= row["pairs_per_s"] <= row["pairs_per_s_hi"]
+        if row["vs_binary_heap"] is not None:
+            assert row["vs_binary_heap_lo"] <= row["vs_binary_heap"] <= row["vs_binary_heap_hi"]
 
 
 def test_bench_binding_directly() -> None:

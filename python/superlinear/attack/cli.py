@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from rich.markup import escape
 from rich.table import Table
 
 from superlinear import _native
@@ -41,6 +42,7 @@ from superlinear.common.args import (
     positive_int_at_most,
     positive_number,
     positive_whole,
+    repeat_count,
 )
 from superlinear.common.bounds import check_at_most, check_memory
 from superlinear.common.defaults import config_defaults, field_default, with_default
@@ -337,12 +339,20 @@ def _queue_bench_config(args: argparse.Namespace) -> QueueBench:
         width=hffs_width(args.width),
         levels=args.levels,
         seed=args.seed,
+        repeats=args.repeats,
     )
 
 
+def _rate_cell(row: Row, repeats: int) -> str:
+    """M pairs/s, with the rounds' range where there were several."""
+    med = f"{row['pairs_per_s'] / 1e6:.2f}"
+    return med if repeats < 2 else f"{med} [{row['pairs_per_s_lo'] / 1e6:.2f}–{row['pairs_per_s_hi'] / 1e6:.2f}]"
+
+
 def _queue_bench_table(bench: QueueBench, rows: list[Row]) -> None:
-    t = Table(title=f"M enqueue+dequeue pairs/s, one core, measured (thread CPU time); HFFS {bench.width}-bit × "
-                    f"{bench.levels} levels = {bench.width ** bench.levels:,} priorities",
+    runs = f"median [min–max] of {bench.repeats} interleaved rounds" if bench.repeats > 1 else "one round"
+    t = Table(title=escape(f"M enqueue+dequeue pairs/s, one core, measured (thread CPU time; {runs}); HFFS "
+                           f"{bench.width}-bit × {bench.levels} levels = {bench.width ** bench.levels:,} priorities"),
               caption="hold model: n elements queued, each pair = one push + one pop-min (pop-max for drop-max); "
                       "× heap: HFFS over the binary heap", caption_justify="left")
     t.add_column("n", justify="right")
@@ -356,7 +366,7 @@ def _queue_bench_table(bench: QueueBench, rows: list[Row]) -> None:
             cells = [f"{n:,}", pattern]
             by_q = {r["queue"]: r for r in rows if r["n"] == n and r["pattern"] == pattern}
             for q in bench.queues:
-                cells.append(f"{by_q[q]['pairs_per_s'] / 1e6:.2f}" if q in by_q else "—")
+                cells.append(_rate_cell(by_q[q], bench.repeats) if q in by_q else "—")
             if "hffs" in bench.queues and "binary-heap" in bench.queues:
                 h = by_q.get("hffs", {}).get("vs_binary_heap")
                 cells.append(f"{h:.1f}" if h else "—")
@@ -602,6 +612,9 @@ def register(sub: Any) -> None:
     b.add_argument("--levels", type=positive_whole, default=2, help="HFFS levels (default 2: 4096 priorities)")
     b.add_argument("--seed", type=non_negative_int, default=1)
     b.add_argument("--quick", action="store_true", help="fewer pairs")
+    b.add_argument("--repeats", type=repeat_count, default=3, metavar="N",
+                   help="rounds over every queue, pattern and size, interleaved: rates are their median [range] "
+                   "(default 3)")
     add_study_options(b, BenchQueue(), "results/queue-bench")
     conditional_scope(b, ("width", "levels"), lambda args: unless_chosen(args.queues, {"hffs"}, "--queues"),
                       "it sizes the HFFS queue (hffs)")

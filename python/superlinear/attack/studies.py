@@ -18,6 +18,7 @@ Rates are kept in Mbit/s (bits per µs) by the engine and shown in Gbit/s.
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from functools import partial
@@ -119,6 +120,8 @@ class QueueBench:
     width: int = 64
     levels: int = 2
     seed: int = 1
+    #: Rounds over every (n, pattern, queue), interleaved: a rate is the rounds' median [range].
+    repeats: int = 3
 
 
 # --------------------------------------------------------------------------------------------
@@ -332,23 +335,36 @@ def plot_worker(out: Path, rows: list[Row], algo: str) -> list[Path]:
 
 
 def run_queue_bench(bench: QueueBench, progress: Progress | None = None) -> list[Row]:
+    """Every queue on every pattern and size, in ``bench.repeats`` rounds (each round all of them
+    once, so a slow stretch of the machine touches every queue alike). A row's rate and its ratio
+    to the binary heap are the median of the rounds, with their range (each round's ratio against
+    the heap of the same round)."""
     say = progress or (lambda _msg: None)
-    rows: list[Row] = []
-    for n in bench.sizes:
-        for pattern in bench.patterns:
-            for queue in bench.queues:
-                say(f"n = {n:,}: {queue} / {pattern}")
-                r = interruptible(partial(_native.sched_bench_queue, queue, pattern, n, bench.pairs, bench.width,
+    rounds: dict[tuple[int, str, str], list[Any]] = {}
+    for rnd in range(bench.repeats):
+        for n in bench.sizes:
+            for pattern in bench.patterns:
+                for queue in bench.queues:
+                    say(f"round {rnd + 1}/{bench.repeats}, n = {n:,}: {queue} / {pattern}")
+                    r = interruptible(partial(_native.sched_bench_queue, queue, pattern, n, bench.pairs, bench.width,
                                               bench.levels, bench.seed))
-                if r is None:
-                    continue
-                rows.append({"kind": "measured", "queue": queue, "pattern": pattern, "n": n, "pairs": r["pairs"],
-                             "pairs_per_s": r["pairs_per_s"], "ns_per_pair": r["cpu_ns"] / max(r["pairs"], 1),
-                             "priorities": bench.width ** bench.levels, "checksum": r["checksum"]})
-    for row in rows:
-        heap = next((x for x in rows if x["queue"] == "binary-heap" and x["n"] == row["n"]
-                     and x["pattern"] == row["pattern"]), None)
-        row["vs_binary_heap"] = row["pairs_per_s"] / heap["pairs_per_s"] if heap else None
+                    if r is not None:
+                        rounds.setdefault((n, pattern, queue), []).append(r)
+    rows: list[Row] = []
+    for (n, pattern, queue), runs in rounds.items():
+        rates = [r["pairs_per_s"] for r in runs]
+        heap = rounds.get((n, pattern, "binary-heap"))
+        ratios = [r["pairs_per_s"] / h["pairs_per_s"] for r, h in zip(runs, heap, strict=True)] if heap else []
+        rows.append({"kind": "measured", "queue": queue, "pattern": pattern, "n": n, "pairs": runs[0]["pairs"],
+                     "repeats": len(runs), "pairs_per_s": statistics.median(rates), "pairs_per_s_lo": min(rates),
+                     "pairs_per_s_hi": max(rates), "pairs_per_s_runs": rates,
+                     "ns_per_pair": statistics.median(r["cpu_ns"] / max(r["pairs"], 1) for r in runs),
+                     "priorities": bench.width ** bench.levels, "checksum": runs[0]["checksum"],
+                     # The same seed in every round: the same operations, so the same checksum.
+                     "checksum_equal": len({r["checksum"] for r in runs}) == 1,
+                     "vs_binary_heap": statistics.median(ratios) if ratios else None,
+                     "vs_binary_heap_lo": min(ratios) if ratios else None,
+                     "vs_binary_heap_hi": max(ratios) if ratios else None})
     return rows
 
 
@@ -367,8 +383,11 @@ def plot_queue_bench(out: Path, rows: list[Row]) -> list[Path]:
         for queue in dict.fromkeys(r["queue"] for r in rows):
             rs = sorted((r for r in rows if r["pattern"] == pattern and r["queue"] == queue), key=lambda r: r["n"])
             if rs:
-                ax.plot([r["n"] for r in rs], [r["pairs_per_s"] / 1e6 for r in rs], "-o", ms=3,
-                        color=colors.get(queue), label=queue)
+                med = [r["pairs_per_s"] / 1e6 for r in rs]
+                ax.errorbar([r["n"] for r in rs], med,
+                            yerr=[[m - r["pairs_per_s_lo"] / 1e6 for m, r in zip(med, rs, strict=True)],
+                                  [r["pairs_per_s_hi"] / 1e6 - m for m, r in zip(med, rs, strict=True)]],
+                            fmt="-o", ms=3, capsize=2, color=colors.get(queue), label=queue)
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_title(pattern, fontsize=9)
@@ -378,6 +397,6 @@ def plot_queue_bench(out: Path, rows: list[Row]) -> list[Path]:
         ax.legend(fontsize=7)
     for ax in list(axes.flat)[len(patterns):]:
         ax.axis("off")
-    fig.suptitle("Priority queues, one core, measured (thread CPU time)", fontsize=9)
+    fig.suptitle("Priority queues, one core, measured (thread CPU time; median and range of the rounds)", fontsize=9)
     fig.tight_layout()
     return [save_figure(fig, out / "queue-bench")]

@@ -1,5 +1,6 @@
-"""The cache tier's client side, apart from any command line: the native client's config dict and
-the figures derived from one benchmark report (used by ``cache bench`` and the Fig. 11 driver)."""
+"""The cache tier's client side, apart from any command line: the native client's config dict,
+the figures derived from one benchmark report, and several runs' figures folded into median
+[range] and sums (used by ``cache bench`` and the Fig. 11 driver)."""
 
 from __future__ import annotations
 

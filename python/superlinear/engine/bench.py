@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 from pathlib import Path
 
+from rich.markup import escape
 from rich.table import Table
 
 from superlinear import _native
@@ -34,23 +36,24 @@ class Bench(Study[argparse.Namespace]):
     experiment = "bench"
 
     def run(self, config: argparse.Namespace, progress: Progress | None) -> Outcome:
-        return Outcome(bench_rows(config.quick), {"quick": config.quick})
+        return Outcome(bench_rows(config.quick, config.repeats), {"quick": config.quick, "repeats": config.repeats})
 
     def table(self, config: argparse.Namespace, outcome: Outcome) -> None:
         rows = outcome.rows
-        t = Table(title="Single-thread lookups/s (uniform keys, thread CPU time, w = ρ = 0)")
+        runs = (f"median [min–max] of {config.repeats} interleaved rounds" if config.repeats > 1 else "one round")
+        t = Table(title=escape(f"Single-thread lookups/s (uniform keys, thread CPU time, w = ρ = 0; {runs})"))
         for c in ("structure", "m", "lookups/s"):
             t.add_column(c, justify="right")
         for r in rows:
             if r["bench"] == "structure":
-                t.add_row(r["algo"], f"{r['m']:,}", f"{r['lookups_per_s']:,.0f}")
+                t.add_row(r["algo"], f"{r['m']:,}", _ranged(r, "lookups_per_s", ",.0f"))
         console.print(t)
-        t = Table(title="Dispatcher cost: route + append to per-worker batch")
+        t = Table(title=escape(f"Dispatcher cost: route + append to per-worker batch ({runs})"))
         for c in ("dispatcher", "k", "ns/request"):
             t.add_column(c, justify="right")
         for r in rows:
             if r["bench"] == "dispatcher":
-                t.add_row(r["dispatch"], str(r["k"]), f"{r['ns_per_request']:.2f}")
+                t.add_row(r["dispatch"], str(r["k"]), _ranged(r, "ns_per_request", ".2f"))
         console.print(t)
 
     def json_text(self, path: Path, outcome: Outcome) -> str:
@@ -60,16 +63,34 @@ class Bench(Study[argparse.Namespace]):
         return [f"results: {path}"]
 
 
-def bench_rows(quick: bool) -> list[Row]:
-    """One row per structure (lookups/s) and per dispatcher and k (ns/request); measured."""
-    rows: list[Row] = []
+def _ranged(row: Row, field: str, fmt: str) -> str:
+    if row.get("repeats", 1) < 2:
+        return format(row[field], fmt)
+    return f"{row[field]:{fmt}} [{row[f'{field}_lo']:{fmt}}–{row[f'{field}_hi']:{fmt}}]"
+
+
+def bench_rows(quick: bool, repeats: int = 3) -> list[Row]:
+    """One row per structure (lookups/s) and per dispatcher and k (ns/request); measured. Every
+    benchmark runs once per round, ``repeats`` rounds (interleaved, so a slow stretch of the
+    machine touches each alike); a row's figure is the rounds' median, with their range."""
     scale = 1 if quick else 5
-    for algo, m, w, rho in STRUCTURES:
-        lookups = scale * (20_000 if m >= 50_000 and algo in ("static", "mtf") else 2_000_000)
-        rate = _native.bench_structure(algo, m, lookups, w, rho)
-        rows.append({"bench": "structure", "algo": algo, "m": m, "lookups": lookups, "lookups_per_s": rate})
-    for name in ("rr", "random", "hash"):
-        for k in DISPATCH_KS:
-            ns = _native.bench_dispatcher(name, k, scale * 2_000_000)
-            rows.append({"bench": "dispatcher", "dispatch": name, "k": k, "ns_per_request": ns})
-    return rows
+    rounds: dict[tuple[str, str, int], list[float]] = {}
+    rows: dict[tuple[str, str, int], Row] = {}
+    for _ in range(repeats):
+        for algo, m, w, rho in STRUCTURES:
+            lookups = scale * (20_000 if m >= 50_000 and algo in ("static", "mtf") else 2_000_000)
+            rate = _native.bench_structure(algo, m, lookups, w, rho)
+            rows.setdefault(("structure", algo, m), {"bench": "structure", "algo": algo, "m": m, "lookups": lookups})
+            rounds.setdefault(("structure", algo, m), []).append(rate)
+        for name in ("rr", "random", "hash"):
+            for k in DISPATCH_KS:
+                ns = _native.bench_dispatcher(name, k, scale * 2_000_000)
+                rows.setdefault(("dispatcher", name, k), {"bench": "dispatcher", "dispatch": name, "k": k})
+                rounds.setdefault(("dispatcher", name, k), []).append(ns)
+    out = []
+    for key, row in rows.items():
+        field = "lookups_per_s" if key[0] == "structure" else "ns_per_request"
+        values = rounds[key]
+        out.append({**row, field: statistics.median(values), f"{field}_lo": min(values), f"{field}_hi": max(values),
+                    f"{field}_runs": values, "repeats": len(values)})
+    return out

@@ -246,6 +246,8 @@ def register(sub: Any) -> None:
     b = sub.add_parser("bench", help="single-thread lookups/s per structure and dispatcher ns/request",
                        description="Micro-benchmarks (release build, thread CPU time).")
     b.add_argument("--quick", action="store_true", help="fewer lookups")
+    b.add_argument("--repeats", type=repeat_count, default=3, metavar="N",
+                   help="rounds over every benchmark, interleaved: figures are their median [range] (default 3)")
     add_study_options(b, Bench(), "results/bench")
 
     a = sub.add_parser("algorithms", help="list workers and dispatchers (the same as `list engine`)")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import statistics
 import time
 from contextlib import nullcontext
 from dataclasses import asdict, dataclass
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import Progress
 from rich.table import Table
 
@@ -28,6 +30,7 @@ from superlinear.common.args import (
     number,
     positive_number,
     positive_whole,
+    repeat_count,
 )
 from superlinear.common.bounds import check_at_most, check_memory
 from superlinear.common.defaults import field_default, with_default
@@ -360,12 +363,22 @@ def _bench(args: argparse.Namespace, progress: ProgressLine | None) -> Outcome:
     if len(zs) != 1:
         raise SuperlinearError("bench: give one --z")
     z = zs[0]
+    # Rounds over every policy (interleaved, so a slow stretch of the machine touches each alike):
+    # a rate is the rounds' median with their range; the simulated latency is the same each round.
+    speeds: dict[str, list[latency.Speed]] = {n: [] for n in names}
+    for rnd in range(args.repeats):
+        for n in names:
+            if progress is not None:
+                progress(f"round {rnd + 1}/{args.repeats}: {n} over {len(trace):,} requests")
+            speeds[n].append(latency.speed(trace, n, z, c))
     rows = []
-    for n in names:
-        if progress is not None:
-            progress(f"{n} over {len(trace):,} requests")
-        s = latency.speed(trace, n, z, c)
-        rows.append({**asdict(s), "z": z, "capacity": c, "objects": trace.objects})
+    for runs in speeds.values():
+        rates = [r.requests_per_s for r in runs]
+        rows.append({**asdict(runs[0]), "requests_per_s": statistics.median(rates), "requests_per_s_lo": min(rates),
+                     "requests_per_s_hi": max(rates), "requests_per_s_runs": rates,
+                     "cpu_s": statistics.median(r.cpu_s for r in runs), "repeats": len(runs),
+                     "mean_latency_equal": len({r.mean_latency for r in runs}) == 1,
+                     "z": z, "capacity": c, "objects": trace.objects})
     config = {"source": _source(args), "requests": len(trace), "z": z, "capacity": c,
               "trace_seconds_measured": gen_s}
     return Outcome(rows, config, extra=(trace, z, c))
@@ -374,13 +387,17 @@ def _bench(args: argparse.Namespace, progress: ProgressLine | None) -> Outcome:
 def _bench_table(outcome: Outcome) -> None:
     trace, z, c = outcome.extra
     rows = outcome.rows
+    n = rows[0]["repeats"] if rows else 1
+    runs = f"median [min–max] of {n} interleaved rounds" if n > 1 else "one round"
     t = Table(title=f"Simulator speed: {len(trace):,} requests, {trace.objects:,} objects, Z = {z:,}, cache {c:,}",
-              caption="measured: one core, thread CPU time of the simulation (policy construction included)",
-              caption_justify="left")
+              caption=escape(f"measured: one core, thread CPU time of the simulation (policy construction "
+                             f"included); {runs}"), caption_justify="left")
     for col in ("policy", "M requests/s", "CPU s", "mean latency (simulated)"):
         t.add_column(col, justify="left" if col == "policy" else "right")
     for r in rows:
-        t.add_row(r["policy"], f"{r['requests_per_s'] / 1e6:,.2f}", f"{r['cpu_s']:,.2f}", f"{r['mean_latency']:,.2f}")
+        rate = f"{r['requests_per_s'] / 1e6:,.2f}" + (
+            f" [{r['requests_per_s_lo'] / 1e6:,.2f}–{r['requests_per_s_hi'] / 1e6:,.2f}]" if n > 1 else "")
+        t.add_row(r["policy"], rate, f"{r['cpu_s']:,.2f}", f"{r['mean_latency']:,.2f}")
     console.print(t)
 
 
@@ -493,6 +510,8 @@ def register(sub: Any) -> None:
     s.add_argument("--cache-size", dest="size", metavar="SIZE",
                    help=f"cache size: objects or %% of objects (default {BENCH_SIZE.replace('%', '%%')})")
     hidden_alias(s, "--size", dest="size")
+    s.add_argument("--repeats", type=repeat_count, default=3, metavar="N",
+                   help="rounds over every policy, interleaved: rates are their median [range] (default 3)")
     add_study_options(s, Bench(), "results/latency-bench")
     generator_scope(s, (*GENERATOR_OPTIONS, "seed"), why="it seeds a generated trace")
 
