@@ -6,12 +6,14 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+from functools import partial
 from pathlib import Path
 
 from rich.markup import escape
 from rich.table import Table
 
 from superlinear import _native
+from superlinear.common.interrupt import interruptible
 from superlinear.common.rows import Row
 from superlinear.common.study import Outcome, Progress, Study, console
 
@@ -79,12 +81,12 @@ def bench_rows(quick: bool, repeats: int = 3) -> list[Row]:
     for _ in range(repeats):
         for algo, m, w, rho in STRUCTURES:
             lookups = scale * (20_000 if m >= 50_000 and algo in ("static", "mtf") else 2_000_000)
-            rate = _native.bench_structure(algo, m, lookups, w, rho)
+            rate = interruptible(partial(_native.bench_structure, algo, m, lookups, w, rho))
             rows.setdefault(("structure", algo, m), {"bench": "structure", "algo": algo, "m": m, "lookups": lookups})
             rounds.setdefault(("structure", algo, m), []).append(rate)
         for name in ("rr", "random", "hash"):
             for k in DISPATCH_KS:
-                ns = _native.bench_dispatcher(name, k, scale * 2_000_000)
+                ns = interruptible(partial(_native.bench_dispatcher, name, k, scale * 2_000_000))
                 rows.setdefault(("dispatcher", name, k), {"bench": "dispatcher", "dispatch": name, "k": k})
                 rounds.setdefault(("dispatcher", name, k), []).append(ns)
     out = []
