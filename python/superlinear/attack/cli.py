@@ -49,7 +49,7 @@ from superlinear.common.defaults import config_defaults, field_default, with_def
 from superlinear.common.errors import SuperlinearError
 from superlinear.common.input_files import require_input_file
 from superlinear.common.listing import Listing, add_listing_options, known
-from superlinear.common.rows import Row
+from superlinear.common.rows import Row, row_spread
 from superlinear.common.scope import (
     alpha_scope,
     conditional_scope,
@@ -343,12 +343,6 @@ def _queue_bench_config(args: argparse.Namespace) -> QueueBench:
     )
 
 
-def _rate_cell(row: Row, repeats: int) -> str:
-    """M pairs/s, with the rounds' range where there were several."""
-    med = f"{row['pairs_per_s'] / 1e6:.2f}"
-    return med if repeats < 2 else f"{med} [{row['pairs_per_s_lo'] / 1e6:.2f}–{row['pairs_per_s_hi'] / 1e6:.2f}]"
-
-
 def _queue_bench_table(bench: QueueBench, rows: list[Row]) -> None:
     runs = f"median [min–max] of {bench.repeats} interleaved rounds" if bench.repeats > 1 else "one round"
     t = Table(title=escape(f"M enqueue+dequeue pairs/s, one core, measured (thread CPU time; {runs}); HFFS "
@@ -366,7 +360,7 @@ def _queue_bench_table(bench: QueueBench, rows: list[Row]) -> None:
             cells = [f"{n:,}", pattern]
             by_q = {r["queue"]: r for r in rows if r["n"] == n and r["pattern"] == pattern}
             for q in bench.queues:
-                cells.append(_rate_cell(by_q[q], bench.repeats) if q in by_q else "—")
+                cells.append(row_spread(by_q[q], "pairs_per_s", ".2f", 1e-6) if q in by_q else "—")
             if "hffs" in bench.queues and "binary-heap" in bench.queues:
                 h = by_q.get("hffs", {}).get("vs_binary_heap")
                 cells.append(f"{h:.1f}" if h else "—")

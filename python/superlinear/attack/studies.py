@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from superlinear import _native
 from superlinear.common.defaults import config_defaults
 from superlinear.common.interrupt import interruptible
-from superlinear.common.rows import Row
+from superlinear.common.rows import Row, ranged
 from superlinear.output.figures import save_figure
 
 if TYPE_CHECKING:
@@ -352,19 +352,15 @@ def run_queue_bench(bench: QueueBench, progress: Progress | None = None) -> list
                         rounds.setdefault((n, pattern, queue), []).append(r)
     rows: list[Row] = []
     for (n, pattern, queue), runs in rounds.items():
-        rates = [r["pairs_per_s"] for r in runs]
         heap = rounds.get((n, pattern, "binary-heap"))
         ratios = [r["pairs_per_s"] / h["pairs_per_s"] for r, h in zip(runs, heap, strict=True)] if heap else []
         rows.append({"kind": "measured", "queue": queue, "pattern": pattern, "n": n, "pairs": runs[0]["pairs"],
-                     "repeats": len(runs), "pairs_per_s": statistics.median(rates), "pairs_per_s_lo": min(rates),
-                     "pairs_per_s_hi": max(rates), "pairs_per_s_runs": rates,
+                     "repeats": len(runs), **ranged("pairs_per_s", [r["pairs_per_s"] for r in runs]),
                      "ns_per_pair": statistics.median(r["cpu_ns"] / max(r["pairs"], 1) for r in runs),
                      "priorities": bench.width ** bench.levels, "checksum": runs[0]["checksum"],
                      # The same seed in every round: the same operations, so the same checksum.
                      "checksum_equal": len({r["checksum"] for r in runs}) == 1,
-                     "vs_binary_heap": statistics.median(ratios) if ratios else None,
-                     "vs_binary_heap_lo": min(ratios) if ratios else None,
-                     "vs_binary_heap_hi": max(ratios) if ratios else None})
+                     **(ranged("vs_binary_heap", ratios) if ratios else {"vs_binary_heap": None})})
     return rows
 
 

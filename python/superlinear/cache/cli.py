@@ -36,6 +36,7 @@ from superlinear.common.defaults import config_defaults, field_default, with_def
 from superlinear.common.errors import SuperlinearError
 from superlinear.common.interrupt import interruptible
 from superlinear.common.listing import Listing, known, name_table
+from superlinear.common.rows import row_spread
 from superlinear.common.scope import conditional_scope
 
 console = Console()
@@ -336,25 +337,17 @@ def _show_bench(row: dict[str, Any], k: int, args: argparse.Namespace, threads: 
     t.add_column("value", justify="right")
     t.add_column("kind")
 
-    def ranged(field: str, fmt: str) -> str:
-        med = row.get(field)
-        if med is None:
-            return "—"
-        lo, hi = row.get(f"{field}_lo"), row.get(f"{field}_hi")
-        return format(med, fmt) + (f" [{lo:{fmt}}–{hi:{fmt}}]" if n > 1 and lo is not None and hi is not None
-                                   else "")
-
     t.add_row("requests", f"{row['requests']:,}", "count")
     t.add_row("reads / writes", f"{row['reads']:,} / {row['writes']:,}", "count")
-    t.add_row("hit rate", ranged("hit_rate", ".3f") if row["reads"] else "— (no reads)", "count")
+    t.add_row("hit rate", row_spread(row, "hit_rate", ".3f") if row["reads"] else "— (no reads)", "count")
     t.add_row("delayed hits (coalesced misses)", f"{row['delayed_hits']:,}", "count")
     t.add_row("database reads", f"{row['db_reads']:,}", "count")
-    t.add_row("throughput, req/s", ranged("throughput_rps_measured", ",.0f"), "measured")
-    t.add_row("throughput, req/s", ranged("throughput_rps_projected", ",.0f"), "projected")
-    t.add_row("latency p50 / p99, µs", f"{ranged('latency_p50_us_measured', ',.0f')} / "
-              f"{ranged('latency_p99_us_measured', ',.0f')}", "measured")
-    t.add_row("max/mean replica load", ranged("max_over_mean_load", ".2f"), "count")
-    t.add_row("machine utilisation", ranged("machine_utilisation", ".2f"), "measured")
+    t.add_row("throughput, req/s", row_spread(row, "throughput_rps_measured", ",.0f"), "measured")
+    t.add_row("throughput, req/s", row_spread(row, "throughput_rps_projected", ",.0f"), "projected")
+    t.add_row("latency p50 / p99, µs", f"{row_spread(row, 'latency_p50_us_measured', ',.0f')} / "
+              f"{row_spread(row, 'latency_p99_us_measured', ',.0f')}", "measured")
+    t.add_row("max/mean replica load", row_spread(row, "max_over_mean_load", ".2f"), "count")
+    t.add_row("machine utilisation", row_spread(row, "machine_utilisation", ".2f"), "measured")
     t.add_row("wrong values", str(row["wrong_values"]), "count")
     t.add_row("stale values", f"{row['stale_values']:,}" if args.write_fraction else "— (no writes)", "count")
     t.add_row("missing keys", f"{row['missing']:,}", "count")

@@ -4,11 +4,10 @@ the figures derived from one benchmark report, and several runs' figures folded 
 
 from __future__ import annotations
 
-import statistics
 from typing import TYPE_CHECKING, Any
 
 from superlinear.common.defaults import config_defaults
-from superlinear.common.rows import Row
+from superlinear.common.rows import Row, ranged
 
 if TYPE_CHECKING:
     from superlinear._native import CacheBenchRecord
@@ -107,11 +106,8 @@ def aggregate_rounds(rows: list[Row]) -> list[Row]:
         row["repeats"] = len(rounds)
         for field in CACHE_RANGED:
             values = [float(r[field]) for r in rounds if r.get(field) is not None]
-            if not values:
-                continue
-            row[field] = float(statistics.median(values))
-            row[f"{field}_lo"], row[f"{field}_hi"] = min(values), max(values)
-            row[f"{field}_runs"] = values
+            if values:
+                row.update(ranged(field, values))
         for field in CACHE_SUMMED:
             row[field] = sum(r.get(field) or 0 for r in rounds)
         for field in CACHE_SUMMED_PER_REPLICA:

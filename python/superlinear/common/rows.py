@@ -8,6 +8,7 @@ is :data:`Row`, and :class:`EngineRow` names the fields a reader can rely on.
 
 from __future__ import annotations
 
+import statistics
 from typing import Any, TypedDict
 
 #: One result row: the :class:`EngineRow` fields where they apply, plus the study's own.
@@ -68,3 +69,22 @@ class ResultDoc(TypedDict):
     config: dict[str, Any]
     machine: Machine
     rows: list[Row]
+
+
+def ranged(field: str, values: list[float]) -> Row:
+    """A figure over several runs as a row carries it: ``FIELD`` the median, ``FIELD_lo`` /
+    ``FIELD_hi`` the range and ``FIELD_runs`` every run's value."""
+    return {field: statistics.median(values), f"{field}_lo": min(values), f"{field}_hi": max(values),
+            f"{field}_runs": values}
+
+
+def row_spread(row: Row, field: str, fmt: str = ",.2f", scale: float = 1.0) -> str:
+    """``median [lo–hi]`` of a row's figure (see :func:`ranged`), times ``scale``; the value alone
+    after one run, "—" without one."""
+    v = row.get(field)
+    if v is None:
+        return "—"
+    lo, hi = row.get(f"{field}_lo"), row.get(f"{field}_hi")
+    if lo is None or hi is None or row.get("repeats", 1) < 2:
+        return format(v * scale, fmt)
+    return f"{format(v * scale, fmt)} [{format(lo * scale, fmt)}–{format(hi * scale, fmt)}]"

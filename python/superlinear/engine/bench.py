@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 from functools import partial
 from pathlib import Path
 
@@ -14,7 +13,7 @@ from rich.table import Table
 
 from superlinear import _native
 from superlinear.common.interrupt import interruptible
-from superlinear.common.rows import Row
+from superlinear.common.rows import Row, ranged, row_spread
 from superlinear.common.study import Outcome, Progress, Study, console
 
 #: (algo, m, compare cycles, miss cycles): the Fig. 5 structures at their panel sizes. The no-cache
@@ -48,14 +47,14 @@ class Bench(Study[argparse.Namespace]):
             t.add_column(c, justify="right")
         for r in rows:
             if r["bench"] == "structure":
-                t.add_row(r["algo"], f"{r['m']:,}", _ranged(r, "lookups_per_s", ",.0f"))
+                t.add_row(r["algo"], f"{r['m']:,}", row_spread(r, "lookups_per_s", ",.0f"))
         console.print(t)
         t = Table(title=escape(f"Dispatcher cost: route + append to per-worker batch ({runs})"))
         for c in ("dispatcher", "k", "ns/request"):
             t.add_column(c, justify="right")
         for r in rows:
             if r["bench"] == "dispatcher":
-                t.add_row(r["dispatch"], str(r["k"]), _ranged(r, "ns_per_request", ".2f"))
+                t.add_row(r["dispatch"], str(r["k"]), row_spread(r, "ns_per_request", ".2f"))
         console.print(t)
 
     def json_text(self, path: Path, outcome: Outcome) -> str:
@@ -63,12 +62,6 @@ class Bench(Study[argparse.Namespace]):
 
     def footer(self, out: Path, path: Path, plots: list[Path], outcome: Outcome) -> list[str]:
         return [f"results: {path}"]
-
-
-def _ranged(row: Row, field: str, fmt: str) -> str:
-    if row.get("repeats", 1) < 2:
-        return format(row[field], fmt)
-    return f"{row[field]:{fmt}} [{row[f'{field}_lo']:{fmt}}–{row[f'{field}_hi']:{fmt}}]"
 
 
 def bench_rows(quick: bool, repeats: int = 3) -> list[Row]:
@@ -92,7 +85,5 @@ def bench_rows(quick: bool, repeats: int = 3) -> list[Row]:
     out = []
     for key, row in rows.items():
         field = "lookups_per_s" if key[0] == "structure" else "ns_per_request"
-        values = rounds[key]
-        out.append({**row, field: statistics.median(values), f"{field}_lo": min(values), f"{field}_hi": max(values),
-                    f"{field}_runs": values, "repeats": len(values)})
+        out.append({**row, **ranged(field, rounds[key]), "repeats": len(rounds[key])})
     return out

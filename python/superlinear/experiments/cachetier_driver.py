@@ -53,7 +53,7 @@ from superlinear.cache.services import Services
 from superlinear.cache.work import Counts, UnitCosts, busiest_participant_span, work_span
 from superlinear.common.interrupt import interruptible
 from superlinear.common.progress import progress_bar
-from superlinear.common.rows import Row
+from superlinear.common.rows import Row, row_spread
 from superlinear.experiments.fig11 import CachePanel, CacheStudy, cache_sensitivity, cache_skew, fig11
 
 #: name → builder(quick) of the studies this driver runs.
@@ -377,17 +377,6 @@ def _summary(study: CacheStudy, rows: list[Row]) -> Table:
     return t
 
 
-def _ranged(row: Row, field: str, digits: int) -> str:
-    """``median [lo–hi]`` of a row's figure over its rounds (the one value after one round)."""
-    v = row.get(field)
-    if v is None:
-        return "—"
-    lo, hi = row.get(f"{field}_lo"), row.get(f"{field}_hi")
-    if lo is None or hi is None or row.get("repeats", 1) < 2:
-        return f"{v:.{digits}f}"
-    return f"{v:.{digits}f} [{lo:.{digits}f}–{hi:.{digits}f}]"
-
-
 def findings(study: CacheStudy, rows: list[Row]) -> list[str]:
     """The sentences the issue asks for, computed from the rows (each number with its kind)."""
     out: list[str] = []
@@ -408,18 +397,19 @@ def findings(study: CacheStudy, rows: list[Row]) -> list[str]:
                     if not sup:
                         return f"{name} never above linear"
                     best = max(sup, key=lambda r: (r.get(kind) or 0) / r["k"])
-                    return (f"{name} above linear at k ∈ {[r['k'] for r in sup]}, peak {_ranged(best, kind, 1)}× at "
-                            f"k={best['k']} ({best[kind] / best['k']:.2f}× linear, median)")
+                    return (f"{name} above linear at k ∈ {[r['k'] for r in sup]}, peak "
+                            f"{row_spread(best, kind, '.1f')}× at k={best['k']} "
+                            f"({best[kind] / best['k']:.2f}× linear, median)")
 
                 at14 = next((r for r in rr if r["k"] == 14), None)
                 worst = max(rr, key=lambda r: abs((r.get("speedup_work") or r["k"]) / r["k"] - 1))
                 out.append(
-                    f"{panel.name}/{router}: hit rate {_ranged(rr[0], 'hit_rate', 3)} → {_ranged(last, 'hit_rate', 3)} "
-                    f"(count) from k=1 to k={last['k']}"
-                    + (f", {_ranged(at14, 'hit_rate', 3)} at k=14" if at14 else "")
-                    + f"; at k={last['k']}: work {_ranged(last, 'speedup_work', 1)}×, projected "
-                    f"{_ranged(last, 'speedup_projected', 1)}×, "
-                    + (f"measured {_ranged(last, 'speedup_measured', 2)}× on {last['cores']} cores"
+                    f"{panel.name}/{router}: hit rate {row_spread(rr[0], 'hit_rate', '.3f')} → "
+                    f"{row_spread(last, 'hit_rate', '.3f')} (count) from k=1 to k={last['k']}"
+                    + (f", {row_spread(at14, 'hit_rate', '.3f')} at k=14" if at14 else "")
+                    + f"; at k={last['k']}: work {row_spread(last, 'speedup_work', '.1f')}×, projected "
+                    f"{row_spread(last, 'speedup_projected', '.1f')}×, "
+                    + (f"measured {row_spread(last, 'speedup_measured', '.2f')}× on {last['cores']} cores"
                        if last.get("speedup_measured") is not None
                        else f"measured only for k ≤ {last['cores']} cores")
                     + f" (bottleneck by work: {last.get('work_bottleneck')}); "

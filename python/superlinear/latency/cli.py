@@ -36,7 +36,7 @@ from superlinear.common.bounds import check_at_most, check_memory
 from superlinear.common.defaults import field_default, with_default
 from superlinear.common.errors import SuperlinearError
 from superlinear.common.listing import Listing, add_listing_options, known, name_table
-from superlinear.common.rows import Row
+from superlinear.common.rows import Row, ranged, row_spread
 from superlinear.common.scope import conditional_scope, generator_scope, hidden_alias, needs_option, spelled
 from superlinear.common.study import Outcome, Study, add_study_options, console
 from superlinear.common.study import Progress as ProgressLine
@@ -373,9 +373,7 @@ def _bench(args: argparse.Namespace, progress: ProgressLine | None) -> Outcome:
             speeds[n].append(latency.speed(trace, n, z, c))
     rows = []
     for runs in speeds.values():
-        rates = [r.requests_per_s for r in runs]
-        rows.append({**asdict(runs[0]), "requests_per_s": statistics.median(rates), "requests_per_s_lo": min(rates),
-                     "requests_per_s_hi": max(rates), "requests_per_s_runs": rates,
+        rows.append({**asdict(runs[0]), **ranged("requests_per_s", [r.requests_per_s for r in runs]),
                      "cpu_s": statistics.median(r.cpu_s for r in runs), "repeats": len(runs),
                      "mean_latency_equal": len({r.mean_latency for r in runs}) == 1,
                      "z": z, "capacity": c, "objects": trace.objects})
@@ -395,9 +393,8 @@ def _bench_table(outcome: Outcome) -> None:
     for col in ("policy", "M requests/s", "CPU s", "mean latency (simulated)"):
         t.add_column(col, justify="left" if col == "policy" else "right")
     for r in rows:
-        rate = f"{r['requests_per_s'] / 1e6:,.2f}" + (
-            f" [{r['requests_per_s_lo'] / 1e6:,.2f}–{r['requests_per_s_hi'] / 1e6:,.2f}]" if n > 1 else "")
-        t.add_row(r["policy"], rate, f"{r['cpu_s']:,.2f}", f"{r['mean_latency']:,.2f}")
+        t.add_row(r["policy"], row_spread(r, "requests_per_s", ",.2f", 1e-6), f"{r['cpu_s']:,.2f}",
+                  f"{r['mean_latency']:,.2f}")
     console.print(t)
 
 

@@ -35,6 +35,7 @@ from typing import Any
 from superlinear import _native
 from superlinear.common.errors import SuperlinearError
 from superlinear.common.rows import Row
+from superlinear.experiments.repeats import spread
 from superlinear.nft.cpuacct import ReceivePathClock
 from superlinear.nft.netns import NetnsPair
 from superlinear.nft.ruleset_json import RuleRow, TableListing, compare_rows, describe_row, parse_table
@@ -136,11 +137,6 @@ def median_range(values: list[float]) -> dict[str, float | None]:
     med = statistics.median(values)
     lo, hi = min(values), max(values)
     return {"median": med, "min": lo, "max": hi, "rel_spread": (hi - lo) / med if med else None}
-
-
-def _spread_m(r: dict[str, float | None]) -> str:
-    """``median [min–max]`` of a packet rate in millions."""
-    return f"{(r['median'] or 0) / 1e6:,.2f} M [{(r['min'] or 0) / 1e6:,.2f}–{(r['max'] or 0) / 1e6:,.2f}]"
 
 
 def send_frames(pair: NetnsPair, w: Any, cfg: BenchConfig, count: int | None = None, seconds: float | None = None,
@@ -321,15 +317,17 @@ def our_side(w: Any, cfg: BenchConfig, progress: Progress) -> dict[str, Any]:
         for k in rounds:
             rounds[k].append(w.projected("mrf", cfg.dispatch, k, 1, cfg.seed))
     projected: dict[int, dict[str, Any]] = {}
+    said = []
     for k, accs in rounds.items():
         first = accs[0]
         pps = [a["requests"] * 1e9 / max(a["projected_ns"], 1) for a in accs]
+        said.append(f"{k}: {spread([v / 1e6 for v in pps])} M")
         speedups = [base["projected_ns"] / max(a["projected_ns"], 1) for base, a in zip(rounds[1], accs, strict=True)]
         projected[k] = {"pps": median_range(pps), "speedup": median_range(speedups), "dispatch": first["dispatch"],
                         "work_span": first["work_span"], "work_total": first["work_total"],
                         "load_imbalance": first["load_imbalance"], "requests": first["requests"]}
-    progress(f"ours: mrf projected (median [min–max] of {max(1, cfg.repeats)}) at k = " + ", ".join(
-        f"{k}: {_spread_m(p['pps'])}" for k, p in projected.items() if k > 1) + " packets/s")
+    progress(f"ours: mrf projected (median [min–max] of {max(1, cfg.repeats)}) at k = " + ", ".join(said[1:])
+             + " packets/s")
     return {"single": single, "projected": projected}
 
 
