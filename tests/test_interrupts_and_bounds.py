@@ -33,6 +33,30 @@ def test_ctrl_c_stops_a_long_native_run_within_two_seconds(args: tuple[str, ...]
     assert err.strip() == "superlinear: interrupted"
 
 
+@pytest.mark.parametrize("gap", [0.0, 0.003])
+@pytest.mark.parametrize("args", [
+    ("run", "--algo", "mtf", "--dispatch", "hash", "--k", "2", "--requests", "300000000"),
+    ("classify", "--synthetic", "--packets", "20000000", "--workers", "4", "--no-measure"),
+])
+def test_a_second_ctrl_c_does_not_cut_the_stop_short(args: tuple[str, ...], gap: float, tmp_path: Path) -> None:
+    # Two SIGINTs a few milliseconds apart (an impatient user; `timeout -s INT` signals the
+    # process and then its group): the second once landed while the native call was stopping,
+    # and the interpreter shut down under it ("FATAL: exception not rethrown", SIGABRT) or
+    # printed a traceback.
+    # The race is narrow: three tries each (without the fix, most of these runs failed).
+    for _ in range(3):
+        p = start(*args, cwd=tmp_path)
+        time.sleep(1.2)
+        assert p.poll() is None, "the run ended before the interrupt"
+        p.send_signal(signal.SIGINT)
+        time.sleep(gap)
+        if p.poll() is None:
+            p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=30)
+        assert p.returncode == 130, err
+        assert err.strip() == "superlinear: interrupted"
+
+
 def test_ctrl_c_in_a_sweep_keeps_the_points_it_finished(tmp_path: Path) -> None:
     sweep = tmp_path / "s.toml"
     sweep.write_text('requests = 1000000\nk = [1, 2, 4, 8, 16, 32, 64]\nalgos = ["mtf"]\ndispatch = ["hash"]\n'

@@ -21,6 +21,7 @@ from superlinear.cache import cli as cache_cli
 from superlinear.classify import cli as classify_cli
 from superlinear.common import listing
 from superlinear.common.errors import SuperlinearError
+from superlinear.common.interrupt import stop_on_first_interrupt
 from superlinear.engine import cli as engine_cli
 from superlinear.experiments import cli as experiments_cli
 from superlinear.latency import cli as latency_cli
@@ -101,6 +102,8 @@ def error_text(e: BaseException) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    if argv is None:
+        stop_on_first_interrupt()
     parser = build_parser()
     args = parser.parse_args(argv)
     forget_created()

@@ -3,14 +3,23 @@ short slices, so the interrupt arrives at once; it then sets the native stop fla
 (``superlinear_core::cancel``), which every long Rust loop reads between slices of work, waits
 for the call to return, and re-raises ``KeyboardInterrupt`` (the CLI prints one line and exits
 130). What a command had finished before (rows of a sweep or a reproduction) is kept by its caller.
+
+A second Ctrl-C while the command stops (an impatient user, or ``timeout -s INT``, which signals
+the process and then its group) must not cut the stop short: the interpreter would shut down
+under a native call that still runs, and a thread that cannot re-enter it then aborts the
+process. The command's process therefore takes only the first SIGINT
+(:func:`stop_on_first_interrupt`), and the wait here outlasts further KeyboardInterrupts.
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import threading
+import time
 from collections.abc import Callable
+from types import FrameType
 from typing import TypeVar
 
 from superlinear import _native
@@ -38,17 +47,45 @@ def interruptible(call: Callable[[], T]) -> T:
         finally:
             done.set()
 
-    threading.Thread(target=target, name="native-call", daemon=True).start()
     try:
+        # Started inside the try: a Ctrl-C that lands while the thread starts must stop it too.
+        threading.Thread(target=target, name="native-call", daemon=True).start()
         while not done.wait(0.1):
             pass
     except KeyboardInterrupt:
-        _native.cancel_request()
-        if not done.wait(STOP_WAIT_S):
-            print("superlinear: interrupted", file=sys.stderr, flush=True)
-            sys.stdout.flush()
-            os._exit(130)
+        stop_native_calls(done.is_set)
         raise
     if "error" in outcome:
         raise outcome["error"]  # type: ignore[misc]
     return outcome["value"]  # type: ignore[return-value]
+
+
+def stop_native_calls(finished: Callable[[], bool], cause: BaseException | None = None) -> None:
+    """After a Ctrl-C (or the error ``cause``): asks the running native calls to stop and waits up
+    to :data:`STOP_WAIT_S` for ``finished()``, through further Ctrl-Cs; if they have not returned
+    by then, the process ends here (exit 130, or 1 after an error), since the interpreter must not
+    shut down under them."""
+    _native.cancel_request()
+    deadline = time.monotonic() + STOP_WAIT_S
+    while not finished():
+        if time.monotonic() >= deadline:
+            stopped = cause is None or isinstance(cause, KeyboardInterrupt)
+            print("superlinear: interrupted" if stopped else f"superlinear: error: {cause}", file=sys.stderr,
+                  flush=True)
+            sys.stdout.flush()
+            os._exit(130 if stopped else 1)
+        try:
+            time.sleep(0.005)
+        except KeyboardInterrupt:
+            continue
+
+
+def stop_on_first_interrupt() -> None:
+    """Makes the first SIGINT raise ``KeyboardInterrupt`` and ignores every later one, for the
+    process of one command (not for a caller that runs ``main`` in its own process)."""
+
+    def on_sigint(signum: int, frame: FrameType | None) -> None:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, on_sigint)

@@ -29,7 +29,7 @@ from typing import Any
 
 from superlinear import _native
 from superlinear.common.errors import SuperlinearError
-from superlinear.common.interrupt import STOP_WAIT_S
+from superlinear.common.interrupt import stop_native_calls
 from superlinear.common.rows import Row
 from superlinear.nft.bench import median_range, send_frames
 from superlinear.nft.netns import NetnsPair
@@ -100,13 +100,10 @@ def flood_point(dp: Any, w: Any, senders: tuple[int, ...], warmup: float, window
         t0, p0 = _counters_at(dp)
         time.sleep(window)
         t1, p1 = _counters_at(dp)
-    except BaseException:
+    except BaseException as e:
         # Ctrl-C: the senders stop at their next call (superlinear_core::cancel) and are waited
         # for, so that the interpreter never shuts down under a native send still running.
-        _native.cancel_request()
-        deadline = time.monotonic() + STOP_WAIT_S
-        for t in threads:
-            t.join(max(deadline - time.monotonic(), 0.0))
+        stop_native_calls(lambda: not any(t.is_alive() for t in threads), e)
         raise
     for t in threads:
         t.join()
