@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import tempfile
 import threading
 import time
@@ -371,6 +372,66 @@ def test_cli_up_bounds_lock_and_restart(tier: dict[str, Any], cli: Any, tmp_path
     r = cli("cache", "status", "--dir", tier["dir"])
     assert tier["dsn"].split("://")[1][:10] in r.stdout.replace("\n", "")
 
+
+
+def _processes_naming(text: str) -> list[int]:
+    """Processes whose command line holds ``text`` (zombies are not running)."""
+    found = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                if text in (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace") \
+                        and (d / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+                    found.append(int(d.name))
+            except OSError:
+                continue
+    return found
+
+
+@pytest.mark.parametrize("step", ["memcached", "initdb", "pg_ctl"])
+def test_up_cut_short_by_ctrl_c_leaves_no_server_running(step: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Ctrl-C once left a PostgreSQL that pg_ctl had started in a session of its own running,
+    # and state.json not naming it; or a memcached that had not answered yet.
+    from superlinear.cache import services as services_module
+
+    d = tempfile.mkdtemp(prefix="sl-cut-", dir="/tmp")
+    os.chmod(d, 0o755)
+    started: list[int] = []
+    real_popen = subprocess.Popen
+
+    class CutShort(real_popen):  # type: ignore[misc, valid-type]
+        def __init__(self, args: Any, *rest: Any, **kw: Any) -> None:
+            super().__init__(args, *rest, **kw)
+            started.append(self.pid)
+
+        def communicate(self, *a: Any, **kw: Any) -> Any:
+            if step in " ".join(map(str, self.args)):
+                time.sleep(0.2)  # the step is under way
+                raise KeyboardInterrupt
+            return super().communicate(*a, **kw)
+
+    monkeypatch.setattr(subprocess, "Popen", CutShort)
+    if step == "memcached":
+        def reachable(address: str, timeout: float = 0.2) -> bool:
+            raise KeyboardInterrupt
+        monkeypatch.setattr(services_module, "_reachable", reachable)
+    services = Services(d)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            services.up(2, pg=True)
+        assert started, "nothing was started"
+        assert not any(services_module._alive(pid) for pid in started), started
+        assert _processes_naming(d) == []
+        assert services.state() is None
+        assert not (Path(d) / "pg" / "data.partial").exists()
+        monkeypatch.undo()
+        # Nothing half-made is in the way of the next start.
+        state = services.up(1, pg=True)
+        assert state.postgres is not None and services.status()["healthy"]
+    finally:
+        monkeypatch.undo()
+        services.down(purge=True)
+    assert _processes_naming(d) == []
 
 
 def _sabotage(addresses: list[str], items: dict[str, str], stop: threading.Event) -> None:

@@ -57,6 +57,19 @@ def test_a_second_ctrl_c_does_not_cut_the_stop_short(args: tuple[str, ...], gap:
         assert err.strip() == "superlinear: interrupted"
 
 
+def test_ctrl_c_while_the_command_loads_is_one_line() -> None:
+    # The CLI takes about 0.2 s to load; a Ctrl-C then once printed an import traceback. Before
+    # the interpreter has set up its own handler (the first ~25 ms) SIGINT ends it, as it ends
+    # any program, silently.
+    for i in range(12):
+        p = start("run", "--algo", "mtf", "--requests", "300000000")
+        time.sleep(0.02 * i)
+        p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=30)
+        assert p.returncode in (130, -signal.SIGINT), err
+        assert err.strip() in ("superlinear: interrupted", ""), err
+
+
 def test_ctrl_c_in_a_sweep_keeps_the_points_it_finished(tmp_path: Path) -> None:
     sweep = tmp_path / "s.toml"
     sweep.write_text('requests = 1000000\nk = [1, 2, 4, 8, 16, 32, 64]\nalgos = ["mtf"]\ndispatch = ["hash"]\n'

@@ -1,7 +1,17 @@
-"""``python -m superlinear`` is the same as the ``superlinear`` command."""
+"""``python -m superlinear`` and the ``superlinear`` command: the CLI (:mod:`superlinear.cli`),
+loaded so that a Ctrl-C while it loads ends in one line and exit 130, as one later does."""
 
 import sys
 
-from superlinear.cli import main
 
-sys.exit(main())
+def main() -> int:
+    try:
+        from superlinear.cli import main as cli_main
+    except KeyboardInterrupt:  # nothing has started yet
+        print("superlinear: interrupted", file=sys.stderr)
+        return 130
+    return cli_main()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -104,10 +104,9 @@ def error_text(e: BaseException) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     if argv is None:
         stop_on_first_interrupt()
-    parser = build_parser()
-    args = parser.parse_args(argv)
     forget_created()
     try:
+        args = build_parser().parse_args(argv)
         code: int = args.func(args)
         return code
     except (SuperlinearError, OSError, ValueError) as e:

@@ -46,6 +46,9 @@ PG_USER = "superlinear"
 PG_DB = "postgres"
 RUN_AS_ROOT = "nobody"
 INSTALL_HINT = "install it with: apt-get update && apt-get install -y {pkg}"
+#: How long initdb and a PostgreSQL start may take before `up` gives up on them.
+INITDB_TIMEOUT_S = 120
+PG_START_TIMEOUT_S = 60
 #: Replicas `up` starts without --allow-many: more is almost surely a typo, and each is a process.
 MAX_REPLICAS = 64
 
@@ -129,6 +132,29 @@ def _alive(pid: int) -> bool:
         if done == pid:
             return False
     return True
+
+
+def _run_to_the_end(cmd: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
+    """``cmd`` run in a process group of its own; cut short (its timeout, a Ctrl-C), the whole
+    group is killed and waited for, children included (initdb's bootstrap backend), so that
+    nothing it started still writes where the caller is about to clean up."""
+    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except BaseException:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            try:
+                os.killpg(proc.pid, 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.01)
+        raise
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 
 def _free_port() -> int:
@@ -266,9 +292,6 @@ class Services:
     # ------------------------------------------------------------------ memcached
 
     def _start_memcached(self, index: int, memory_mb: int, threads: int, unix: bool) -> Memcached:
-        binary = memcached_binary()
-        log = open(self.dir / f"memcached-{index}.log", "ab")  # noqa: SIM115 - handed to the child
-        cmd = [binary, "-m", str(memory_mb), "-t", str(threads), "-c", "4096", "-U", "0"]
         port = sock = None
         if unix:
             sock = str(self.dir / f"memcached-{index}.sock")
@@ -276,25 +299,37 @@ class Services:
                 raise SuperlinearError(f"{sock}: socket path too long for a unix socket; use a shorter --dir")
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(sock)
-            cmd += ["-s", sock, "-a", "0666"]
         else:
             port = _free_port()
-            cmd += ["-l", "127.0.0.1", "-p", str(port)]
+        return self._spawn_memcached(index, memory_mb, threads, port, sock)
+
+    def _spawn_memcached(self, index: int, memory_mb: int, threads: int, port: int | None,
+                         sock: str | None) -> Memcached:
+        """Replica ``index`` started on ``port`` (or unix socket ``sock``) and answering; one that
+        exits or does not answer within 10 s, or a Ctrl-C meanwhile, kills it again, so that no
+        server runs that ``state.json`` does not name."""
+        cmd = [memcached_binary(), "-m", str(memory_mb), "-t", str(threads), "-c", "4096", "-U", "0"]
+        cmd += ["-s", sock, "-a", "0666"] if sock else ["-l", "127.0.0.1", "-p", str(port)]
         if os.geteuid() == 0:
             cmd += ["-u", RUN_AS_ROOT]
-        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
-        log.close()
+        log_path = self.dir / f"memcached-{index}.log"
+        with open(log_path, "ab") as log:
+            proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
         server = Memcached(pid=proc.pid, memory_mb=memory_mb, threads=threads, port=port, socket=sock)
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            if proc.poll() is not None:
-                tail = (self.dir / f"memcached-{index}.log").read_text(errors="replace").strip().splitlines()[-1:]
-                raise SuperlinearError(f"memcached {server.address()} exited at start: {' '.join(tail) or '?'}")
-            if _reachable(server.address()):
-                return server
-            time.sleep(0.02)
-        proc.kill()
-        raise SuperlinearError(f"memcached {server.address()} did not start listening within 10 s")
+        try:
+            deadline = time.monotonic() + 10
+            while not _reachable(server.address()):
+                if proc.poll() is not None:
+                    tail = log_path.read_text(errors="replace").strip().splitlines()[-1:]
+                    raise SuperlinearError(f"memcached {server.address()} exited at start: {' '.join(tail) or '?'}")
+                if time.monotonic() > deadline:
+                    raise SuperlinearError(f"memcached {server.address()} did not start listening within 10 s")
+                time.sleep(0.02)
+        except BaseException:
+            proc.kill()
+            proc.wait()
+            raise
+        return server
 
     # ------------------------------------------------------------------ PostgreSQL
 
@@ -315,13 +350,24 @@ class Services:
         if len(str(base / f".s.PGSQL.{port}")) > 100:
             raise SuperlinearError(f"{base}: too long a path for PostgreSQL's unix socket; use a shorter --dir")
         if not (data / "PG_VERSION").exists():
-            out = subprocess.run(
-                _as_user([str(bindir / "initdb"), "-D", str(data), "-U", PG_USER, "--auth=trust", "-E", "UTF8",
-                          "--no-sync", "--no-instructions"], user),
-                capture_output=True, text=True, check=False, timeout=120)
-            if out.returncode != 0:
-                msg = (out.stderr or out.stdout).strip().splitlines()
-                raise SuperlinearError(f"initdb {data} failed: {msg[-1] if msg else out.returncode}")
+            # Into a folder of its own, renamed once complete: an initdb cut short (Ctrl-C, a
+            # full disk) leaves no half-made cluster that the next `up` would try to start.
+            partial = data.with_name(data.name + ".partial")
+            shutil.rmtree(partial, ignore_errors=True)
+            try:
+                out = _run_to_the_end(
+                    _as_user([str(bindir / "initdb"), "-D", str(partial), "-U", PG_USER, "--auth=trust", "-E",
+                              "UTF8", "--no-sync", "--no-instructions"], user), INITDB_TIMEOUT_S)
+                if out.returncode != 0:
+                    msg = (out.stderr or out.stdout).strip().splitlines()
+                    raise SuperlinearError(f"initdb {data} failed: {msg[-1] if msg else out.returncode}")
+            except BaseException as e:
+                shutil.rmtree(partial, ignore_errors=True)
+                if isinstance(e, subprocess.TimeoutExpired):
+                    raise SuperlinearError(f"initdb {data} did not finish within {INITDB_TIMEOUT_S} s") from None
+                raise
+            shutil.rmtree(data, ignore_errors=True)
+            partial.rename(data)
         self._write_pg_conf(data, base, port)
         return self._pg_ctl_start(bindir, data, log, base, port, user, unix)
 
@@ -345,16 +391,45 @@ jit = off
 
     def _pg_ctl_start(self, bindir: Path, data: Path, log: Path, base: Path, port: int, user: str | None,
                       unix: bool) -> Postgres:
-        out = subprocess.run(
-            _as_user([str(bindir / "pg_ctl"), "-D", str(data), "-l", str(log), "-w", "-t", "60", "start"], user),
-            capture_output=True, text=True, check=False, timeout=90, start_new_session=True)
-        if out.returncode != 0:
-            tail = log.read_text(errors="replace").strip().splitlines()[-1:] if log.exists() else []
-            raise SuperlinearError(f"PostgreSQL did not start ({data}): {' '.join(tail) or out.stderr.strip()}")
-        pid = int((data / "postmaster.pid").read_text().split()[0])
         version = (data / "PG_VERSION").read_text().strip()
-        return Postgres(pid=pid, datadir=str(data), socket_dir=str(base), port=port, version=version, run_as=user,
-                        unix=unix)
+
+        def started() -> Postgres | None:
+            # The pid file this start wrote; an older one (a crashed server's) names no server
+            # of ours, and its pid may since belong to another process.
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                if (data / "postmaster.pid").stat().st_mtime < since - 1:
+                    return None
+                pid = int((data / "postmaster.pid").read_text().split()[0])
+                return Postgres(pid=pid, datadir=str(data), socket_dir=str(base), port=port, version=version,
+                                run_as=user, unix=unix)
+            return None
+
+        since = time.time()
+        proc = subprocess.Popen(
+            _as_user([str(bindir / "pg_ctl"), "-D", str(data), "-l", str(log), "-w", "-t", str(PG_START_TIMEOUT_S),
+                      "start"], user),
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+        try:
+            _, err = proc.communicate(timeout=PG_START_TIMEOUT_S + 30)
+        except BaseException as e:
+            # pg_ctl starts the postmaster in a session of its own, where our Ctrl-C does not
+            # reach: let pg_ctl finish (a few seconds at most), then stop what it started, so
+            # that an interrupted start leaves no server that state.json does not name.
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=10)
+            proc.kill()
+            proc.wait()
+            server = started()
+            if server is not None:
+                self._stop_postgres(server, mode="immediate")
+            if isinstance(e, subprocess.TimeoutExpired):
+                raise SuperlinearError(f"PostgreSQL did not start within {PG_START_TIMEOUT_S} s ({data})") from None
+            raise
+        server = started()
+        if proc.returncode != 0 or server is None:
+            tail = log.read_text(errors="replace").strip().splitlines()[-1:] if log.exists() else []
+            raise SuperlinearError(f"PostgreSQL did not start ({data}): {' '.join(tail) or err.strip()}")
+        return server
 
     def _stop_postgres(self, pg: Postgres, mode: str = "fast") -> None:
         if not _alive(pg.pid):
@@ -471,20 +546,7 @@ jit = off
             raise SuperlinearError(f"no memcached replica {index}")
         old = state.memcached[index]
         self.kill_replica(old)
-        binary = memcached_binary()
-        cmd = [binary, "-m", str(old.memory_mb), "-t", str(old.threads), "-c", "4096", "-U", "0"]
-        cmd += ["-s", old.socket, "-a", "0666"] if old.socket else ["-l", "127.0.0.1", "-p", str(old.port)]
-        if os.geteuid() == 0:
-            cmd += ["-u", RUN_AS_ROOT]
-        log = open(self.dir / f"memcached-{index}.log", "ab")  # noqa: SIM115 - handed to the child
-        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
-        log.close()
-        new = Memcached(pid=proc.pid, memory_mb=old.memory_mb, threads=old.threads, port=old.port, socket=old.socket)
-        deadline = time.monotonic() + 10
-        while not _reachable(new.address()):
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise SuperlinearError(f"memcached {new.address()} did not restart")
-            time.sleep(0.02)
+        new = self._spawn_memcached(index, old.memory_mb, old.threads, old.port, old.socket)
         state.memcached[index] = new
         self._save(state)
         return new
