@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import tempfile
 import threading
@@ -412,9 +413,9 @@ def test_up_cut_short_by_ctrl_c_leaves_no_server_running(step: str, monkeypatch:
 
     monkeypatch.setattr(subprocess, "Popen", CutShort)
     if step == "memcached":
-        def reachable(address: str, timeout: float = 0.2) -> bool:
+        def reachable(address: str, ping: Any = None, timeout: float = 0.2) -> bool:
             raise KeyboardInterrupt
-        monkeypatch.setattr(services_module, "_reachable", reachable)
+        monkeypatch.setattr(services_module, "server_answers", reachable)
     services = Services(d)
     try:
         with pytest.raises(KeyboardInterrupt):
@@ -432,6 +433,71 @@ def test_up_cut_short_by_ctrl_c_leaves_no_server_running(step: str, monkeypatch:
         monkeypatch.undo()
         services.down(purge=True)
     assert _processes_naming(d) == []
+
+
+def test_down_purge_and_stop_only_touch_what_up_made(cli: Any, tmp_path: Path) -> None:
+    # `--dir` naming the wrong folder once deleted it whole; a pid in state.json that is now
+    # another process's (a reboot, a hand edit) was killed in the server's place.
+    mine = tmp_path / "mine"
+    (mine / "sub").mkdir(parents=True)
+    (mine / "notes.txt").write_text("keep")
+    r = cli("cache", "down", "--purge", "--dir", str(mine))
+    assert r.returncode == 2 and "not deleted" in r.stderr and "notes.txt" in r.stderr, r.stderr
+    assert (mine / "notes.txt").read_text() == "keep"
+    r = cli("cache", "down", "--dir", str(tmp_path / "never"))
+    assert r.returncode == 0 and not (tmp_path / "never").exists(), r.stderr
+    bystander = subprocess.Popen(["sleep", "60"])
+    try:
+        tier = tmp_path / "stale"
+        tier.mkdir()
+        (tier / "state.json").write_text(json.dumps(
+            {"dir": str(tier), "memcached": [{"pid": bystander.pid, "memory_mb": 4, "threads": 1, "port": 9}]}))
+        r = cli("cache", "status", "--dir", str(tier), "--json")
+        assert r.returncode == 1 and json.loads(r.stdout)["memcached"][0]["alive"] is False, r.stdout
+        r = cli("cache", "down", "--purge", "--dir", str(tier))
+        assert r.returncode == 0, r.stderr
+        assert bystander.poll() is None, "a process that is not the server was killed"
+        assert not tier.exists()
+    finally:
+        bystander.kill()
+        bystander.wait()
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    for text, fragment in (("[]", "not an object with a 'dir'"),
+                           ('{"dir": "x", "memcached": [{"pid": "abc", "memory_mb": 4, "threads": 1, "port": 9}]}',
+                            "pid 'abc' is not an integer"),
+                           ('{"dir": "x", "memcached": [{"pid": -1, "memory_mb": 4, "threads": 1, "port": 9}]}',
+                            "pid -1 is not a process id")):
+        (bad / "state.json").write_text(text)
+        for action in ("status", "down"):
+            r = cli("cache", action, "--dir", str(bad))
+            assert r.returncode == 2 and fragment in r.stderr and "Traceback" not in r.stderr, r.stderr
+
+
+def test_bench_refuses_a_cache_that_does_not_serve(tier: dict[str, Any], cli: Any) -> None:
+    # A stopped memcached still has its port open (the kernel accepts connections): every read
+    # bypassed the cache and the bench said success; `status` said it answers.
+    pid = tier["services"].state().memcached[0].pid
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        r = cli("cache", "status", "--dir", tier["dir"], "--json")
+        assert r.returncode == 1 and json.loads(r.stdout)["memcached"][0]["reachable"] is False, r.stdout
+        r = cli("cache", "bench", "--requests", "200", "--repeats", "1", "--dir", tier["dir"])
+        assert r.returncode == 2 and "does not answer" in r.stderr, r.stderr
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    # A database's port named as a cache, and the tier's cache in front of a named database.
+    port = tier["dsn"].rsplit(":", 1)[1].split("/")[0]
+    r = cli("cache", "bench", "--requests", "200", "--repeats", "1", "--memcached", f"127.0.0.1:{port}",
+            "--postgres", tier["dsn"])
+    assert r.returncode == 2 and "does not answer" in r.stderr, r.stderr
+    r = cli("cache", "bench", "--requests", "200", "--repeats", "1", "--postgres", tier["dsn"], "--dir", tier["dir"])
+    assert r.returncode == 2 and "--postgres needs --memcached" in r.stderr, r.stderr
+    # A hot set is checked against the table's rows, not against one row.
+    r = cli("cache", "bench", "--requests", "500", "--repeats", "1", "--dist", "hot:100", "--dir", tier["dir"])
+    assert r.returncode == 0, r.stderr
+    r = cli("cache", "bench", "--requests", "500", "--repeats", "1", "--dist", f"hot:{ROWS + 1}", "--dir", tier["dir"])
+    assert r.returncode == 2 and f"larger than the {ROWS} rows" in r.stderr, r.stderr
 
 
 def _sabotage(addresses: list[str], items: dict[str, str], stop: threading.Event) -> None:

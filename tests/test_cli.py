@@ -103,6 +103,15 @@ def test_bad_sweep_configs_give_one_line(cli: Cli, tmp_path: Path) -> None:
         'algos = ["mtf"]\ndispatch = ["hash"]\nk = [1]\nrepeats = 1001\n[workload]\nm = 10\n':
             ("'repeats' must be 1 to 1,000",),
         '\ufeffalgos = ["mtf"]\ndispatch = ["hash"]\nk = [0]\n[workload]\nm = 10\n': ("positive integers",),
+        # A name twice ran its series twice and counted them as independent repeats.
+        'algos = ["mtf", "mtf"]\ndispatch = ["hash"]\nk = [1]\n[workload]\nm = 10\n': ("'algos' lists mtf more",),
+        'algos = ["mtf"]\ndispatch = ["hash", "key-hash"]\nk = [1]\n[workload]\nm = 10\n': ("'dispatch' lists hash",),
+        'algos = ["mtf"]\ndispatch = ["hash"]\nk = [2, 1, 1]\n[workload]\nm = 10\n': ("'k' lists 1 more than once",),
+        # As `run --w` with --algo mtf: a cost no worker of the grid reads.
+        'algos = ["mtf"]\ndispatch = ["hash"]\nk = [1]\ncompare_cycles = 5\n[workload]\nm = 10\n':
+            ("'compare_cycles' has no effect with algos mtf",),
+        'algos = ["mtf"]\ndispatch = ["hash"]\nk = [1]\nmiss_cycles = 5\n[workload]\nm = 10\n':
+            ("'miss_cycles' has no effect with algos mtf",),
     }
     for text, fragments in cases.items():
         cfg = tmp_path / "bad.toml"

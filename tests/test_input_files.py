@@ -57,6 +57,19 @@ def test_devices_are_refused_before_reading(cli: Cli, tmp_path: Path, args: tupl
     assert fragment in one_line_error(cli, tmp_path, *args)
 
 
+@pytest.mark.parametrize("args", [
+    ("classify", "gen-trace", "--rules", "{rules}", "--out", "{rules}", "--packets", "100"),
+    ("classify", "convert", "--rules", "{rules}", "--out", "./{name}", "--format", "native"),
+    ("nft-bench", "--rules", "{rules}", "--emit", "{rules}"),
+])
+def test_an_output_file_that_is_an_input_is_refused(cli: Cli, tmp_path: Path, rules: Path,
+                                                    args: tuple[str, ...]) -> None:
+    before = rules.read_bytes()
+    line = one_line_error(cli, tmp_path, *(a.format(rules=rules, name=rules.name) for a in args))
+    assert "is the --rules file" in line and "would overwrite it" in line, line
+    assert rules.read_bytes() == before
+
+
 def test_replace_with_a_device_is_refused(cli: Cli, tmp_path: Path, rules: Path) -> None:
     updates = tmp_path / "u.txt"
     updates.write_text("10 replace /dev/zero\n")

@@ -21,8 +21,7 @@ from superlinear import _native
 from superlinear.classify.cli import SEEDED_DISPATCHERS, rule_file_format
 from superlinear.cli import main
 from superlinear.engine.cli import SEEDED_DISPATCHERS as ENGINE_SEEDED
-from superlinear.engine.cli import WORKER_PARAMETERS
-from superlinear.engine.runs import Workload
+from superlinear.engine.runs import WORKER_PARAMETERS, Workload
 from superlinear.engine.sweep import ConfigError, load_sweep
 
 Mistake = Callable[..., None]
@@ -626,3 +625,23 @@ def test_xdp_bench_duration_stays_with_the_cost_study_while_nftables_runs() -> N
     assert refused(argparse.Namespace(studies="cost", no_nft=True)) == "with --studies cost and --no-nft"
     assert refused(argparse.Namespace(studies="cost,throughput", no_nft=True)) is None
     assert refused(argparse.Namespace(studies="check", no_nft=False)) == "with --studies check"
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    # An empty entry was dropped, and a repeated one ran (and printed) its series twice.
+    (["latency-sim", "run", "--policies", "lru,,lfu"], "--policies: empty entry in 'lru,,lfu'"),
+    (["latency-sim", "run", "--policies", "lru,lru"], "--policies: lru given more than once"),
+    (["latency-sim", "run", "--z", "2,2"], "--z: 2 given more than once"),
+    (["attack", "sim", "--policies", "fcfs,,fq"], "--policies: empty entry"),
+    (["law", "--k", "2,1,1"], "--k: 1 given more than once"),
+    (["predict", "--workload", "zipf", "--m", "100", "--requests", "1000", "--k", "4,4,2"], "--k: 4 given more"),
+    (["advise", "--candidates", "hash,", "--workload", "zipf", "--m", "100", "--requests", "1000"],
+     "--candidates: empty entry"),
+    (["cache", "advise", "--routers", "hash,,random", "--items", "20", "--k", "1,2"], "--routers: empty entry"),
+    (["classify", "bench", "--algo", "mrf,mrf"], "--algo: mrf given more than once"),
+    (["nft-bench", "--data", ".", "--sets", "acl1,,fw1"], "--sets: empty entry"),
+    (["xdp", "stats", "--name", "slnft-rx@x", "--iface", "lo"], "--iface has no effect in xdp stats with --name"),
+])
+def test_list_options_refuse_empty_and_repeated_entries(one_line_mistake: Mistake, args: list[str],
+                                                        message: str) -> None:
+    one_line_mistake(args, message)

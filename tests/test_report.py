@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from subprocess import CompletedProcess
@@ -38,6 +39,23 @@ def test_report_collects_every_experiment(cli: Cli, tmp_path: Path) -> None:
     out = tmp_path / "one.html"
     assert cli("report", str(root / "fig5-quick"), "--out", str(out)).returncode == 0
     assert out.read_text(encoding="utf-8").count("<section ") == 1
+
+
+def test_report_leaves_out_an_earlier_runs_plots_in_a_reused_folder(cli: Cli, tmp_path: Path) -> None:
+    out = tmp_path / "reused"
+    r = cli("latency-sim", "run", "--requests", "5000", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    before = sorted(p.name for p in out.glob("*.png"))
+    r = cli("reproduce", "fig5", "--quick", "--panel", "a", "--repeats", "1", "--no-measure", "--timed-window", "0",
+            "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    named = json.loads((out / "result.json").read_text())["plots"]
+    assert named and not set(named) & set(before), (named, before)  # the folder still holds both
+    assert set(before) <= {p.name for p in out.glob("*.png")}
+    assert cli("report", str(out)).returncode == 0
+    page = (out / "index.html").read_text(encoding="utf-8")
+    assert page.count("data:image/png;base64,") == len(named)
+    assert all(f"alt='{n}'" in page for n in named) and not any(f"alt='{n}'" in page for n in before)
 
 
 def test_report_errors_are_one_line(cli: Cli, tmp_path: Path) -> None:

@@ -108,6 +108,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         code: int = args.func(args)
+        if code != 0:
+            remove_empty_created()  # a command that failed (no privileges, a failed check) made nothing
         return code
     except (SuperlinearError, OSError, ValueError) as e:
         remove_empty_created()

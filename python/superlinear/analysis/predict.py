@@ -174,10 +174,12 @@ def _mean_ws(workers: Sequence[WorkerPrediction]) -> float | None:
 
 
 def parse_ks(text: str) -> list[int]:
-    """``"1,2,4"`` → [1, 2, 4]; every value a positive integer, no duplicates."""
+    """``"1,2,4"`` → [1, 2, 4]; every value a positive integer, none twice, no empty entry."""
     ks: list[int] = []
     for part in text.split(","):
         part = part.strip()
+        if not part:
+            raise ValueError(f"--k: empty entry in {text!r}")
         try:
             k = int(part)
         except ValueError:
@@ -186,8 +188,9 @@ def parse_ks(text: str) -> list[int]:
             raise ValueError(f"--k expects positive integers, got {k}")
         if k > MAX_WORKERS:
             raise ValueError(f"--k {k:,}: at most {MAX_WORKERS:,} workers")
-        if k not in ks:
-            ks.append(k)
+        if k in ks:
+            raise ValueError(f"--k: {k} given more than once")
+        ks.append(k)
     return ks
 
 

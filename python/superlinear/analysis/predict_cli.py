@@ -23,7 +23,7 @@ from superlinear.analysis.classifier_model import (
     verify,
 )
 from superlinear.analysis.predict import ENGINE_ROUNDS, Prediction, parse_ks, plot_prediction, predict
-from superlinear.common.args import non_negative_finite, non_negative_int, positive_int
+from superlinear.common.args import comma_list, non_negative_finite, non_negative_int, positive_int
 from superlinear.common.listing import known
 from superlinear.common.progress import progress_bar
 from superlinear.common.scope import OptionScope, alpha_scope, generator_scope
@@ -310,10 +310,9 @@ def _candidates(text: str | None, separator: str) -> list[str] | None:
     not the default."""
     if text is None:
         return None
-    names = [c.strip() for c in text.split(separator) if c.strip()]
-    if not names:
+    if not text.strip():
         raise SuperlinearError(f"--candidates: no dispatcher named in {text!r} (leave the option out for all of them)")
-    return names
+    return comma_list("--candidates", text, separator)
 
 
 class Advise(Study[argparse.Namespace]):
@@ -396,7 +395,8 @@ def _mode_scope(parser: argparse.ArgumentParser, one_dispatcher: bool) -> None:
     the zipf workload (:func:`alpha_scope`) and --actions beside rules that carry their own
     (:func:`actions_scope`). Call after the parser's ``func`` is set; it wraps it."""
     from superlinear.classify.cli import actions_scope, refuse_unseeded_dispatch
-    from superlinear.engine.cli import WORKER_PARAMETERS, refuse_unused_seed
+    from superlinear.engine.cli import refuse_unused_seed
+    from superlinear.engine.runs import WORKER_PARAMETERS
 
     scope = OptionScope(parser, only=(*KEY_OPTIONS, *PACKET_OPTIONS, "seed"))
     inner: Callable[[argparse.Namespace], int] = parser.get_default("func")

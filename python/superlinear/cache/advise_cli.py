@@ -23,7 +23,7 @@ from superlinear.cache.advise import (
     predict,
     verify,
 )
-from superlinear.common.args import int_list, non_negative_finite, positive_int
+from superlinear.common.args import comma_list, int_list, non_negative_finite, positive_int
 from superlinear.common.bounds import MAX_WORKERS
 from superlinear.common.errors import SuperlinearError
 from superlinear.common.scope import generator_scope, needs_option
@@ -74,7 +74,7 @@ class CacheAdvise(Study[argparse.Namespace]):
         if args.trace is not None and args.verify:
             raise SuperlinearError("--verify replays a distribution (--dist) on the real tier; with --trace, "
                                    "compare against your own tier's counts instead")
-        routers = [r.strip() for r in args.routers.split(",") if r.strip()]
+        routers = comma_list("--routers", args.routers)
         known = {r["name"] for r in _native.cache_routers()}
         bad = [r for r in routers if r not in known]
         if bad or not routers:

@@ -22,7 +22,7 @@ from rich.table import Table
 
 from superlinear import _native
 from superlinear.cache.client import aggregate_rounds, bench_row, client_config
-from superlinear.cache.services import Services, _reachable, check_replica_bounds
+from superlinear.cache.services import Services, check_replica_bounds, server_answers
 from superlinear.common.args import (
     fraction,
     non_negative_int,
@@ -69,6 +69,10 @@ def resolve_servers(args: argparse.Namespace, need_pg: bool = True, need_mc: boo
                                    "(the servers `superlinear cache up` started)")
     if getattr(args, "postgres", None):
         dsn = args.postgres
+        if need_mc and not replicas:
+            raise SuperlinearError("--postgres needs --memcached HOST:PORT,... too (your servers, both named), or "
+                                   "neither (the servers `superlinear cache up` started): the tier's cache in front "
+                                   "of another database would be a silent mix")
     if getattr(args, "dir", None) is not None and not ((need_mc and not replicas) or (need_pg and not dsn)):
         named = " and ".join(f for f, needed in (("--memcached", need_mc), ("--postgres", need_pg)) if needed)
         raise SuperlinearError(f"--dir has no effect with {named} (it is the folder of the servers "
@@ -152,9 +156,10 @@ def cmd_restart(args: argparse.Namespace) -> int:
 
 def cmd_status(args: argparse.Namespace) -> int:
     st = Services(args.dir).status()
+    failed = 1 if st["running"] and not st["healthy"] else 0
     if args.json:
         print(json.dumps(st, indent=1))
-        return 0
+        return failed
     if not st["running"]:
         console.print(f"nothing running ({st['dir']})")
         return 0
@@ -168,7 +173,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         p = st["postgres"]
         t.add_row(f"postgresql {p['version']}", p["dsn"], str(p["pid"]), str(p["alive"]), str(p["reachable"]))
     console.print(t)
-    return 0 if st["healthy"] else 1
+    return failed
 
 
 #: Most rows ``load`` makes: a key is ``k`` and 15 decimal digits (crates/cachetier store.rs, ``MAX_ROWS``).
@@ -248,15 +253,12 @@ MAX_BENCH_THREADS = 4096
 def cmd_bench(args: argparse.Namespace) -> int:
     # The flags first, so that a typo is named before any server is contacted: the router
     # simulation with no requests parses the router and the key distribution.
-    for flag, router, dist in (("--router", args.router, "uniform"), ("--dist", "hash", args.dist)):
-        try:
-            _native.cache_route_sim(router, 1, dist, 1, 0)
-        except SuperlinearError as e:
-            raise SuperlinearError(f"{flag}: {e}") from None
+    # (Against the most rows a table can hold: the table's own count is checked once it is known.)
+    _check_key_choice(args.router, args.dist, MAX_ROWS)
     for flag, n in (("--threads", args.threads), ("--db-connections", args.db_connections)):
         check_at_most(flag, n or 0, MAX_BENCH_THREADS, "each is an OS thread")
     replicas, dsn = resolve_servers(args)
-    down = [a for a in replicas if not _reachable(a, timeout=1.0)]
+    down = [a for a in replicas if not server_answers(a, timeout=1.0)]
     if down:
         raise SuperlinearError(f"memcached {', '.join(down)} does not answer: the cache is down or the address is "
                                "wrong (for replicas `superlinear cache up` started, `superlinear cache restart` "
@@ -269,6 +271,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     elif args.rows > loaded:
         raise SuperlinearError(f"--rows {args.rows:,}: table {args.table} holds {loaded:,} rows; "
                                f"run `superlinear cache load --rows {args.rows}` first")
+    _check_key_choice(args.router, args.dist, args.rows)
     k = len(replicas)
     threads = args.threads or 4 * k
     cfg = client_config(replicas, dsn, args.router, args.db_connections or threads, args.table,
@@ -310,6 +313,16 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 1 if failures else 0
 
 
+def _check_key_choice(router: str, dist: str, rows: int) -> None:
+    """Refuses an unknown ``--router`` or a ``--dist`` that ``rows`` rows cannot hold (one line,
+    naming the flag): the router simulation with no requests parses both."""
+    for flag, r, d in (("--router", router, "uniform"), ("--dist", "hash", dist)):
+        try:
+            _native.cache_route_sim(r, 1, d, rows, 0)
+        except SuperlinearError as e:
+            raise SuperlinearError(f"{flag}: {e}") from None
+
+
 def bench_failures(row: dict[str, Any], max_seconds: float) -> list[str]:
     """What went wrong in a bench, one line each (empty for a clean run)."""
     out = []
@@ -323,7 +336,9 @@ def bench_failures(row: dict[str, Any], max_seconds: float) -> list[str]:
         out.append(f"{row['errors']:,} failed requests (first: {row['first_error']})")
     if row["missing"]:
         out.append(f"{row['missing']:,} keys missing from the table")
-    if row["replica_errors"]:
+    if row["replica_errors"] or row["bypass"]:
+        # A read that bypassed the cache found no replica to ask (all marked down, or none
+        # answered from the start): the bench did not measure the cache.
         out.append(f"{row['replica_errors']:,} replica errors ({row['bypass']:,} reads bypassed the cache)")
     return out
 

@@ -29,9 +29,11 @@ import fcntl
 import glob
 import json
 import os
+import re
 import shutil
 import signal
 import socket
+import struct
 import subprocess
 import time
 from dataclasses import asdict, dataclass, field
@@ -109,10 +111,38 @@ class State:
         return asdict(self)
 
     @staticmethod
-    def from_json(d: dict[str, Any]) -> State:
-        pg = d.get("postgres")
-        return State(dir=d["dir"], memcached=[Memcached(**m) for m in d.get("memcached", [])],
-                     postgres=Postgres(**pg) if pg else None)
+    def from_json(d: Any) -> State:
+        """The state ``to_json`` wrote; ValueError naming what is wrong for anything else (a file
+        edited by hand names processes this code would stop)."""
+        if not isinstance(d, dict) or not isinstance(d.get("dir"), str):
+            raise ValueError("not an object with a 'dir'")
+        mcs, pg = d.get("memcached", []), d.get("postgres")
+        if not isinstance(mcs, list) or not all(isinstance(m, dict) for m in mcs):
+            raise ValueError("'memcached' is not a list of objects")
+        if pg is not None and not isinstance(pg, dict):
+            raise ValueError("'postgres' is not an object")
+        state = State(dir=d["dir"], memcached=[Memcached(**m) for m in mcs], postgres=Postgres(**pg) if pg else None)
+        for m in state.memcached:
+            _check_fields(m, pid=int, memory_mb=int, threads=int, port=(int, type(None)), socket=(str, type(None)))
+            if (m.port is None) == (m.socket is None) or (m.port is not None and not 0 < m.port < 65536):
+                raise ValueError(f"memcached pid {m.pid}: needs one port (1-65535) or socket")
+        if state.postgres is not None:
+            _check_fields(state.postgres, pid=int, datadir=str, socket_dir=str, port=int, version=str,
+                          run_as=(str, type(None)), unix=bool)
+        return state
+
+
+_KIND_WORDS: dict[Any, str] = {int: "an integer", str: "a string", bool: "true or false",
+                               (int, type(None)): "an integer or null", (str, type(None)): "a string or null"}
+
+
+def _check_fields(record: Any, **types: Any) -> None:
+    for name, kind in types.items():
+        value = getattr(record, name)
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            raise ValueError(f"{name} {value!r} is not {_KIND_WORDS.get(kind, 'of the right type')}")
+    if record.pid <= 0:
+        raise ValueError(f"pid {record.pid} is not a process id")
 
 
 def _alive(pid: int) -> bool:
@@ -157,26 +187,75 @@ def _run_to_the_end(cmd: list[str], timeout: float) -> subprocess.CompletedProce
     return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 
+def _runs(pid: int, program: str, *args: str) -> bool:
+    """Whether ``pid`` is alive and is ``program`` started with ``args`` in this order: a pid in
+    state.json may since belong to another process (a reboot, a crash), which must never be
+    stopped in the server's place."""
+    if pid <= 0 or not _alive(pid):
+        return False
+    try:
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    words = [a.decode(errors="replace") for a in argv]
+    want = list(args)
+    return bool(words) and os.path.basename(words[0]) == program and any(
+        words[i:i + len(want)] == want for i in range(1, len(words)))
+
+
+def _memcached_runs(m: Memcached) -> bool:
+    return _runs(m.pid, "memcached", *(("-s", m.socket) if m.socket else ("-p", str(m.port))))
+
+
+def _postgres_runs(pg: Postgres) -> bool:
+    return _runs(pg.pid, "postgres", "-D", pg.datadir)
+
+
+#: What a server is sent to show it serves, not only that its port is open (the kernel accepts
+#: connections for a stopped process too), and how its answer starts: memcached's ``version``,
+#: PostgreSQL's SSL request (answered with one byte, before any authentication).
+MEMCACHED_PING = (b"version\r\n", (b"VERSION ",))
+POSTGRES_PING = (struct.pack("!II", 8, 80877103), (b"N", b"S"))
+
+
+def server_answers(address: str, ping: tuple[bytes, tuple[bytes, ...]] = MEMCACHED_PING, timeout: float = 0.2) -> bool:
+    """Whether the server at ``address`` (``host:port`` or a unix socket path) answers ``ping``."""
+    request, answers = ping
+    need = max(len(a) for a in answers)
+    try:
+        if address.startswith("/"):
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.settimeout(timeout)
+            s.connect(address)
+        else:
+            host, port = address.rsplit(":", 1)
+            s = socket.create_connection((host, int(port)), timeout=timeout)
+        with s:
+            s.settimeout(timeout)
+            s.sendall(request)
+            got = b""
+            while len(got) < need and not any(got.startswith(a) for a in answers):
+                chunk = s.recv(64)
+                if not chunk:
+                    break
+                got += chunk
+        return any(got.startswith(a) for a in answers)
+    except (OSError, ValueError):
+        return False
+
+
+def _made_by_up(name: str) -> bool:
+    """Whether a services folder's entry ``name`` is one ``up`` makes (``down --purge`` deletes
+    a folder only when it holds nothing else: ``--dir`` may name the wrong one)."""
+    return name in (".gitignore", ".lock", "state.json", "state.tmp", "pg") or re.fullmatch(
+        r"memcached-\d+\.(log|sock)", name) is not None
+
+
 def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         port: int = s.getsockname()[1]
         return port
-
-
-def _reachable(address: str, timeout: float = 0.2) -> bool:
-    try:
-        if address.startswith("/"):
-            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-                s.settimeout(timeout)
-                s.connect(address)
-        else:
-            host, port = address.rsplit(":", 1)
-            with socket.create_connection((host, int(port)), timeout=timeout):
-                pass
-        return True
-    except OSError:
-        return False
 
 
 def memcached_binary() -> str:
@@ -261,8 +340,8 @@ class Services:
         except FileNotFoundError:
             return None
         except (ValueError, KeyError, TypeError) as e:
-            raise SuperlinearError(f"{self.state_file}: unreadable state ({e}); remove it after stopping the servers") \
-                from None
+            raise SuperlinearError(f"{self.state_file}: unreadable state ({e}); stop the servers it names yourself, "
+                                   "then remove it") from None
 
     def _save(self, state: State) -> None:
         self._mkdir()
@@ -273,6 +352,9 @@ class Services:
     @contextlib.contextmanager
     def locked(self, action: str) -> Any:
         """Holds the directory's lock, so two `up`/`down`/`restart` never race on one tier."""
+        if action != "up" and not self.dir.is_dir():
+            yield  # no tier was ever set up here: nothing to lock, and no folder to make
+            return
         self._mkdir()
         with open(self.dir / ".lock", "w") as f:
             try:
@@ -318,7 +400,7 @@ class Services:
         server = Memcached(pid=proc.pid, memory_mb=memory_mb, threads=threads, port=port, socket=sock)
         try:
             deadline = time.monotonic() + 10
-            while not _reachable(server.address()):
+            while not server_answers(server.address()):
                 if proc.poll() is not None:
                     tail = log_path.read_text(errors="replace").strip().splitlines()[-1:]
                     raise SuperlinearError(f"memcached {server.address()} exited at start: {' '.join(tail) or '?'}")
@@ -432,7 +514,7 @@ jit = off
         return server
 
     def _stop_postgres(self, pg: Postgres, mode: str = "fast") -> None:
-        if not _alive(pg.pid):
+        if not _postgres_runs(pg):
             return
         bindir = postgres_bindir()
         subprocess.run(_as_user([str(bindir / "pg_ctl"), "-D", pg.datadir, "-m", mode, "-w", "-t", "60", "stop"],
@@ -440,7 +522,7 @@ jit = off
         deadline = time.monotonic() + 10
         while _alive(pg.pid) and time.monotonic() < deadline:
             time.sleep(0.05)
-        if _alive(pg.pid):
+        if _postgres_runs(pg):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pg.pid, signal.SIGKILL)
 
@@ -495,15 +577,17 @@ jit = off
     def down(self, purge: bool = False) -> bool:
         """Stops everything ``up`` started; ``purge`` also deletes the data. False if nothing ran."""
         state = self.state()
-        if state is None:
-            if purge and self.dir.exists():
-                shutil.rmtree(self.dir, ignore_errors=True)
-            return False
-        self._stop(state)
-        self.state_file.unlink()
-        if purge:
+        if state is not None:
+            self._stop(state)
+            self.state_file.unlink()
+        if purge and self.dir.exists():
+            foreign = sorted(p.name for p in self.dir.iterdir() if not _made_by_up(p.name))
+            if foreign:
+                raise SuperlinearError(f"{self.dir}: not deleted, it holds what `cache up` did not make ("
+                                       + ", ".join(foreign[:5]) + (", …" if len(foreign) > 5 else "") + ")"
+                                       + ("; the servers are stopped" if state is not None else ""))
             shutil.rmtree(self.dir, ignore_errors=True)
-        return True
+        return state is not None
 
     def status(self) -> dict[str, Any]:
         """Every server with its address and whether its process runs and answers."""
@@ -512,15 +596,15 @@ jit = off
             return {"dir": str(self.dir), "running": False, "healthy": False, "memcached": [], "postgres": None}
         mcs = []
         for m in state.memcached:
-            alive = _alive(m.pid)
+            alive = _memcached_runs(m)
             mcs.append({"address": m.address(), "pid": m.pid, "memory_mb": m.memory_mb, "threads": m.threads,
-                        "alive": alive, "reachable": alive and _reachable(m.address())})
+                        "alive": alive, "reachable": alive and server_answers(m.address())})
         pg = None
         if state.postgres is not None:
             p = state.postgres
-            alive = _alive(p.pid)
+            alive = _postgres_runs(p)
             pg = {"dsn": p.dsn(), "pid": p.pid, "datadir": p.datadir, "version": p.version, "alive": alive,
-                  "reachable": alive and _reachable(f"127.0.0.1:{p.port}"), "run_as": p.run_as}
+                  "reachable": alive and server_answers(f"127.0.0.1:{p.port}", POSTGRES_PING), "run_as": p.run_as}
         healthy = all(m["reachable"] for m in mcs) and (pg is None or bool(pg["reachable"]))
         return {"dir": str(self.dir), "running": True, "healthy": healthy, "memcached": mcs, "postgres": pg}
 
@@ -533,6 +617,8 @@ jit = off
             if state is None or not 0 <= m < len(state.memcached):
                 raise SuperlinearError(f"no memcached replica {m}")
             m = state.memcached[m]
+        if not _memcached_runs(m):
+            return  # gone already (its pid may since be another process's)
         with contextlib.suppress(ProcessLookupError):
             os.kill(m.pid, signal.SIGKILL)
         deadline = time.monotonic() + 5
@@ -564,7 +650,7 @@ jit = off
         if state is None or state.postgres is None:
             raise SuperlinearError("no PostgreSQL cluster was set up here")
         p = state.postgres
-        if _alive(p.pid):
+        if _postgres_runs(p):
             return p
         base, data, log = self._pg_paths()
         new = self._pg_ctl_start(postgres_bindir(), data, log, base, p.port, p.run_as, p.unix)

@@ -25,7 +25,7 @@ from superlinear.classify.workload import (
     check_packet_count,
     load,
 )
-from superlinear.common.args import fraction, non_negative_int, positive_int, repeat_count
+from superlinear.common.args import comma_list, fraction, non_negative_int, positive_int, repeat_count
 from superlinear.common.bounds import MAX_WORKERS, check_memory
 from superlinear.common.defaults import config_defaults
 from superlinear.common.errors import SuperlinearError
@@ -266,9 +266,9 @@ def _bench_rows(args: argparse.Namespace, show: bool) -> list[Row]:
         root = find_data(Path(args.data) if args.data else None)
         if root is None:
             raise SuperlinearError("classify bench needs --data DIR (ClassBench files) or --rules FILE")
-        for size in args.sizes.split(","):
+        for size in comma_list("--classbench-size", args.sizes):
             for name in CLASSBENCH_SETS:
-                rules = root / f"{name}_{size.strip()}"
+                rules = root / f"{name}_{size}"
                 if not rules.exists():
                     raise SuperlinearError(f"{rules}: no such ClassBench rule set")
                 spec = PacketWorkloadSpec(kind="files", rules=str(rules), trace=str(rules) + "_trace",
@@ -317,7 +317,7 @@ def cmd_gen_rules(args: argparse.Namespace) -> int:
 def cmd_gen_trace(args: argparse.Namespace) -> int:
     if not args.out:
         raise SuperlinearError("gen-trace needs --out FILE")
-    out = output_file(args.out)
+    out = output_file(args.out, inputs=[("--rules", args.rules), ("--trace", args.trace)])
     if args.rules:
         if args.trace:
             raise SuperlinearError("gen-trace generates packets: give --rules without --trace")
@@ -353,7 +353,7 @@ def _lost_actions(rules: str, rule_format: str) -> str | None:
 def cmd_convert(args: argparse.Namespace) -> int:
     if not args.rules or not args.out:
         raise SuperlinearError("convert needs --rules FILE and --out FILE")
-    output_file(args.out)
+    output_file(args.out, inputs=[("--rules", args.rules)])
     cfg = {"rule_format": args.rule_format, "actions": args.actions, "default_action": args.default,
            "generate": 1, "seed": args.seed}
     w = _native.PacketWorkload.load(args.rules, None, cfg)
@@ -523,9 +523,9 @@ def _classifiers(args: argparse.Namespace, action: str) -> None:
     if args.algo is None:
         names = known_names if action in ("bench", "compare") else [config_defaults("classify_run")["algo"]]
     else:
-        names = [a.strip() for a in args.algo.split(",") if a.strip()]
-        if not names:
+        if not args.algo.strip():
             raise SuperlinearError(f"{flag}: no classifier named in {args.algo!r} (known: {', '.join(known_names)})")
+        names = comma_list(flag, args.algo)
     for name in names:
         if name not in known_names:
             raise SuperlinearError(f"{flag}: unknown classifier {name!r} (known: {', '.join(known_names)})")

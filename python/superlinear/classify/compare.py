@@ -19,6 +19,7 @@ from typing import Any
 from rich.table import Table
 
 from superlinear.classify.workload import CLASSBENCH_SETS, PacketWorkloadSpec, load
+from superlinear.common.args import comma_list
 from superlinear.common.errors import SuperlinearError
 from superlinear.common.study import console
 from superlinear.experiments.repeats import spread
@@ -98,7 +99,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     rows: list[dict[str, Any]] = []
     agree = True
     with tempfile.TemporaryDirectory() as tmp:
-        for size in [s.strip() for s in args.sizes.split(",") if s.strip()]:
+        for size in comma_list("--classbench-size", args.sizes):
             for name in CLASSBENCH_SETS:
                 rules = root / f"{name}_{size}"
                 trace = Path(str(rules) + "_trace")

@@ -154,6 +154,8 @@ def k_list(text: str) -> tuple[int, ...]:
         raise argparse.ArgumentTypeError(f"every k must be at least 2 (k = 1 is always measured), got {text!r}")
     if max(ks) > MAX_WORKERS:
         raise argparse.ArgumentTypeError(f"every k must be at most {MAX_WORKERS:,}, got {max(ks):,}")
+    if len(set(ks)) < len(ks) or len(ks) < len(text.split(",")):
+        raise argparse.ArgumentTypeError(f"expected distinct k with no empty entries, got {text!r}")
     return ks
 
 
@@ -162,7 +164,7 @@ def floats(option: str, text: str | None, positive: bool = True) -> tuple[float,
     if text is None:
         return None
     values = []
-    for part in text.split(","):
+    for part in comma_list(option, text):
         try:
             v = float(part)
         except ValueError:
@@ -175,9 +177,11 @@ def floats(option: str, text: str | None, positive: bool = True) -> tuple[float,
     return tuple(values)
 
 
-def int_list(option: str, text: str, minimum: int = 1, maximum: int | None = None) -> tuple[int, ...]:
+def int_list(option: str, text: str, minimum: int = 1, maximum: int | None = None,
+             repeats: bool = False) -> tuple[int, ...]:
     """Comma-separated whole numbers, each ≥ ``minimum`` (and ≤ ``maximum`` where given); at
-    least one, and no empty entries."""
+    least one, no empty entries, and none twice unless ``repeats`` (a list of choices that may
+    weigh a value twice, not a list of series)."""
     out = []
     parts = [p.strip() for p in text.split(",")]
     if any(not p for p in parts) and any(parts):
@@ -194,21 +198,34 @@ def int_list(option: str, text: str, minimum: int = 1, maximum: int | None = Non
         out.append(v)
     if not out:
         raise SuperlinearError(f"{option}: give at least one value")
+    twice = sorted({v for v in out if out.count(v) > 1})
+    if twice and not repeats:
+        raise SuperlinearError(f"{option}: {', '.join(map(str, twice))} given more than once")
     return tuple(out)
+
+
+def comma_list(option: str, text: str, separator: str = ",") -> list[str]:
+    """The entries of a comma-separated option, stripped: at least one, none empty (``a,,b``,
+    ``a,``) and none twice (each would be a second, identical series or row), each refused in
+    one line naming ``option``."""
+    parts = [p.strip() for p in text.split(separator)]
+    if not any(parts):
+        raise SuperlinearError(f"{option}: give at least one value")
+    if not all(parts):
+        raise SuperlinearError(f"{option}: empty entry in {text!r}")
+    twice = sorted({p for p in parts if parts.count(p) > 1})
+    if twice:
+        raise SuperlinearError(f"{option}: {', '.join(twice)} given more than once")
+    return parts
 
 
 def names(option: str, text: str, known: Sequence[str]) -> tuple[str, ...]:
     """Comma-separated registry names; ``name:PARAM`` is accepted where ``name`` is known."""
-    found = tuple(n.strip() for n in text.split(",") if n.strip())
+    found = tuple(comma_list(option, text))
     bad = [n for n in found if n not in known and n.split(":")[0] not in known]
-    if bad or not found:
-        raise SuperlinearError(f"{option}: unknown {', '.join(bad) or 'empty list'} (known: {', '.join(known)})")
+    if bad:
+        raise SuperlinearError(f"{option}: unknown {', '.join(bad)} (known: {', '.join(known)})")
     return found
-
-
-def name_list(text: str | None) -> list[str]:
-    """Comma-separated names as given, blanks dropped; empty for no option."""
-    return [n.strip() for n in text.split(",") if n.strip()] if text else []
 
 
 #: Environment variable that sets ``--timed-window`` where the flag is not given (the test suite

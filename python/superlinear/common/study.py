@@ -23,7 +23,7 @@ from rich.console import Console
 from superlinear.common.progress import line_progress, restart_lines
 from superlinear.common.rows import Row
 from superlinear.output.paths import output_dir, write_text_atomic
-from superlinear.output.results import write_results
+from superlinear.output.results import record_plots, write_results
 
 console = Console(width=max(120, Console().width))
 
@@ -88,6 +88,7 @@ def run_study(study: Study[Any], args: argparse.Namespace) -> int:
     outcome = study.run(config, None if args.json else line_progress)
     path = write_results(out, study.experiment, outcome.config, outcome.rows)
     plots = study.plot(out, config, outcome)
+    record_plots(path, plots)
     if outcome.summary is not None:
         add_summary(path, outcome.summary)
     if args.json:

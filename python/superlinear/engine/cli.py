@@ -23,7 +23,7 @@ from superlinear.common.listing import Listing, add_listing_options, known, name
 from superlinear.common.scope import OptionScope, generator_scope, needs_option
 from superlinear.common.study import add_study_options, console
 from superlinear.engine.bench import Bench
-from superlinear.engine.runs import RunSpec, Workload, check_run_size, run
+from superlinear.engine.runs import WORKER_PARAMETERS, RunSpec, Workload, check_run_size, run
 from superlinear.experiments.repeats import median_run, spread
 
 
@@ -48,13 +48,6 @@ LISTING = Listing("engine", "workers and dispatchers of run, sweep and reproduce
 #: Options of a generated key workload: refused with --trace, which they would not change.
 GENERATOR_OPTIONS = ("workload", "m", "alpha")
 
-#: Worker parameters (by dest), what they cost and the workers whose constructors read them
-#: (crates/core/src/workers/mod.rs, REGISTRY): given to any other worker, one is refused.
-#: tests/test_option_scope.py checks this table against the engine's workers.
-WORKER_PARAMETERS: dict[str, tuple[str, frozenset[str]]] = {
-    "w": ("per tree comparison", frozenset({"tree", "splay"})),
-    "rho": ("per cache miss", frozenset({"lru", "lru-mad", "lru-dh", "nocache"})),
-}
 
 
 def _users(dest: str) -> str:

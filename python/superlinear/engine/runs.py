@@ -23,6 +23,17 @@ _RUN = config_defaults("run")
 _WORKLOAD = _RUN["workload"]
 
 
+#: Worker parameters (by ``run``'s option dest), what they cost, the sweep file's key for them, and
+#: the workers whose constructors read them (crates/core/src/workers/mod.rs, REGISTRY): given to
+#: any other worker, one is refused. tests/test_option_scope.py checks this table against the
+#: engine's workers.
+WORKER_PARAMETERS: dict[str, tuple[str, frozenset[str]]] = {
+    "w": ("per tree comparison", frozenset({"tree", "splay"})),
+    "rho": ("per cache miss", frozenset({"lru", "lru-mad", "lru-dh", "nocache"})),
+}
+#: The sweep file's key (the run config's field) for each worker parameter.
+WORKER_PARAMETER_KEYS = {"w": "compare_cycles", "rho": "miss_cycles"}
+
 @dataclass(frozen=True)
 class Workload:
     """Where requests come from: ``uniform`` or ``zipf`` over m items, or a key ``trace`` file."""

@@ -30,7 +30,14 @@ from superlinear import _native
 from superlinear.common.args import MAX_REPEATS
 from superlinear.common.defaults import config_defaults
 from superlinear.common.input_files import read_input_text
-from superlinear.engine.runs import RunSpec, SuperlinearError, Workload, check_run_size
+from superlinear.engine.runs import (
+    WORKER_PARAMETER_KEYS,
+    WORKER_PARAMETERS,
+    RunSpec,
+    SuperlinearError,
+    Workload,
+    check_run_size,
+)
 from superlinear.experiments.spec import Experiment, Panel, Series
 from superlinear.output.paths import plain_name
 
@@ -130,6 +137,17 @@ def load_sweep(path: Path) -> tuple[Experiment, bool]:
             known = ", ".join(sorted(known_dispatch))
             raise ConfigError(f"{path}: dispatch: unknown dispatcher {d!r} (known: {known})")
     ks = _positive_ints(path, "k", _want(path, doc, "k", list))
+    # A name twice would run its series twice and count them as independent repeats.
+    for key, names in (("algos", algos), ("dispatch", [known_dispatch[d] for d in dispatch]), ("k", list(ks))):
+        twice = sorted({str(n) for n in names if names.count(n) > 1})
+        if twice:
+            alias = " (an alias names the same dispatcher)" if key == "dispatch" else ""
+            raise ConfigError(f"{path}: '{key}' lists {', '.join(twice)} more than once{alias}")
+    for dest, (what, users) in WORKER_PARAMETERS.items():
+        key = WORKER_PARAMETER_KEYS[dest]
+        if key in doc and not any(a.split(":", 1)[0] in users for a in algos):
+            raise ConfigError(f"{path}: '{key}' has no effect with algos {', '.join(algos)} (it is the cycles "
+                              f"{what}, used by {', '.join(sorted(users))})")
     requests = _want(path, doc, "requests", int, RUN_DEFAULTS["requests"])
     if requests <= 0:
         raise ConfigError(f"{path}: 'requests' must be positive, got {requests}")

@@ -81,8 +81,7 @@ class EngineExperiment(Study[ExperimentRun]):
     def plot(self, out: Path, config: ExperimentRun, outcome: Outcome) -> list[Path]:
         from superlinear.output.plots import plot_experiment
 
-        plot_experiment(out, config.experiment, outcome.rows)
-        return []
+        return plot_experiment(out, config.experiment, outcome.rows)
 
     def table(self, config: ExperimentRun, outcome: Outcome) -> None:
         from superlinear.experiments.repeats import stability_lines

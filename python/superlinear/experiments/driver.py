@@ -16,7 +16,7 @@ from superlinear.common.rows import Row
 from superlinear.engine.runs import RunSpec, Workload, run
 from superlinear.experiments.repeats import aggregate
 from superlinear.experiments.spec import Experiment, Panel, Series
-from superlinear.output.results import write_results
+from superlinear.output.results import record_plots, write_results
 
 if TYPE_CHECKING:
     from superlinear._native import Accounting, RunRecord
@@ -336,5 +336,5 @@ def save(out_dir: Path, experiment: Experiment, config: dict[str, Any], rows: li
     from superlinear.output.plots import plot_experiment
 
     path = write_results(out_dir, experiment.name, config, rows)
-    plot_experiment(out_dir, experiment, rows)
+    record_plots(path, plot_experiment(out_dir, experiment, rows))
     return path

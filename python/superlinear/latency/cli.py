@@ -24,6 +24,7 @@ from rich.progress import Progress
 from rich.table import Table
 
 from superlinear.common.args import (
+    comma_list,
     int_list,
     non_negative_int,
     non_negative_whole,
@@ -169,8 +170,7 @@ class Run(Study[RunConfig]):
 
 def _run_config(args: argparse.Namespace) -> RunConfig:
     trace = _trace(args)
-    names = latency.policy_names() if args.policies is None else [n.strip() for n in args.policies.split(",")
-                                                                    if n.strip()]
+    names = latency.policy_names() if args.policies is None else comma_list("--policies", args.policies)
     latency.check_policies(names)
     zs = _zs(args, trace)
     sizes = latency.parse_sizes(args.sizes, trace.objects, RUN_SIZES, spelled(args, "sizes", "--cache-size"))
@@ -252,7 +252,7 @@ def cmd_gen(args: argparse.Namespace) -> int:
     if args.latencies is not None:
         if args.binary:
             raise SuperlinearError("--latencies needs a text trace (the binary form holds objects only)")
-        choices = int_list("--latencies", args.latencies)
+        choices = int_list("--latencies", args.latencies, repeats=True)
     trace = _generate(args)
     latencies = None
     if choices is not None:
@@ -303,7 +303,7 @@ def _belatedly(args: argparse.Namespace, progress: ProgressLine | None) -> Outco
         progress(f"building and solving Belatedly's LP for {len(trace):,} requests")
     b = latency.belatedly(trace, z, c, rounds=args.rounds, seed=args.seed, time_limit=args.time_limit)
     rows = b.rows_out()
-    names = [n.strip() for n in args.compare.split(",") if n.strip()] if args.compare else []
+    names = comma_list("--compare", args.compare) if args.compare else []
     if names:
         latency.check_policies(names)
     for n in names:
@@ -350,7 +350,7 @@ class Bench(Study[argparse.Namespace]):
 
 
 def _bench(args: argparse.Namespace, progress: ProgressLine | None) -> Outcome:
-    names = [n.strip() for n in args.policies.split(",") if n.strip()]
+    names = comma_list("--policies", args.policies)
     latency.check_policies(names)
     t0 = time.perf_counter()
     trace = _trace(args)

@@ -40,7 +40,7 @@ from superlinear.nft.bench import (
 )
 from superlinear.nft.netns import RX_DEV, TABLE, NeedsPrivilegesError, TerminatedError, remove_all
 from superlinear.output.paths import output_dir, output_file, write_text_atomic
-from superlinear.output.results import write_results
+from superlinear.output.results import record_plots, write_results
 
 console = Console(width=max(120, Console().width))
 err = Console(stderr=True, width=max(120, Console(stderr=True).width))
@@ -63,7 +63,8 @@ def inputs_from(args: argparse.Namespace) -> list[RuleSetInput]:
 def cmd_emit(args: argparse.Namespace, inputs: list[RuleSetInput]) -> int:
     """Writes the benchmark table of the (first) rule set: `nft -f FILE` loads it. Only the rules
     are read; a trace, if given, has no part in it."""
-    target = None if args.emit == "-" else output_file(args.emit, "--emit")
+    target = None if args.emit == "-" else output_file(args.emit, "--emit",
+                                                        [("--rules", inputs[0].rules), ("--trace", inputs[0].trace)])
     w = load_rules(inputs[0])
     text = w.nft_table(TABLE, args.device, False)
     if target is None:
@@ -95,7 +96,7 @@ def _save(out: Path, cfg: BenchConfig, inputs: list[RuleSetInput], results: list
     rows = [r for res in results for r in res.rows]
     path = write_results(out, "nft-bench", config, rows)
     write_check(out, results)
-    plot(out, results)
+    record_plots(path, plot(out, results))
     return path
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 from superlinear.common.errors import SuperlinearError
@@ -66,9 +67,15 @@ def _can_create_in(folder: Path) -> bool:
         return False
 
 
-def output_file(path: str | Path, option: str = "--out") -> Path:
-    """The output file ``path``, checked: not a folder, in a folder that exists and is writable."""
+def output_file(path: str | Path, option: str = "--out",
+                inputs: Sequence[tuple[str, str | Path | None]] = ()) -> Path:
+    """The output file ``path``, checked: not a folder, in a folder that exists and is writable,
+    and not one of the command's ``inputs`` (``(flag, path)``; writing it would destroy it)."""
     p = Path(path)
+    for flag, source in inputs:
+        with contextlib.suppress(OSError):
+            if source is not None and p.exists() and os.path.samefile(p, source):
+                raise SuperlinearError(f"{p}: is the {flag} file; {option} would overwrite it (name another file)")
     if p.is_dir():
         raise SuperlinearError(f"{p}: is a folder ({option} takes a file name here, e.g. {p / 'out'})")
     parent = p.parent

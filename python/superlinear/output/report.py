@@ -45,7 +45,14 @@ def find_results(root: Path) -> list[ExperimentResult]:
             raise SuperlinearError(f"{path}:{e.lineno}: not a result file (invalid JSON: {e.msg})") from None
         if not isinstance(doc, dict) or not isinstance(doc.get("rows"), list):
             raise SuperlinearError(f"{path}: not a result file (no 'rows' list)")
-        found.append(ExperimentResult(path.parent, doc, tuple(sorted(path.parent.glob("*.png")))))
+        # A result names its plots (older result files do not): any other PNG in the folder is
+        # an earlier run's, left in a reused --out folder, and shows other data.
+        named = doc.get("plots")
+        plots = sorted(path.parent.glob("*.png"))
+        if isinstance(named, list):
+            names = {Path(str(n)).name for n in named}
+            plots = [p for p in plots if p.name in names]
+        found.append(ExperimentResult(path.parent, doc, tuple(plots)))
     if not found:
         raise SuperlinearError(f"{root}: no result.json below this folder (run an experiment first)")
     return found

@@ -39,6 +39,15 @@ def machine_info() -> Machine:
     return {"cores": _native.available_cores(), "cpu": cpu, "git": git, "python": platform.python_version()}
 
 
+def record_plots(json_path: Path, plots: list[Path]) -> None:
+    """Names the plots drawn from ``json_path``'s rows in it (``plots``: file names beside it), so
+    that a reader (``superlinear report``) never takes an earlier run's plot, left in a reused
+    output folder, for one of this result."""
+    doc: dict[str, Any] = json.loads(json_path.read_text(encoding="utf-8"))
+    doc["plots"] = sorted({p.name for p in plots if p.parent.resolve() == json_path.parent.resolve()})
+    write_text_atomic(json_path, json.dumps(doc, indent=1, default=str) + "\n")
+
+
 def write_results(out_dir: Path, experiment: str, config: dict[str, Any], rows: list[Row]) -> Path:
     """Writes result.json and result.csv into ``out_dir`` (created if missing); returns the JSON path."""
     output_dir(out_dir)

@@ -25,6 +25,7 @@ from rich.table import Table
 
 from superlinear import _native
 from superlinear.common.args import (
+    comma_list,
     duration_seconds,
     int_list,
     online_cpus,
@@ -314,6 +315,11 @@ def _check_options(args: argparse.Namespace, scope: OptionScope) -> None:
             if dest in given:
                 raise SuperlinearError(f"{scope.flags[dest]} has no effect in xdp stats with --json (it prints every "
                                        "counter once)")
+    if args.action in ("stats", "update", "unload") and "name" in given:
+        for dest in ("iface", "netns"):
+            if dest in given:
+                raise SuperlinearError(f"{scope.flags[dest]} has no effect in xdp {args.action} with --name (the name "
+                                       "says the interface and namespace)")
     if args.action == "unload" and args.all:
         for dest in WHICH:
             if dest in given:
@@ -397,22 +403,22 @@ def _bench_inputs(args: argparse.Namespace) -> list[Any]:
 
 def cmd_xdp_bench(args: argparse.Namespace) -> int:
     from superlinear.nft.netns import TerminatedError
-    from superlinear.output.results import write_results
+    from superlinear.output.results import record_plots, write_results
     from superlinear.xdp.bench import STUDIES, XdpBenchConfig, run_sets
     from superlinear.xdp.report import check_lines, cost_table, plot, throughput_table, work_table
     from superlinear.xdp.throughput import worker_cpu_counts
 
-    studies = tuple(x.strip() for x in args.studies.split(",") if x.strip())
+    studies = tuple(comma_list("--studies", args.studies))
     unknown_studies = [x for x in studies if x not in STUDIES]
-    if unknown_studies or not studies:
+    if unknown_studies:
         raise SuperlinearError(f"--studies: unknown {', '.join(unknown_studies) or '(empty)'} "
                                f"(known: {', '.join(STUDIES)})")
     if "throughput" in studies:
         worker_cpu_counts(args.throughput_cpus, args.senders)  # more CPUs than there are: say so now
     inputs = _bench_inputs(args)
-    localities = tuple(x.strip() for x in args.localities.split(",") if x.strip())
+    localities = tuple(comma_list("--localities", args.localities))
     unknown = [x for x in localities if x not in ("trace", "high", "none")]
-    if unknown or not localities:
+    if unknown:
         raise SuperlinearError(f"--localities: unknown {', '.join(unknown) or '(empty)'} (known: trace, high, none)")
     cfg = XdpBenchConfig(ks=args.workers, cpu_counts=args.cpu_counts, dispatches=tuple(args.dispatch.split(";")),
                          localities=localities, repeats=args.repeats, duration=args.duration,
@@ -427,7 +433,7 @@ def cmd_xdp_bench(args: argparse.Namespace) -> int:
         path = write_results(out, "xdp-bench", config, [r for res in results for r in res.rows])
         (out / "check.json").write_text(json.dumps([res.check for res in results], indent=1, default=str),
                                         encoding="utf-8")
-        plot(out, results)
+        record_plots(path, plot(out, results))
         return path
 
     try:
