@@ -15,6 +15,16 @@ from superlinear.common.bounds import MAX_WORKERS
 from superlinear.common.study import console
 from superlinear.output.paths import output_dir
 
+#: Largest ρ the law takes: beyond it a speedup is 0 to double precision (and its plot breaks).
+MAX_RHO = 1_000_000
+
+
+def _miss_cost(text: str) -> float:
+    rho = non_negative_finite(text)
+    if rho > MAX_RHO:
+        raise argparse.ArgumentTypeError(f"expected at most {MAX_RHO:,}, got {text}")
+    return rho
+
 
 def cmd_law(args: argparse.Namespace) -> int:
     from superlinear.analysis.law import law_table, plot_laws
@@ -46,7 +56,8 @@ def register(sub: Any) -> None:
     law.add_argument("--s", type=fraction, default=0.01, help="serial fraction for Eqs. 1-2 (default 0.01, Fig. 1)")
     law.add_argument("--s-cache", type=fraction, default=0.1, help="serial fraction for Eq. 3 (default 0.1, Fig. 10)")
     law.add_argument("--delta", type=fraction, default=0.1, help="single-cache hit rate δ (default 0.1)")
-    law.add_argument("--rho", type=non_negative_finite, default=10.0, help="miss cost relative to a hit ρ (default 10)")
+    law.add_argument("--rho", type=_miss_cost, default=10.0,
+                     help=f"miss cost relative to a hit ρ (default 10, at most {MAX_RHO:,})")
     law.add_argument("--k", help="comma-separated k values for the table (default 1,2,4,...,64)")
     law.add_argument("--out", default="results/law", help="folder for the plots (default results/law)")
     law.add_argument("--json", action="store_true")

@@ -29,6 +29,7 @@ from superlinear.common.progress import progress_bar
 from superlinear.common.scope import OptionScope, alpha_scope, generator_scope
 from superlinear.common.study import Outcome, Study, add_study_options, console
 from superlinear.common.study import Progress as ProgressLine
+from superlinear.engine.cli import worker_cycles
 from superlinear.engine.runs import RunSpec, SuperlinearError, Workload, check_run_size
 
 KINDS = ("predicted = the working-set law on this stream (paper App. A; mtf, lru:C) or, for workers without one "
@@ -436,7 +437,7 @@ def _add_workload_args(p: argparse.ArgumentParser, requests_help: str) -> None:
     p.add_argument("--algo", default=None, help="worker structure: mtf or lru:C (the working-set law; default "
                    "mtf), or another engine worker such as splay (exact simulation of the worker); with --rules a "
                    "classifier: mrf, mrf-swap or static (default mrf)")
-    p.add_argument("--rho", type=non_negative_int, default=0,
+    p.add_argument("--rho", type=worker_cycles, default=0,
                    help="work units per LRU miss, as the engine's --rho (default 0; with --compare the engine also "
                    "burns ρ cycles per miss)")
     p.add_argument("--seed", type=non_negative_int, default=1,

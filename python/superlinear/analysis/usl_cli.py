@@ -52,6 +52,14 @@ def read_measurements(path: Path, x: str | None, y: str | None, where: str | Non
                       yerr: str | None = None) -> tuple[list[float], list[float], list[float] | None, str, str]:
     """Reads (p, y) pairs; every problem names the file, and the line and column where it is."""
     text = read_input_text(path, "the measurements")
+    try:
+        return _read_measurements(path, text, x, y, where, yerr)
+    except csv.Error as e:  # a field over the csv module's limit, a NUL byte
+        raise USLInputError(f"{path}: not a CSV file the fit can read ({e})") from None
+
+
+def _read_measurements(path: Path, text: str, x: str | None, y: str | None, where: str | None,
+                       yerr: str | None) -> tuple[list[float], list[float], list[float] | None, str, str]:
     with io.StringIO(text, newline="") as f:
         reader = csv.reader(f)
         header = [h.strip() for h in next(reader, [])]
@@ -76,6 +84,8 @@ def read_measurements(path: Path, x: str | None, y: str | None, where: str | Non
 
         xcol = pick(x, X_CANDIDATES, "x", 0)
         ycol = pick(y, Y_CANDIDATES, "y", 1)
+        if xcol == ycol:
+            raise USLInputError(f"{path}: column {xcol!r} is both x and y (name the other with --x or --y)")
         if yerr is not None and yerr not in header:
             raise USLInputError(f"{path}: no column {yerr!r} (columns: {', '.join(header)})")
         conds = _parse_where(where)

@@ -37,7 +37,7 @@ from superlinear.common.scope import OptionScope, hidden_alias, spelled
 from superlinear.common.study import Outcome, Study, console, run_study
 from superlinear.common.study import Progress as ProgressLine
 from superlinear.experiments.repeats import median_run, spread
-from superlinear.output.paths import output_file
+from superlinear.output.paths import output_file, written_atomically
 
 ACTIONS = ("run", "bench", "compare", "gen-rules", "gen-trace", "convert", "algorithms")
 KINDS = ("projected = serial dispatcher CPU time + slowest worker's own CPU time; measured = wall clock with real "
@@ -309,7 +309,8 @@ def cmd_gen_rules(args: argparse.Namespace) -> int:
                               seed=args.seed)
     out = output_file(args.out)
     w = load(spec)
-    w.write_rules(str(out), args.format or "native")
+    with written_atomically(out) as tmp:
+        w.write_rules(str(tmp), args.format or "native")
     console.print(f"wrote {w.rules:,} rules to {args.out} ({args.format or 'native'})")
     return 0
 
@@ -327,7 +328,8 @@ def cmd_gen_trace(args: argparse.Namespace) -> int:
                                   flows_per_rule=args.flows_per_rule, catch_all=args.catch_all,
                                   packets=args.packets or DEFAULT_PACKETS, seed=args.seed)
         w = load(spec)
-    w.write_trace(str(out), args.format or "binary")
+    with written_atomically(out) as tmp:
+        w.write_trace(str(tmp), args.format or "binary")
     console.print(f"wrote {w.packets:,} packets to {args.out} ({args.format or 'binary'})")
     return 0
 
@@ -358,7 +360,8 @@ def cmd_convert(args: argparse.Namespace) -> int:
            "generate": 1, "seed": args.seed}
     w = _native.PacketWorkload.load(args.rules, None, cfg)
     lost = _lost_actions(args.rules, args.rule_format) if args.format == "classbench" else None
-    w.write_rules(str(output_file(args.out)), args.format or "nft")
+    with written_atomically(output_file(args.out)) as tmp:
+        w.write_rules(str(tmp), args.format or "nft")
     console.print(f"wrote {w.rules:,} rules to {args.out} ({args.format or 'nft'})")
     if lost:
         # Said, not refused: a ClassBench copy of a rule set is how it is benchmarked beside the

@@ -284,6 +284,18 @@ def positive_int_at_most(maximum: int, unit: str) -> Callable[[str], int]:
     return parse
 
 
+def non_negative_int_at_most(maximum: int, unit: str) -> Callable[[str], int]:
+    """An argparse type: an integer from 0 to ``maximum`` (``unit`` names what it counts)."""
+
+    def parse(text: str) -> int:
+        v = non_negative_int(text)
+        if v > maximum:
+            raise argparse.ArgumentTypeError(f"expected at most {maximum:,} {unit}, got {v:,}")
+        return v
+
+    return parse
+
+
 #: ``--repeats``: an integer from 1 to :data:`MAX_REPEATS`.
 repeat_count = positive_int_at_most(MAX_REPEATS, "repeats")
 

@@ -14,6 +14,7 @@ from superlinear.common.args import (
     add_timed_window_option,
     non_negative_finite,
     non_negative_int,
+    non_negative_int_at_most,
     positive_int,
     repeat_count,
 )
@@ -23,7 +24,7 @@ from superlinear.common.listing import Listing, add_listing_options, known, name
 from superlinear.common.scope import OptionScope, generator_scope, needs_option
 from superlinear.common.study import add_study_options, console
 from superlinear.engine.bench import Bench
-from superlinear.engine.runs import WORKER_PARAMETERS, RunSpec, Workload, check_run_size, run
+from superlinear.engine.runs import MAX_WORKER_CYCLES, WORKER_PARAMETERS, RunSpec, Workload, check_run_size, run
 from superlinear.experiments.repeats import median_run, spread
 
 
@@ -44,6 +45,9 @@ def _show_engine(doc: dict[str, Any]) -> None:
 
 LISTING = Listing("engine", "workers and dispatchers of run, sweep and reproduce", _engine_doc, _show_engine)
 
+
+#: ``--w`` and ``--rho``: cycles from 0 to :data:`MAX_WORKER_CYCLES`.
+worker_cycles = non_negative_int_at_most(MAX_WORKER_CYCLES, "cycles")
 
 #: Options of a generated key workload: refused with --trace, which they would not change.
 GENERATOR_OPTIONS = ("workload", "m", "alpha")
@@ -214,10 +218,10 @@ def register(sub: Any) -> None:
     u.add_argument("--warmup", type=non_negative_int, default=run_defaults["warmup"],
                    help="warm-up requests, served first and left out (with --exclude-warmup)")
     u.add_argument("--exclude-warmup", action="store_true", help="leave the warm-up out of every figure")
-    u.add_argument("--w", type=non_negative_int, default=run_defaults["compare_cycles"],
+    u.add_argument("--w", type=worker_cycles, default=run_defaults["compare_cycles"],
                    help=f"cycles per tree comparison (--algo {_users('w')}; "
                    f"default {run_defaults['compare_cycles']:,})")
-    u.add_argument("--rho", type=non_negative_int, default=run_defaults["miss_cycles"],
+    u.add_argument("--rho", type=worker_cycles, default=run_defaults["miss_cycles"],
                    help=f"cycles per cache miss (--algo {_users('rho')}; default {run_defaults['miss_cycles']:,})")
     u.add_argument("--seed", type=non_negative_int, default=run_defaults["seed"],
                    help="seed of the generated keys and of the hash and random dispatchers "

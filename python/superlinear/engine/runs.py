@@ -31,6 +31,9 @@ WORKER_PARAMETERS: dict[str, tuple[str, frozenset[str]]] = {
     "w": ("per tree comparison", frozenset({"tree", "splay"})),
     "rho": ("per cache miss", frozenset({"lru", "lru-mad", "lru-dh", "nocache"})),
 }
+#: Most cycles a worker parameter may charge (about 3 ms at 3 GHz per comparison or miss): a
+#: documented maximum, since a larger one only makes a run take hours, or years.
+MAX_WORKER_CYCLES = 10_000_000
 #: The sweep file's key (the run config's field) for each worker parameter.
 WORKER_PARAMETER_KEYS = {"w": "compare_cycles", "rho": "miss_cycles"}
 

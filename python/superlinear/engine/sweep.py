@@ -31,6 +31,7 @@ from superlinear.common.args import MAX_REPEATS
 from superlinear.common.defaults import config_defaults
 from superlinear.common.input_files import read_input_text
 from superlinear.engine.runs import (
+    MAX_WORKER_CYCLES,
     WORKER_PARAMETER_KEYS,
     WORKER_PARAMETERS,
     RunSpec,
@@ -145,6 +146,8 @@ def load_sweep(path: Path) -> tuple[Experiment, bool]:
             raise ConfigError(f"{path}: '{key}' lists {', '.join(twice)} more than once{alias}")
     for dest, (what, users) in WORKER_PARAMETERS.items():
         key = WORKER_PARAMETER_KEYS[dest]
+        if isinstance(doc.get(key), int) and doc[key] > MAX_WORKER_CYCLES:
+            raise ConfigError(f"{path}: '{key}' must be at most {MAX_WORKER_CYCLES:,} cycles, got {doc[key]:,}")
         if key in doc and not any(a.split(":", 1)[0] in users for a in algos):
             raise ConfigError(f"{path}: '{key}' has no effect with algos {', '.join(algos)} (it is the cycles "
                               f"{what}, used by {', '.join(sorted(users))})")

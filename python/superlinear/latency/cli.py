@@ -43,7 +43,7 @@ from superlinear.common.study import Outcome, Study, add_study_options, console
 from superlinear.common.study import Progress as ProgressLine
 from superlinear.latency import sim as latency
 from superlinear.latency.sim import MAX_Z, Trace, TraceSpec
-from superlinear.output.paths import output_file
+from superlinear.output.paths import output_file, written_atomically
 
 #: Default cache sizes of run, belatedly and bench (objects, or % of the trace's objects).
 RUN_SIZES = "1%,5%,10%"
@@ -111,7 +111,7 @@ def _zs(args: argparse.Namespace, trace: Trace) -> list[int | None]:
         if not trace.has_latencies:
             raise SuperlinearError("--z trace needs a trace with TIMESTAMP and LATENCY columns")
         return [None]
-    return list(int_list("--z", args.z))
+    return list(int_list("--z", args.z, maximum=MAX_Z))
 
 
 def _source(args: argparse.Namespace) -> dict[str, Any]:
@@ -252,13 +252,14 @@ def cmd_gen(args: argparse.Namespace) -> int:
     if args.latencies is not None:
         if args.binary:
             raise SuperlinearError("--latencies needs a text trace (the binary form holds objects only)")
-        choices = int_list("--latencies", args.latencies, repeats=True)
+        choices = int_list("--latencies", args.latencies, maximum=MAX_Z, repeats=True)
     trace = _generate(args)
     latencies = None
     if choices is not None:
         # Each object gets one of the latencies, spread by a multiplicative hash of its id.
         latencies = [choices[(o * 2654435761 % 2**32) % len(choices)] for o in range(trace.objects)]
-    trace.write(out, binary=args.binary, latencies=latencies)
+    with written_atomically(out) as tmp:
+        trace.write(tmp, binary=args.binary, latencies=latencies)
     bursty = sum(trace.bursty or [])
     doc = {"path": str(out), "requests": len(trace), "objects": trace.objects, "bursty_objects": bursty,
            "format": "binary" if args.binary else "text", "spec": asdict(_spec(args)),
@@ -359,7 +360,7 @@ def _bench(args: argparse.Namespace, progress: ProgressLine | None) -> Outcome:
     if len(sizes) != 1:
         raise SuperlinearError("bench: give one --cache-size")
     c = sizes[0]
-    zs = int_list("--z", args.z)
+    zs = int_list("--z", args.z, maximum=MAX_Z)
     if len(zs) != 1:
         raise SuperlinearError("bench: give one --z")
     z = zs[0]

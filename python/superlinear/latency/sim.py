@@ -12,6 +12,7 @@ times are *measured* (wall clock or thread CPU time on this machine).
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from superlinear import _native
+from superlinear.common.args import comma_list
 from superlinear.common.bounds import check_at_most
 from superlinear.common.defaults import config_defaults
 from superlinear.common.errors import SuperlinearError
@@ -217,6 +219,10 @@ def grid(trace: Trace, names: Sequence[str], zs: Sequence[int | None], capacitie
     return out
 
 
+#: Largest cache the simulators hold (their object ids are 32-bit).
+MAX_CACHE_OBJECTS = 2**32 - 2
+
+
 def parse_sizes(text: str | None, objects: int, default: str, option: str = "--cache-size") -> list[int]:
     """Cache sizes: objects (``200``) or percentages of the trace's objects (``5%``); ``text`` None
     takes ``default``, and an error then says it was the default, not something the user typed."""
@@ -229,14 +235,16 @@ def parse_sizes(text: str | None, objects: int, default: str, option: str = "--c
         return SuperlinearError(f"{option} defaults to {default}, but {problem}; give {option} N (objects)")
 
     sizes = []
-    for part in (p.strip() for p in source.split(",") if p.strip()):
+    for part in comma_list(option, source) if source.strip() else []:
         try:
             value = float(part[:-1]) * objects / 100 if part.endswith("%") else float(part)
         except ValueError:
             raise bad(f"'{part}' is not a number or a percentage") from None
-        if value != value or value < 1 or (not part.endswith("%") and value != int(value)):
+        if not math.isfinite(value) or value < 1 or (not part.endswith("%") and value != int(value)):
             of = f" of {objects:,} objects" if part.endswith("%") else ""
             raise bad(f"'{part}'{of} gives no whole cache of at least 1 object")
+        if value > MAX_CACHE_OBJECTS:
+            raise bad(f"'{part}': at most {MAX_CACHE_OBJECTS:,} objects")
         sizes.append(max(1, round(value)))
     if not sizes:
         raise bad("give at least one cache size")

@@ -6,6 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from superlinear.output.paths import written_atomically
+
 
 def save_figure(fig: Any, stem: Path) -> Path:
     """Writes ``stem.png`` and ``stem.svg`` (any suffix of ``stem`` is replaced); returns the PNG's
@@ -14,7 +16,10 @@ def save_figure(fig: Any, stem: Path) -> Path:
 
     stem.parent.mkdir(parents=True, exist_ok=True)
     png, svg = stem.with_suffix(".png"), stem.with_suffix(".svg")
-    fig.savefig(png, dpi=130)
-    fig.savefig(svg)
-    plt.close(fig)
+    try:
+        for path in (png, svg):
+            with written_atomically(path) as tmp:
+                fig.savefig(tmp, dpi=130, format=path.suffix[1:])
+    finally:
+        plt.close(fig)
     return png

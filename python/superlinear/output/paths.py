@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from superlinear.common.errors import SuperlinearError
@@ -94,22 +94,43 @@ def plain_name(name: str, where: str) -> str:
     ``results/NAME`` stays inside ``results/``; ``where`` names its source in the error."""
     if not name.strip() or name in (".", "..") or any(c in name for c in ("/", "\\", "\0")):
         raise SuperlinearError(f"{where} must be one folder name (no '/', not '.' or '..'), got {name!r}")
+    if len(name.encode(errors="surrogateescape")) > MAX_NAME_BYTES:
+        # Its files are named after it too (NAME-a.png): past this, one is longer than a file
+        # system takes, and the run would fail at its end.
+        raise SuperlinearError(f"{where} is {len(name.encode(errors='surrogateescape'))} bytes long: at most "
+                               f"{MAX_NAME_BYTES}")
     return name
 
 
-def write_text_atomic(path: Path, text: str) -> None:
-    """Writes ``text`` to ``path`` through a temporary file beside it: a reader never sees half a
-    file, and a failed write leaves neither a half file nor the temporary one."""
+#: Longest name ``plain_name`` takes, in bytes (file systems take 255 for a file name).
+MAX_NAME_BYTES = 200
+
+
+@contextlib.contextmanager
+def written_atomically(path: Path) -> Iterator[Path]:
+    """A temporary path beside ``path`` for the block to write (a native writer takes it as its
+    output); renamed onto ``path`` when the block ends, removed when it fails: a reader never sees
+    half a file, and a failed write (a full disk, Ctrl-C) leaves the old file as it was."""
     tmp = path.with_name(f".{path.name}.tmp")
     try:
-        tmp.write_text(text, encoding="utf-8")
+        yield tmp
         tmp.replace(path)
     except OSError as e:
         # The user named ``path``, not the temporary file beside it.
-        tmp.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
         if not path.parent.is_dir():
             raise SuperlinearError(f"{path}: cannot write: folder {path.parent} does not exist") from None
         raise SuperlinearError(f"{path}: cannot write: {e.strerror or e}") from None
-    except BaseException:
-        tmp.unlink(missing_ok=True)
+    except BaseException as e:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        if isinstance(e, SuperlinearError) and str(tmp) in str(e):
+            raise SuperlinearError(str(e).replace(str(tmp), str(path))) from None
         raise
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Writes ``text`` to ``path`` through a temporary file beside it (:func:`written_atomically`)."""
+    with written_atomically(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")

@@ -43,6 +43,8 @@ def find_results(root: Path) -> list[ExperimentResult]:
             doc = json.loads(read_input_text(path, "a result file"))
         except json.JSONDecodeError as e:
             raise SuperlinearError(f"{path}:{e.lineno}: not a result file (invalid JSON: {e.msg})") from None
+        except RecursionError:
+            raise SuperlinearError(f"{path}: not a result file (nested too deeply)") from None
         if not isinstance(doc, dict) or not isinstance(doc.get("rows"), list):
             raise SuperlinearError(f"{path}: not a result file (no 'rows' list)")
         # A result names its plots (older result files do not): any other PNG in the folder is

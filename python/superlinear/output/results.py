@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import io
 import json
 import platform
 import subprocess
@@ -59,9 +60,10 @@ def write_results(out_dir: Path, experiment: str, config: dict[str, Any], rows: 
         for key in row:
             if key not in columns:
                 columns.append(key)
-    with open(out_dir / "result.csv", "w", newline="", encoding="utf-8") as f:
-        writer = csv.DictWriter(f, fieldnames=columns)
-        writer.writeheader()
-        for row in rows:
-            writer.writerow({k: ("" if row.get(k) is None else row.get(k)) for k in columns})
+    text = io.StringIO(newline="")
+    writer = csv.DictWriter(text, fieldnames=columns)
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({k: ("" if row.get(k) is None else row.get(k)) for k in columns})
+    write_text_atomic(out_dir / "result.csv", text.getvalue())
     return json_path
