@@ -70,6 +70,36 @@ def test_an_output_file_that_is_an_input_is_refused(cli: Cli, tmp_path: Path, ru
     assert rules.read_bytes() == before
 
 
+def test_a_failed_write_keeps_the_old_file(tmp_path: Path) -> None:
+    from superlinear.common.errors import SuperlinearError
+    from superlinear.output.paths import written_atomically
+
+    out = tmp_path / "rules.txt"
+    out.write_text("old")
+    with pytest.raises(SuperlinearError) as e, written_atomically(out) as tmp:
+        tmp.write_text("half a")  # a native writer, stopped by a full disk
+        raise SuperlinearError(f"{tmp}: cannot write: no space left on device")
+    assert str(e.value) == f"{out}: cannot write: no space left on device"
+    assert out.read_text() == "old" and [p.name for p in tmp_path.iterdir()] == ["rules.txt"]
+
+
+@pytest.mark.parametrize(("name", "text", "args", "fragment"), [
+    ("long.csv", "p,speedup\n1,1\n2,1.9\n8," + "9" * 200_000 + "\n", ("usl", "fit", "{f}", "--no-plot"),
+     "not a CSV file the fit can read"),
+    ("same.csv", "p,speedup\n1,1\n2,1.9\n", ("usl", "fit", "{f}", "--x", "speedup", "--y", "speedup", "--no-plot"),
+     "column 'speedup' is both x and y"),
+    ("deep/result.json", "[" * 100_000 + "]" * 100_000, ("report", "{d}"), "not a result file (nested too deeply)"),
+    ("long.toml", 'name = "' + "a" * 300 + '"\nalgos = ["mtf"]\ndispatch = ["hash"]\nk = [1]\n[workload]\nm = 10\n',
+     ("sweep", "{f}", "--no-measure"), "'name' is 300 bytes long: at most 200"),
+])
+def test_python_read_inputs_are_one_line(cli: Cli, tmp_path: Path, name: str, text: str, args: tuple[str, ...],
+                                         fragment: str) -> None:
+    f = tmp_path / name
+    f.parent.mkdir(exist_ok=True)
+    f.write_text(text)
+    assert fragment in one_line_error(cli, tmp_path, *(a.format(f=f, d=tmp_path) for a in args))
+
+
 def test_replace_with_a_device_is_refused(cli: Cli, tmp_path: Path, rules: Path) -> None:
     updates = tmp_path / "u.txt"
     updates.write_text("10 replace /dev/zero\n")

@@ -191,10 +191,12 @@ impl LatencyTrace {
             return Err(Error::input(path, None, "trace holds no requests"));
         }
         let columns = columns.map_or(1, |c| c.0);
-        let mean_interval = (columns >= 2).then(|| {
-            let span = last_time - first_time.unwrap_or(last_time);
-            span / (requests.len().saturating_sub(1).max(1)) as f64
-        });
+        let span = last_time - first_time.unwrap_or(last_time);
+        if columns >= 2 && !span.is_finite() {
+            // -1e308 to 1e308: every Z would come out as 1, silently.
+            return Err(Error::input(path, None, "the timestamps span more than a number holds"));
+        }
+        let mean_interval = (columns >= 2).then(|| span / (requests.len().saturating_sub(1).max(1)) as f64);
         let latencies =
             (columns == 3).then(|| latency_sum.iter().zip(&latency_count).map(|(s, c)| s / *c as f64).collect());
         Ok(Self { objects: ids.len(), requests, mean_interval, latencies })
@@ -222,13 +224,14 @@ impl LatencyTrace {
         if r.is_nan() || r <= 0.0 {
             return Err(Error::config("the trace's timestamps do not advance: the inter-request time is 0"));
         }
-        let zs: Vec<u64> = lat.iter().map(|l| ((l / r).round() as u64).max(1)).collect();
-        if let Some(z) = zs.iter().find(|&&z| z > MAX_Z) {
+        // Checked as a float: the cast to u64 saturates, and would print a made-up Z.
+        if let Some(z) = lat.iter().map(|l| (l / r).round()).find(|z| z.is_nan() || *z > MAX_Z as f64) {
             return Err(Error::config(format!(
-                "the trace's latencies give Z = {z} request-times (latency / mean inter-request time {r}): at most 2^62"
+                "the trace's latencies give Z = {z:.3e} request-times (latency / mean inter-request time {r:.3e}): \
+                 at most 2^62"
             )));
         }
-        Ok(MissLatency::PerObject(zs))
+        Ok(MissLatency::PerObject(lat.iter().map(|l| ((l / r).round() as u64).max(1)).collect()))
     }
 }
 

@@ -12,6 +12,7 @@ import argparse
 import json
 import math
 import statistics
+import sys
 import time
 from contextlib import nullcontext
 from dataclasses import asdict, dataclass
@@ -121,7 +122,8 @@ def _source(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _progress(enabled: bool, total: int, what: str) -> Any:
-    if not enabled:
+    # A bar on a terminal only: elsewhere rich leaves an empty line where it was.
+    if not enabled or not sys.stderr.isatty():
         return nullcontext(None)
     p = Progress(console=Console(stderr=True), transient=True)
     p.add_task(what, total=total)

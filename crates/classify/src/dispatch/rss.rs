@@ -56,10 +56,15 @@ impl FieldMask {
 
     /// Parses a comma-separated field list: `sip`, `dip`, `sport`, `dport`, `proto` (aliases
     /// `src`, `dst`, `src-ip`, `dst-ip`, `src-port`, `dst-port`, `protocol`), or `5tuple`;
-    /// an address may carry a prefix length (`dip/24`).
+    /// an address may carry a prefix length (`dip/24`). An empty entry (`sip,,dip`) or a field
+    /// named twice (`sip,src`, `5tuple,dport`) is refused: it was a typo that hashed other fields.
     pub fn parse(list: &str) -> Result<FieldMask, Error> {
         let mut m = FieldMask::default();
-        for f in list.split(',').map(str::trim).filter(|f| !f.is_empty()) {
+        let entries: Vec<&str> = list.split(',').map(str::trim).collect();
+        if entries.len() > 1 && entries.iter().any(|f| f.is_empty()) {
+            return Err(Error::config(format!("empty field in RSS field list '{list}'")));
+        }
+        for f in entries.into_iter().filter(|f| !f.is_empty()) {
             let (name, bits) = match f.split_once('/') {
                 Some((n, b)) => (n, Some(b)),
                 None => (f, None),
@@ -71,6 +76,9 @@ impl FieldMask {
                 "dport" | "dst-port" => (&mut m.dport, 16),
                 "proto" | "protocol" => (&mut m.proto, 8),
                 "5tuple" | "5-tuple" if bits.is_none() => {
+                    if m != FieldMask::default() {
+                        return Err(Error::config(format!("'{f}' in '{list}' names fields already named")));
+                    }
                     m = FieldMask::FIVE_TUPLE;
                     continue;
                 }
@@ -80,6 +88,9 @@ impl FieldMask {
                     )))
                 }
             };
+            if *slot != 0 {
+                return Err(Error::config(format!("field '{name}' in '{list}' is named twice")));
+            }
             *slot = match bits {
                 None => width,
                 Some(b) => b
@@ -285,6 +296,9 @@ mod tests {
         assert!(FieldMask::parse("dip/40").is_err());
         assert!(FieldMask::parse("mac").is_err());
         assert!(FieldMask::parse("").is_err());
+        for twice in ["sip,,dip", "sip,", "sip,sip", "sip,src", "5tuple,dport", "dport,5tuple", "dip/24,dip"] {
+            assert!(FieldMask::parse(twice).is_err(), "{twice}");
+        }
     }
 
     #[test]

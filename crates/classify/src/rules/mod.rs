@@ -461,6 +461,9 @@ impl ActionPolicy {
             Some(x) => x.parse::<u64>().map_err(|_| Error::config(format!("seed in '{s}' must be an integer")))?,
             None => 1,
         };
+        if parts.next().is_some() {
+            return Err(Error::config(format!("'{s}' has more parts than random[:FRACTION[:SEED]]")));
+        }
         Ok(ActionPolicy::Random { drop_fraction, seed })
     }
 
@@ -573,7 +576,18 @@ pub fn parse_port_range(s: &str) -> Result<PortRange, String> {
     if s == "any" || s == "*" {
         return Ok(PortRange::ANY);
     }
-    let port = |t: &str| t.trim().parse::<u16>().map_err(|_| format!("bad port '{}'", t.trim()));
+    // Digits only: Rust's parser takes a leading '+', which no rule format writes.
+    let port = |t: &str| {
+        let t = t.trim();
+        t.bytes()
+            .all(|b| b.is_ascii_digit())
+            .then(|| t.parse::<u16>().ok())
+            .flatten()
+            .ok_or_else(|| format!("bad port '{t}' (a number from 0 to 65535)"))
+    };
+    if s.starts_with('-') {
+        return Err(format!("bad port '{s}' (a number from 0 to 65535)"));
+    }
     match s.split_once('-') {
         Some((a, b)) => {
             let (lo, hi) = (port(a)?, port(b)?);
@@ -645,5 +659,6 @@ mod tests {
         assert_eq!(ActionPolicy::parse("accept").unwrap().action(3), Action::Accept);
         assert!(ActionPolicy::parse("random:2").is_err());
         assert!(ActionPolicy::parse("x").is_err());
+        assert!(ActionPolicy::parse("random:0.5:1:9").is_err());
     }
 }

@@ -121,6 +121,8 @@ mod tests {
             ("accept src\n", "f:1: 'src' needs a value"),
             ("accept src 1.2.3.4 src 1.2.3.5", "f:1: field 'src' given twice"),
             ("drop dport 70000", "f:1: bad port '70000'"),
+            ("drop dport +80", "f:1: bad port '+80'"),
+            ("drop dport -1", "f:1: bad port '-1'"),
             ("default maybe", "f:1: unknown default policy"),
             (
                 "default drop\naccept\n\ndefault accept\n",

@@ -219,6 +219,17 @@ pub fn parse(text: &str, source: &str, opts: &ReadOptions) -> Result<RuleSet, Er
                 if let Some(open) = &chain {
                     return Err(err(format!("'{first}' inside chain '{}' (line {})", open.name, open.line)));
                 }
+                if first == "table" {
+                    // `table [FAMILY] NAME {`: the rules classify IPv4 packets.
+                    let named: Vec<&str> = t.trim_end_matches('{').split_whitespace().skip(1).collect();
+                    if let [family, _] = named[..] {
+                        if !matches!(family, "ip" | "inet" | "netdev") {
+                            return Err(err(format!(
+                                "table family '{family}' does not classify IPv4 packets (use ip, inet or netdev)"
+                            )));
+                        }
+                    }
+                }
                 if first == "chain" {
                     if let Some(bare) = bare_rule_line {
                         return Err(err(format!(
@@ -248,11 +259,20 @@ pub fn parse(text: &str, source: &str, opts: &ReadOptions) -> Result<RuleSet, Er
                 if !t.split(|c: char| c.is_whitespace() || c == ';').any(|w| w == "hook") {
                     return Err(err("a chain 'type' needs a hook ('type filter hook input priority 0;')".into()));
                 }
+                if open.base {
+                    return Err(err(format!("a second 'type' line in chain '{}' (line {})", open.name, open.line)));
+                }
+                if words.next() != Some("filter") {
+                    return Err(err("only 'type filter' chains classify (not nat or route)".into()));
+                }
                 open.base = true;
                 for stmt in t.split(';') {
                     let s = stmt.trim();
                     if let Some(p) = s.strip_prefix("policy") {
                         let p = p.trim();
+                        if open.policy.is_some() {
+                            return Err(err("the chain's policy is given twice".into()));
+                        }
                         open.policy = Some(Action::parse(p).ok_or_else(|| err(format!("unknown policy '{p}'")))?);
                     }
                 }
@@ -322,6 +342,20 @@ mod tests {
         \t\tip saddr 10.10.10.0/24 ip daddr 23.0.0.45 tcp dport 443 counter packets 12 bytes 960 drop\n\
         \t\tip saddr 10.0.0.1-10.0.0.9 meta l4proto udp th sport 1024-65535 accept comment \"a b\"\n\
         \t\tip protocol icmp reject\n\t}\n}\n";
+
+    #[test]
+    fn chains_that_are_not_one_ipv4_filter_are_refused() {
+        let opts = ReadOptions::default();
+        for (text, said) in [
+            ("table ip t {\n chain c {\n  type filter hook input priority 0; policy drop; policy accept;\n }\n}\n", "policy is given twice"),
+            ("table ip t {\n chain c {\n  type filter hook input priority 0;\n  type filter hook input priority 0;\n }\n}\n", "second 'type' line"),
+            ("table ip t {\n chain c {\n  type nat hook prerouting priority 0;\n }\n}\n", "only 'type filter'"),
+            ("table ip6 t {\n chain c {\n  type filter hook input priority 0;\n }\n}\n", "family 'ip6'"),
+        ] {
+            let e = parse(text, "x.nft", &opts).unwrap_err().to_string();
+            assert!(e.contains(said), "{e}");
+        }
+    }
 
     #[test]
     fn reads_listed_ruleset() {

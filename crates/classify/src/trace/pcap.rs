@@ -38,6 +38,13 @@ pub fn parse(bytes: &[u8], source: &str) -> Result<PacketTrace, Error> {
             u32::from_be_bytes(b)
         }
     };
+    // Format 2.x (every libpcap since 1998 writes 2.4); anything else is not this format.
+    let major =
+        if little { u16::from_le_bytes([bytes[4], bytes[5]]) } else { u16::from_be_bytes([bytes[4], bytes[5]]) };
+    if major != 2 {
+        return Err(err(format!("pcap format version {major} (this reader takes version 2, which libpcap writes)")));
+    }
+    let snaplen = u32_at(16) as usize;
     let linktype = u32_at(20) & 0x0fff_ffff;
     frame::check_linktype(linktype).map_err(err)?;
     let mut packets: Vec<Packet> = Vec::new();
@@ -50,8 +57,17 @@ pub fn parse(bytes: &[u8], source: &str) -> Result<PacketTrace, Error> {
             return Err(err(format!("record {record} at byte {at}: truncated record header")));
         }
         let caplen = u32_at(at + 8) as usize;
+        let len = u32_at(at + 12) as usize;
         if caplen > MAX_RECORD {
             return Err(err(format!("record {record} at byte {at}: capture length {caplen} is implausible")));
+        }
+        // A capture holds at most the packet, and at most the file's snapshot length (0: none
+        // stated, as some writers leave it).
+        if caplen > len || (snaplen > 0 && caplen > snaplen) {
+            return Err(err(format!(
+                "record {record} at byte {at}: capture length {caplen} exceeds the packet's length {len} or the \
+                 file's snapshot length {snaplen}"
+            )));
         }
         let start = at + 16;
         let Some(data) = bytes.get(start..start + caplen) else {
@@ -101,6 +117,16 @@ mod tests {
         let e = parse(&bytes[..bytes.len() - 3], "c.pcap").unwrap_err().to_string();
         assert!(e.starts_with("c.pcap: record 3 at byte"), "{e}");
         assert!(parse(&bytes[..10], "c.pcap").is_err());
+        // A record longer than its packet or than the snapshot length, and another version.
+        let mut long = bytes.clone();
+        long[24 + 12..24 + 16].copy_from_slice(&10u32.to_le_bytes());
+        assert!(parse(&long, "c.pcap").unwrap_err().to_string().contains("exceeds the packet's length 10"));
+        let mut snap = bytes.clone();
+        snap[16..20].copy_from_slice(&20u32.to_le_bytes());
+        assert!(parse(&snap, "c.pcap").unwrap_err().to_string().contains("snapshot length 20"));
+        let mut version = bytes.clone();
+        version[4..6].copy_from_slice(&9u16.to_le_bytes());
+        assert!(parse(&version, "c.pcap").unwrap_err().to_string().contains("version 9"));
     }
 
     #[test]

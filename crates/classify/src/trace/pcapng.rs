@@ -69,6 +69,10 @@ pub fn parse(bytes: &[u8], source: &str) -> Result<PacketTrace, Error> {
             EPB => {
                 let iface = body_u32(0).ok_or_else(|| err("packet block too short".into()))? as usize;
                 let caplen = body_u32(12).ok_or_else(|| err("packet block too short".into()))? as usize;
+                let orig = body_u32(16).ok_or_else(|| err("packet block too short".into()))? as usize;
+                if caplen > orig {
+                    return Err(err(format!("captured length {caplen} exceeds the packet's length {orig}")));
+                }
                 let data = body
                     .get(20..20 + caplen)
                     .ok_or_else(|| err(format!("captured length {caplen} exceeds the block")))?;
@@ -82,7 +86,9 @@ pub fn parse(bytes: &[u8], source: &str) -> Result<PacketTrace, Error> {
                 let orig = body_u32(0).ok_or_else(|| err("simple packet block too short".into()))? as usize;
                 let data = &body[4..];
                 let data = &data[..orig.min(data.len())];
-                let lt = linktypes.first().copied().unwrap_or(LINKTYPE_ETHERNET);
+                // A simple packet block belongs to the first interface (pcapng §4.4): it needs one.
+                let lt =
+                    *linktypes.first().ok_or_else(|| err("simple packet block before any interface block".into()))?;
                 match frame::decode(lt, data) {
                     Ok(p) => trace.packets.push(p),
                     Err(s) => s.count(&mut skipped),
