@@ -641,6 +641,9 @@ def test_xdp_bench_duration_stays_with_the_cost_study_while_nftables_runs() -> N
     (["classify", "bench", "--algo", "mrf,mrf"], "--algo: mrf given more than once"),
     (["nft-bench", "--data", ".", "--sets", "acl1,,fw1"], "--sets: empty entry"),
     (["xdp", "stats", "--name", "slnft-rx@x", "--iface", "lo"], "--iface has no effect in xdp stats with --name"),
+    # An empty --out once meant the default folder (or the current one).
+    (["reproduce", "fig5", "--quick", "--out", ""], "--out: empty (name a folder)"),
+    (["latency-sim", "run", "--requests", "1000", "--out", " "], "--out: empty (name a folder)"),
 ])
 def test_list_options_refuse_empty_and_repeated_entries(one_line_mistake: Mistake, args: list[str],
                                                         message: str) -> None:

@@ -29,7 +29,7 @@ pub const HOT_PERM_SEED: u64 = 0x5eed_0f11;
 fn parse_alpha(t: &str, a: &str) -> Result<f64> {
     let alpha: f64 = a.parse().map_err(|_| Error::config(format!("bad zipf exponent in '{t}'")))?;
     if !(alpha.is_finite() && alpha > 0.0) {
-        return Err(Error::config(format!("zipf exponent must be positive, got {alpha}")));
+        return Err(Error::config(format!("zipf exponent in '{t}' must be a positive finite number, got {a}")));
     }
     Ok(alpha)
 }

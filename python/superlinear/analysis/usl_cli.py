@@ -242,9 +242,11 @@ def cmd_usl(args: argparse.Namespace) -> int:
         raise USLInputError("--at has no effect in usl fit (it is for usl predict)")
     if args.fix_gamma is not None and not (math.isfinite(args.fix_gamma) and args.fix_gamma > 0):
         raise USLInputError(f"--fix-gamma: must be a finite number > 0, got {args.fix_gamma:g}")
-    if args.no_plot and args.out:
+    if args.no_plot and args.out is not None:
         raise USLInputError("--out has no effect with --no-plot (it names the plot file)")
-    out = None if args.no_plot else output_file(args.out) if args.out else path.with_name(path.stem + "_usl")
+    out = None
+    if not args.no_plot:
+        out = output_file(args.out) if args.out is not None else path.with_name(path.stem + "_usl")
     ps, ys, es, xcol, ycol = read_measurements(path, args.x, args.y, args.where, args.yerr)
     try:
         if args.runtime:

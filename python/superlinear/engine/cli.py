@@ -178,7 +178,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     from superlinear.experiments.cli import run_experiment
 
     experiment, measure = load_sweep(Path(args.config))
-    args.out = args.out or str(Path("results") / experiment.name)
+    if args.out is None:
+        args.out = str(Path("results") / experiment.name)
     return run_experiment(experiment, args, None, False, measure and not args.no_measure)
 
 

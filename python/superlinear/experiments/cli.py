@@ -244,7 +244,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
             if given:
                 raise SuperlinearError(f"{flag} has no effect with reproduce {args.figure} (its figures are wall-clock "
                                        "measurements of real memcached and PostgreSQL servers)")
-        args.out = args.out or str(Path("results") / (args.figure + ("-quick" if args.quick else "")))
+        if args.out is None:
+            args.out = str(Path("results") / (args.figure + ("-quick" if args.quick else "")))
         return run_study(CacheTierFigure(args.figure), args)
     if args.figure not in REGISTRY:
         raise SuperlinearError(f"unknown figure '{args.figure}' (available: {', '.join(sorted(figures()))})")
@@ -266,7 +267,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     if args.no_measure:
         experiment = _without_real_thread_panels(experiment, args.figure, args.panel or [])
     suffix = ("-quick" if args.quick else "") + ("-steady" if args.exclude_warmup else "")
-    args.out = args.out or str(Path("results") / (args.figure + suffix))
+    if args.out is None:
+        args.out = str(Path("results") / (args.figure + suffix))
     return run_experiment(experiment, args, args.panel, args.quick, not args.no_measure)
 
 

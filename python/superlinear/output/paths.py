@@ -43,6 +43,8 @@ def remove_empty_created() -> None:
 
 def output_dir(path: str | Path, option: str = "--out") -> Path:
     """The output folder ``path``, created (with missing parents) if it does not exist."""
+    if not str(path).strip():
+        raise SuperlinearError(f"{option}: empty (name a folder)")
     p = Path(path)
     if p.exists() and not p.is_dir():
         raise SuperlinearError(f"{p}: exists and is not a folder ({option} takes a folder here)")
@@ -71,6 +73,8 @@ def output_file(path: str | Path, option: str = "--out",
                 inputs: Sequence[tuple[str, str | Path | None]] = ()) -> Path:
     """The output file ``path``, checked: not a folder, in a folder that exists and is writable,
     and not one of the command's ``inputs`` (``(flag, path)``; writing it would destroy it)."""
+    if not str(path).strip():
+        raise SuperlinearError(f"{option}: empty (name a file)")
     p = Path(path)
     for flag, source in inputs:
         with contextlib.suppress(OSError):

@@ -72,7 +72,7 @@ impl Dsn {
                     dsn.host = percent_decode(&h)?;
                 }
                 if let Some(p) = p {
-                    dsn.port = p.parse().map_err(|_| bad("port is not a number"))?;
+                    dsn.port = p.parse().map_err(|_| bad("port is not a number from 1 to 65535"))?;
                 }
             }
             dsn.dbname = percent_decode(db)?;
@@ -95,7 +95,9 @@ impl Dsn {
     fn set(&mut self, key: &str, value: &str) -> std::result::Result<(), String> {
         match key {
             "host" => self.host = value.to_string(),
-            "port" => self.port = value.parse().map_err(|_| format!("port '{value}' is not a number"))?,
+            "port" => {
+                self.port = value.parse().map_err(|_| format!("port '{value}' is not a number from 1 to 65535"))?
+            }
             "user" => self.user = value.to_string(),
             "password" => self.password = Some(value.to_string()),
             "dbname" => self.dbname = value.to_string(),
