@@ -100,6 +100,13 @@ def test_python_read_inputs_are_one_line(cli: Cli, tmp_path: Path, name: str, te
     assert fragment in one_line_error(cli, tmp_path, *(a.format(f=f, d=tmp_path) for a in args))
 
 
+def test_a_file_name_that_is_not_utf8_is_named(cli: Cli, tmp_path: Path, rules: Path) -> None:
+    odd = tmp_path / os.fsdecode(b"bad\xffname")
+    odd.write_bytes(rules.read_bytes())
+    line = one_line_error(cli, tmp_path, "classify", "--rules", str(odd), "--packets", "100", "--no-measure")
+    assert "bad\ufffdname: not valid UTF-8" in line, line
+
+
 def test_replace_with_a_device_is_refused(cli: Cli, tmp_path: Path, rules: Path) -> None:
     updates = tmp_path / "u.txt"
     updates.write_text("10 replace /dev/zero\n")

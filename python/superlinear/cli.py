@@ -95,6 +95,12 @@ def build_parser() -> argparse.ArgumentParser:
 def error_text(e: BaseException) -> str:
     """A user-facing error in words: an OSError as ``PATH: reason`` (lower case, as the native
     readers word it), not Python's ``[Errno 2] No such file or directory: 'PATH'``."""
+    if isinstance(e, UnicodeEncodeError) and e.reason == "surrogates not allowed":
+        # A file name in bytes that are not UTF-8: the native readers take UTF-8 paths.
+        shown = [a.encode(errors="surrogateescape").decode(errors="replace") for a in sys.argv[1:]
+                 if any("\udc80" <= c <= "\udcff" for c in a)]
+        return (f"{shown[0] if shown else 'a name given'}: not valid UTF-8 (rename it; the native readers take "
+                "UTF-8 names)")
     if isinstance(e, OSError) and e.strerror:
         reason = e.strerror[0].lower() + e.strerror[1:]
         return f"{e.filename}: {reason}" if e.filename is not None else reason
