@@ -169,7 +169,7 @@ def test_empty_values_are_refused_not_taken_for_the_default(cli: Cli, rules: Pat
     one_line_error(cli("latency-sim", "gen", "--latencies", "", "--out", str(tmp_path / "g.txt")),
                    "--latencies: give at least one value")
     assert not (tmp_path / "g.txt").exists()
-    one_line_error(cli("latency-sim", "run", "--policies", "", "--cache-size", "5"), "unknown policy (none given)")
+    one_line_error(cli("latency-sim", "run", "--policies", "", "--cache-size", "5"), "--policies: give at least one")
     one_line_error(cli("nft-bench", "--data", str(tmp_path), "--sets", ""), "--sets: empty list")
     data = tmp_path / "usl.csv"
     data.write_text("p,y\n1,1\n2,1.9\n4,3.5\n")

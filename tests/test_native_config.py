@@ -177,8 +177,10 @@ def test_the_sweep_takes_every_run_config_field_it_does_not_set_itself(tmp_path:
         literal = str(value).lower() if isinstance(value, bool) else repr(value)
         # A warm-up is served only when it is excluded (the sweep refuses one that would not be).
         line = f"{key} = {literal}\n" if key != "warmup" else "warmup = 100\nexclude_warmup = true\n"
-        cfg.write_text(f'{SWEEP_GRID if key != "requests" else SWEEP_GRID.replace("requests = 2000", "")}'
-                       f'{line}[workload]\nm = 100\nkind = {run["workload"]["kind"]!r}\n')
+        grid = SWEEP_GRID if key != "requests" else SWEEP_GRID.replace("requests = 2000", "")
+        # A worker's cost is taken where a worker of the grid reads it (and refused elsewhere).
+        grid = grid.replace('["mtf"]', '["mtf", "splay", "lru:10"]')
+        cfg.write_text(f'{grid}{line}[workload]\nm = 100\nkind = {run["workload"]["kind"]!r}\n')
         experiment, _ = load_sweep(cfg)
         assert experiment.panels[0].workload.m == 100, key
     wrong = cfg.read_text().replace("requests = 2000", "requests = -5")

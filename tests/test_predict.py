@@ -118,8 +118,8 @@ def test_advisor_with_separate_items_and_candidate_functions() -> None:
 
 
 def test_parse_ks() -> None:
-    assert parse_ks("1, 2,4,2") == [1, 2, 4]
-    for bad in ("0", "x", "1,,2"):
+    assert parse_ks("1, 2,4") == [1, 2, 4]
+    for bad in ("0", "x", "1,,2", "1,2,4,2"):
         with pytest.raises(ValueError):
             parse_ks(bad)
 
