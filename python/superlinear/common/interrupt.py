@@ -81,12 +81,19 @@ def stop_native_calls(finished: Callable[[], bool], cause: BaseException | None 
             continue
 
 
+def _drop(signum: int, frame: FrameType | None) -> None:
+    """A SIGINT after the first, while the command stops: nothing to do."""
+
+
 def stop_on_first_interrupt() -> None:
     """Makes the first SIGINT raise ``KeyboardInterrupt`` and ignores every later one, for the
     process of one command (not for a caller that runs ``main`` in its own process)."""
 
     def on_sigint(signum: int, frame: FrameType | None) -> None:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        # The later ones go to a handler that does nothing, not to SIG_IGN: a second SIGINT
+        # already pending when the handler changed would then print CPython's "Signal 2 ignored
+        # due to race condition" with a traceback.
+        signal.signal(signal.SIGINT, _drop)
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGINT, on_sigint)
