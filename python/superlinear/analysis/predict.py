@@ -39,7 +39,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from superlinear import _native
+from superlinear.common.args import comma_list
 from superlinear.common.bounds import MAX_WORKERS
+from superlinear.common.errors import SuperlinearError
 from superlinear.common.rows import Row
 from superlinear.engine.runs import RunSpec, Workload, run
 from superlinear.output.figures import save_figure
@@ -176,10 +178,11 @@ def _mean_ws(workers: Sequence[WorkerPrediction]) -> float | None:
 def parse_ks(text: str) -> list[int]:
     """``"1,2,4"`` → [1, 2, 4]; every value a positive integer, none twice, no empty entry."""
     ks: list[int] = []
-    for part in text.split(","):
-        part = part.strip()
-        if not part:
-            raise ValueError(f"--k: empty entry in {text!r}")
+    try:
+        parts = comma_list("--k", text)
+    except SuperlinearError as e:
+        raise ValueError(str(e)) from None
+    for part in parts:
         try:
             k = int(part)
         except ValueError:
@@ -188,8 +191,6 @@ def parse_ks(text: str) -> list[int]:
             raise ValueError(f"--k expects positive integers, got {k}")
         if k > MAX_WORKERS:
             raise ValueError(f"--k {k:,}: at most {MAX_WORKERS:,} workers")
-        if k in ks:
-            raise ValueError(f"--k: {k} given more than once")
         ks.append(k)
     return ks
 

@@ -311,9 +311,8 @@ def _candidates(text: str | None, separator: str) -> list[str] | None:
     not the default."""
     if text is None:
         return None
-    if not text.strip():
-        raise SuperlinearError(f"--candidates: no dispatcher named in {text!r} (leave the option out for all of them)")
-    return comma_list("--candidates", text, separator)
+    return comma_list("--candidates", text, separator,
+                      empty=f"--candidates: no dispatcher named in {text!r} (leave the option out for all of them)")
 
 
 class Advise(Study[argparse.Namespace]):

@@ -36,12 +36,13 @@ import socket
 import struct
 import subprocess
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args, get_type_hints
 
 from superlinear.common.bounds import mem_available_bytes
 from superlinear.common.errors import SuperlinearError
+from superlinear.common.input_files import has_kind, kind_words
 
 DEFAULT_DIR = ".superlinear/services"
 PG_USER = "superlinear"
@@ -122,27 +123,26 @@ class State:
         if pg is not None and not isinstance(pg, dict):
             raise ValueError("'postgres' is not an object")
         state = State(dir=d["dir"], memcached=[Memcached(**m) for m in mcs], postgres=Postgres(**pg) if pg else None)
+        servers: list[Memcached | Postgres] = [*state.memcached, *([state.postgres] if state.postgres else [])]
+        for server in servers:
+            _check_fields(server)
         for m in state.memcached:
-            _check_fields(m, pid=int, memory_mb=int, threads=int, port=(int, type(None)), socket=(str, type(None)))
             if (m.port is None) == (m.socket is None) or (m.port is not None and not 0 < m.port < 65536):
                 raise ValueError(f"memcached pid {m.pid}: needs one port (1-65535) or socket")
-        if state.postgres is not None:
-            _check_fields(state.postgres, pid=int, datadir=str, socket_dir=str, port=int, version=str,
-                          run_as=(str, type(None)), unix=bool)
         return state
 
 
-_KIND_WORDS: dict[Any, str] = {int: "an integer", str: "a string", bool: "true or false",
-                               (int, type(None)): "an integer or null", (str, type(None)): "a string or null"}
-
-
-def _check_fields(record: Any, **types: Any) -> None:
-    for name, kind in types.items():
-        value = getattr(record, name)
-        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-            raise ValueError(f"{name} {value!r} is not {_KIND_WORDS.get(kind, 'of the right type')}")
-    if record.pid <= 0:
-        raise ValueError(f"pid {record.pid} is not a process id")
+def _check_fields(server: Memcached | Postgres) -> None:
+    """Every field of the record of the kind its dataclass declares, and a pid that names one
+    process (0 and -1 name groups)."""
+    hints = get_type_hints(type(server))
+    for f in fields(server):
+        kinds = get_args(hints[f.name]) or (hints[f.name],)
+        value = getattr(server, f.name)
+        if not has_kind(value, kinds):
+            raise ValueError(f"{f.name} {value!r} is not {kind_words(kinds)}")
+    if server.pid <= 0:
+        raise ValueError(f"pid {server.pid} is not a process id")
 
 
 def _alive(pid: int) -> bool:

@@ -526,9 +526,8 @@ def _classifiers(args: argparse.Namespace, action: str) -> None:
     if args.algo is None:
         names = known_names if action in ("bench", "compare") else [config_defaults("classify_run")["algo"]]
     else:
-        if not args.algo.strip():
-            raise SuperlinearError(f"{flag}: no classifier named in {args.algo!r} (known: {', '.join(known_names)})")
-        names = comma_list(flag, args.algo)
+        names = comma_list(flag, args.algo,
+                           empty=f"{flag}: no classifier named in {args.algo!r} (known: {', '.join(known_names)})")
     for name in names:
         if name not in known_names:
             raise SuperlinearError(f"{flag}: unknown classifier {name!r} (known: {', '.join(known_names)})")

@@ -147,15 +147,15 @@ def online_cpus() -> list[int]:
 def k_list(text: str) -> tuple[int, ...]:
     """Comma-separated worker counts, each ≥ 2 (``nft-bench --ks``: k = 1 is always measured)."""
     try:
-        ks = tuple(int(x) for x in text.split(",") if x.strip())
+        ks = tuple(int(x) for x in comma_list("--k", text))
+    except SuperlinearError as e:  # argparse names the option itself
+        raise argparse.ArgumentTypeError(str(e).removeprefix("--k: ")) from None
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected comma-separated integers like 2,4,8, got {text!r}") from None
-    if not ks or any(k < 2 for k in ks):
+    if any(k < 2 for k in ks):
         raise argparse.ArgumentTypeError(f"every k must be at least 2 (k = 1 is always measured), got {text!r}")
     if max(ks) > MAX_WORKERS:
         raise argparse.ArgumentTypeError(f"every k must be at most {MAX_WORKERS:,}, got {max(ks):,}")
-    if len(set(ks)) < len(ks) or len(ks) < len(text.split(",")):
-        raise argparse.ArgumentTypeError(f"expected distinct k with no empty entries, got {text!r}")
     return ks
 
 
@@ -168,12 +168,10 @@ def floats(option: str, text: str | None, positive: bool = True) -> tuple[float,
         try:
             v = float(part)
         except ValueError:
-            raise SuperlinearError(f"{option}: '{part.strip()}' is not a number") from None
+            raise SuperlinearError(f"{option}: '{part}' is not a number") from None
         if positive and not v > 0:
-            raise SuperlinearError(f"{option}: values must be positive, got {part.strip()}")
+            raise SuperlinearError(f"{option}: values must be positive, got {part}")
         values.append(v)
-    if not values:
-        raise SuperlinearError(f"{option}: give at least one value")
     return tuple(values)
 
 
@@ -183,10 +181,7 @@ def int_list(option: str, text: str, minimum: int = 1, maximum: int | None = Non
     least one, no empty entries, and none twice unless ``repeats`` (a list of choices that may
     weigh a value twice, not a list of series)."""
     out = []
-    parts = [p.strip() for p in text.split(",")]
-    if any(not p for p in parts) and any(parts):
-        raise SuperlinearError(f"{option}: empty entry in {text!r}")
-    for part in (p for p in parts if p):
+    for part in comma_list(option, text, repeats=repeats):
         try:
             v = int(part)
         except ValueError:
@@ -196,25 +191,22 @@ def int_list(option: str, text: str, minimum: int = 1, maximum: int | None = Non
         if maximum is not None and v > maximum:
             raise SuperlinearError(f"{option}: values must be at most {maximum:,}, got {v:,}")
         out.append(v)
-    if not out:
-        raise SuperlinearError(f"{option}: give at least one value")
-    twice = sorted({v for v in out if out.count(v) > 1})
-    if twice and not repeats:
-        raise SuperlinearError(f"{option}: {', '.join(map(str, twice))} given more than once")
     return tuple(out)
 
 
-def comma_list(option: str, text: str, separator: str = ",") -> list[str]:
-    """The entries of a comma-separated option, stripped: at least one, none empty (``a,,b``,
-    ``a,``) and none twice (each would be a second, identical series or row), each refused in
-    one line naming ``option``."""
+def comma_list(option: str, text: str, separator: str = ",", empty: str | None = None,
+               repeats: bool = False) -> list[str]:
+    """The entries of a comma-separated option, stripped: at least one (else ``empty``, or a
+    plain line), none empty (``a,,b``, ``a,``) and none twice unless ``repeats`` (a list of
+    choices that may weigh one twice; in a list of series it would be a second, identical one),
+    each refused in one line naming ``option``."""
     parts = [p.strip() for p in text.split(separator)]
     if not any(parts):
-        raise SuperlinearError(f"{option}: give at least one value")
+        raise SuperlinearError(empty or f"{option}: give at least one value")
     if not all(parts):
         raise SuperlinearError(f"{option}: empty entry in {text!r}")
     twice = sorted({p for p in parts if parts.count(p) > 1})
-    if twice:
+    if twice and not repeats:
         raise SuperlinearError(f"{option}: {', '.join(twice)} given more than once")
     return parts
 
@@ -272,28 +264,24 @@ MAX_REPEATS = 1_000
 MAX_DURATION_S = 3_600.0
 
 
-def positive_int_at_most(maximum: int, unit: str) -> Callable[[str], int]:
-    """An argparse type: an integer from 1 to ``maximum`` (``unit`` names what it counts)."""
-
+def _at_most(parse_int: Callable[[str], int], maximum: int, unit: str) -> Callable[[str], int]:
     def parse(text: str) -> int:
-        v = positive_int(text)
+        v = parse_int(text)
         if v > maximum:
             raise argparse.ArgumentTypeError(f"expected at most {maximum:,} {unit}, got {v:,}")
         return v
 
     return parse
+
+
+def positive_int_at_most(maximum: int, unit: str) -> Callable[[str], int]:
+    """An argparse type: an integer from 1 to ``maximum`` (``unit`` names what it counts)."""
+    return _at_most(positive_int, maximum, unit)
 
 
 def non_negative_int_at_most(maximum: int, unit: str) -> Callable[[str], int]:
     """An argparse type: an integer from 0 to ``maximum`` (``unit`` names what it counts)."""
-
-    def parse(text: str) -> int:
-        v = non_negative_int(text)
-        if v > maximum:
-            raise argparse.ArgumentTypeError(f"expected at most {maximum:,} {unit}, got {v:,}")
-        return v
-
-    return parse
+    return _at_most(non_negative_int, maximum, unit)
 
 
 #: ``--repeats``: an integer from 1 to :data:`MAX_REPEATS`.

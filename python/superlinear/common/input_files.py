@@ -89,3 +89,18 @@ def read_input_text(path: str | Path, what: str) -> str:
     except UnicodeDecodeError as e:
         line = data.count(b"\n", 0, e.start) + 1
         raise SuperlinearError(f"{p}:{line}: not UTF-8 text ({what})") from None
+
+
+def has_kind(value: object, kind: type | tuple[type, ...]) -> bool:
+    """Whether a value read from a hand-written file (TOML, JSON) is of ``kind``: ``isinstance``,
+    except that true and false are not numbers unless ``bool`` is asked for."""
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    return isinstance(value, kinds) and (bool in kinds or not isinstance(value, bool))
+
+
+def kind_words(kind: type | tuple[type, ...]) -> str:
+    """A value kind as an error names it: ``an integer or null``."""
+    names = {int: "an integer", float: "a number", str: "a string", bool: "true or false", list: "a list",
+             type(None): "null"}
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    return " or ".join(names.get(k, k.__name__) for k in kinds)

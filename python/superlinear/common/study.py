@@ -11,7 +11,6 @@ prints them as one line.
 from __future__ import annotations
 
 import argparse
-import json
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -22,7 +21,7 @@ from rich.console import Console
 
 from superlinear.common.progress import line_progress, restart_lines
 from superlinear.common.rows import Row
-from superlinear.output.paths import output_dir, write_text_atomic
+from superlinear.output.paths import output_dir
 from superlinear.output.results import record_plots, write_results
 
 console = Console(width=max(120, Console().width))
@@ -88,9 +87,7 @@ def run_study(study: Study[Any], args: argparse.Namespace) -> int:
     outcome = study.run(config, None if args.json else line_progress)
     path = write_results(out, study.experiment, outcome.config, outcome.rows)
     plots = study.plot(out, config, outcome)
-    record_plots(path, plots)
-    if outcome.summary is not None:
-        add_summary(path, outcome.summary)
+    record_plots(path, plots, **({"summary": outcome.summary} if outcome.summary is not None else {}))
     if args.json:
         print(study.json_text(path, outcome))
         return study.exit_code(outcome)
@@ -98,13 +95,6 @@ def run_study(study: Study[Any], args: argparse.Namespace) -> int:
     for line in study.footer(out, path, plots, outcome):
         console.print(line)
     return study.exit_code(outcome)
-
-
-def add_summary(path: Path, summary: dict[str, Any]) -> None:
-    """Adds a study's summary to its ``result.json``."""
-    doc: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    doc["summary"] = summary
-    write_text_atomic(path, json.dumps(doc, indent=1, default=str) + "\n")
 
 
 def add_study_options(parser: argparse.ArgumentParser, study: Study[Any], default_out: str,

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from superlinear import _native
 from superlinear.common.args import MAX_REPEATS
 from superlinear.common.defaults import config_defaults
-from superlinear.common.input_files import read_input_text
+from superlinear.common.input_files import has_kind, kind_words, read_input_text
 from superlinear.engine.runs import (
     MAX_WORKER_CYCLES,
     WORKER_PARAMETER_KEYS,
@@ -67,17 +67,9 @@ def _want(path: Path, table: dict[str, Any], key: str, kind: type | tuple[type, 
             raise ConfigError(f"{path}: missing required key '{key}'")
         return default
     value = table[key]
-    if isinstance(value, bool) and kind is not bool and (kind is int or (isinstance(kind, tuple) and bool not in kind)):
-        raise ConfigError(f"{path}: key '{key}' must be {_kind_name(kind)}, got {value!r}")
-    if not isinstance(value, kind):
-        raise ConfigError(f"{path}: key '{key}' must be {_kind_name(kind)}, got {value!r}")
+    if not has_kind(value, kind):
+        raise ConfigError(f"{path}: key '{key}' must be {kind_words(kind)}, got {value!r}")
     return value
-
-
-def _kind_name(kind: type | tuple[type, ...]) -> str:
-    names = {int: "an integer", float: "a number", str: "a string", bool: "true or false", list: "a list"}
-    kinds = kind if isinstance(kind, tuple) else (kind,)
-    return " or ".join(names.get(k, k.__name__) for k in kinds)
 
 
 def _positive_ints(path: Path, key: str, values: list[Any]) -> tuple[int, ...]:

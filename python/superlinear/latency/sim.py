@@ -235,7 +235,7 @@ def parse_sizes(text: str | None, objects: int, default: str, option: str = "--c
         return SuperlinearError(f"{option} defaults to {default}, but {problem}; give {option} N (objects)")
 
     sizes = []
-    for part in comma_list(option, source) if source.strip() else []:
+    for part in comma_list(option, source, empty=str(bad("give at least one cache size"))):
         try:
             value = float(part[:-1]) * objects / 100 if part.endswith("%") else float(part)
         except ValueError:
@@ -246,8 +246,6 @@ def parse_sizes(text: str | None, objects: int, default: str, option: str = "--c
         if value > MAX_CACHE_OBJECTS:
             raise bad(f"'{part}': at most {MAX_CACHE_OBJECTS:,} objects")
         sizes.append(max(1, round(value)))
-    if not sizes:
-        raise bad("give at least one cache size")
     return sizes
 
 

@@ -93,9 +93,7 @@ def rule_set_inputs(args: Any, options: dict[str, Any], trace_optional: bool = F
     root = Path(args.data)
     if not root.is_dir():
         raise SuperlinearError(f"{root}: --data must be a folder holding acl1_5k, acl1_5k_trace, ...")
-    if not args.sets.strip():
-        raise SuperlinearError("--sets: empty list (name one or more sets, e.g. acl1,ipc1,fw1)")
-    sets = comma_list("--sets", args.sets)
+    sets = comma_list("--sets", args.sets, empty="--sets: empty list (name one or more sets, e.g. acl1,ipc1,fw1)")
     for s in sets:
         for name in (f"{s}_{args.size}",) + (() if trace_optional else (f"{s}_{args.size}_trace",)):
             if not (root / name).is_file():

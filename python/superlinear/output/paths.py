@@ -98,11 +98,11 @@ def plain_name(name: str, where: str) -> str:
     ``results/NAME`` stays inside ``results/``; ``where`` names its source in the error."""
     if not name.strip() or name in (".", "..") or any(c in name for c in ("/", "\\", "\0")):
         raise SuperlinearError(f"{where} must be one folder name (no '/', not '.' or '..'), got {name!r}")
-    if len(name.encode(errors="surrogateescape")) > MAX_NAME_BYTES:
+    size = len(name.encode(errors="surrogateescape"))
+    if size > MAX_NAME_BYTES:
         # Its files are named after it too (NAME-a.png): past this, one is longer than a file
         # system takes, and the run would fail at its end.
-        raise SuperlinearError(f"{where} is {len(name.encode(errors='surrogateescape'))} bytes long: at most "
-                               f"{MAX_NAME_BYTES}")
+        raise SuperlinearError(f"{where} is {size} bytes long: at most {MAX_NAME_BYTES}")
     return name
 
 

@@ -52,8 +52,7 @@ def find_results(root: Path) -> list[ExperimentResult]:
         named = doc.get("plots")
         plots = sorted(path.parent.glob("*.png"))
         if isinstance(named, list):
-            names = {Path(str(n)).name for n in named}
-            plots = [p for p in plots if p.name in names]
+            plots = [p for p in plots if p.name in named]
         found.append(ExperimentResult(path.parent, doc, tuple(plots)))
     if not found:
         raise SuperlinearError(f"{root}: no result.json below this folder (run an experiment first)")

@@ -40,12 +40,14 @@ def machine_info() -> Machine:
     return {"cores": _native.available_cores(), "cpu": cpu, "git": git, "python": platform.python_version()}
 
 
-def record_plots(json_path: Path, plots: list[Path]) -> None:
-    """Names the plots drawn from ``json_path``'s rows in it (``plots``: file names beside it), so
-    that a reader (``superlinear report``) never takes an earlier run's plot, left in a reused
-    output folder, for one of this result."""
+def record_plots(json_path: Path, plots: list[Path], **more: Any) -> None:
+    """Adds to ``json_path`` the names of the plots drawn from its rows (``plots``, the files
+    beside it), so that a reader (``superlinear report``) never takes an earlier run's plot, left
+    in a reused output folder, for one of this result; and ``more`` top-level fields (a study's
+    summary), in the same one rewrite."""
     doc: dict[str, Any] = json.loads(json_path.read_text(encoding="utf-8"))
     doc["plots"] = sorted({p.name for p in plots if p.parent.resolve() == json_path.parent.resolve()})
+    doc.update(more)
     write_text_atomic(json_path, json.dumps(doc, indent=1, default=str) + "\n")
 
 
