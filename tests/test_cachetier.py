@@ -500,6 +500,33 @@ def test_bench_refuses_a_cache_that_does_not_serve(tier: dict[str, Any], cli: An
     assert r.returncode == 2 and f"larger than the {ROWS} rows" in r.stderr, r.stderr
 
 
+def test_bench_is_never_served_another_tables_entries(tier: dict[str, Any], cli: Any) -> None:
+    """Every table holds the same keys: a bench of one table after a bench of another, without
+    --flush, was served the other's entries (right values, but its hit rate was not this
+    table's). The mark a bench leaves on each replica names its table."""
+    d = tier["dir"]
+    _client(tier).flush_all()  # marks superlinear_kv, whichever test ran before
+    r = cli("cache", "load", "--rows", "300", "--table", "other_kv", "--dir", d)
+    assert r.returncode == 0, r.stderr
+    try:
+        # The replicas hold superlinear_kv's entries from the tests before: refused, then cold.
+        r = cli("cache", "bench", "--dir", d, "--table", "other_kv", "--requests", "500", "--repeats", "1")
+        assert r.returncode == 2 and "holds entries of table superlinear_kv" in r.stderr, r.stderr
+        r = cli("cache", "bench", "--dir", d, "--table", "other_kv", "--requests", "500", "--repeats", "1", "--flush")
+        assert r.returncode == 0, r.stderr
+        assert _client(tier).marked_tables() == ["other_kv"] * REPLICAS
+        r = cli("cache", "bench", "--dir", d, "--requests", "500", "--repeats", "1")
+        assert r.returncode == 2 and "holds entries of table other_kv" in r.stderr and "--flush" in r.stderr, r.stderr
+        assert "Traceback" not in r.stderr
+        r = cli("cache", "bench", "--dir", d, "--requests", "500", "--repeats", "1", "--flush", "--json")
+        assert r.returncode == 0, r.stderr
+        assert _client(tier).marked_tables() == ["superlinear_kv"] * REPLICAS
+    finally:
+        _client(tier).flush_all()
+    r = cli("cache", "bench", "--dir", d, "--requests", "500", "--repeats", "1")
+    assert r.returncode == 0, r.stderr
+
+
 def _sabotage(addresses: list[str], items: dict[str, str], stop: threading.Event) -> None:
     """Keeps putting old values back into every replica behind the client's back (plain `set`,
     version 1), as a replica that missed an invalidation would serve them."""

@@ -7,6 +7,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 from subprocess import CompletedProcess
+from typing import Any
 
 from superlinear import _native
 
@@ -171,3 +172,14 @@ def test_bench_figures_are_medians_of_interleaved_rounds(cli: Cli, tmp_path: Pat
         field = "lookups_per_s" if row["bench"] == "structure" else "ns_per_request"
         assert row["repeats"] == 2 and len(row[f"{field}_runs"]) == 2
         assert row[f"{field}_lo"] <= row[field] <= row[f"{field}_hi"] and row[f"{field}_lo"] > 0
+
+
+def test_errors_quote_what_they_were_given_printably(one_line_mistake: Any) -> None:
+    # A NUL or an escape sequence from a flag or a file reached the terminal raw in the one line.
+    one_line_mistake(["latency-sim", "run", "--policies", "lru,\x01"], "unknown policy \\x01")
+    one_line_mistake(["run", "--algo", "x\x1b[31m", "--requests", "10"], "'x\\x1b[31m'")
+    # A number quoted back is written short: 1e308 was 309 digits.
+    one_line_mistake(["predict", "--s", "1e308"], "serial fraction s must be in [0, 1], got 1e308")
+    from superlinear.cli import printable
+
+    assert printable("a\x00b\x1bc\u00e9 \U0001f600") == "a\\x00b\\x1bcé \U0001f600"

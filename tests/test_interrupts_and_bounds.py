@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 from conftest import interrupt_after, start
 
-from superlinear import __version__, cli
+from superlinear import __version__, _native, cli
+from superlinear.common.errors import SuperlinearError
 
 
 @pytest.mark.parametrize("args", [
@@ -25,12 +26,39 @@ from superlinear import __version__, cli
     ("classify", "--synthetic", "--packets", "20000000", "--workers", "4", "--no-measure"),
     # A simulator whose loops do not read the stop flag: the process ends at once instead.
     ("attack", "sim"),
+    ("bench",),
+    ("latency-sim", "bench"),
 ])
 def test_ctrl_c_stops_a_long_native_run_within_two_seconds(args: tuple[str, ...], tmp_path: Path) -> None:
     code, took, err = interrupt_after(start(*args, cwd=tmp_path), 1.5)
     assert code == 130, err
     assert took < 2.0, f"stopped {took:.2f} s after SIGINT"
     assert err.strip() == "superlinear: interrupted"
+
+
+def test_timed_benchmarks_and_simulators_read_the_stop_flag() -> None:
+    """With the stop flag up, each call returns 'interrupted' at its first slice of work: the
+    command then keeps what finished before it, instead of ending through the fallback exit."""
+    trace = _native.LatencyTrace.from_keys([i % 50 for i in range(2000)])
+    lp = _native.LatencyLp(trace, 10, 5)
+    x = [0.0] * len(lp.arrays()["cost"])
+    calls = {
+        "bench_structure": lambda: _native.bench_structure("mtf", 1000, 1_000_000),
+        "bench_dispatcher": lambda: _native.bench_dispatcher("hash", 4, 1_000_000),
+        "latency_bench": lambda: _native.latency_bench(trace, "lru", 10, 5),
+        "latency_simulate": lambda: _native.latency_simulate(trace, "lru", 10, 5),
+        "generate": lambda: _native.LatencyTrace.generate({"requests": 1_000_000, "objects": 1000}),
+        "round": lambda: lp.round(x, 4, 1),
+    }
+    for name, call in calls.items():
+        call()  # runs to the end with the flag down
+        _native.cancel_request()
+        try:
+            with pytest.raises(SuperlinearError, match="interrupted"):
+                call()
+                pytest.fail(f"{name} ran to the end with the stop flag up")
+        finally:
+            _native.cancel_clear()
 
 
 @pytest.mark.parametrize("gap", [0.0, 0.003])

@@ -54,6 +54,11 @@ def synthetic(rules: int, depth: int, packets: int, seed: int = 3) -> Any:
     (["xdp", "load"], "xdp load needs --rules FILE and --iface IF"),
     (["xdp", "load", "--rules", "/nonexistent/rules", "--iface", "lo"], "/nonexistent/rules: no such file"),
     (["xdp", "update"], "xdp update needs --rules FILE"),
+    # The dispatcher is named before the rules are read or privileges asked for (exit 77).
+    (["xdp", "load", "--rules", "/nonexistent/rules", "--iface", "lo", "--dispatch", "nosuch"],
+     "--dispatch: the XDP dispatcher hashes header fields: use rss[:FIELDS] or rule, not 'nosuch'"),
+    (["xdp", "load", "--rules", "/nonexistent/rules", "--iface", "lo", "--dispatch", "rss:sip,,dip"],
+     "--dispatch: empty field"),
     (["xdp", "load", "--rules", "R", "--iface", "lo", "--cpus", "0,x"], "'x' is not a whole number"),
     (["xdp", "load", "--rules", "R", "--iface", "lo", "--workers", "0"], "--workers"),
     (["xdp", "load", "--rules", "R", "--iface", "lo", "--cpus", "0,4096"], "CPU 4096 is not online here"),

@@ -48,7 +48,7 @@ class OneLineErrorParser(argparse.ArgumentParser):
     """
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+        self.exit(2, f"{self.prog}: error: {printable(message)} (see '{self.prog} --help')\n")
 
     def parse_known_args(  # type: ignore[override]
         self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
@@ -92,6 +92,12 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def printable(text: str) -> str:
+    """``text`` with its control characters escaped (``\\x00``): an error quotes what the user
+    gave, and a NUL or an escape sequence from a file must not reach the terminal raw."""
+    return "".join(c if c.isprintable() or c in "\n\t" else repr(c)[1:-1] for c in text)
+
+
 def error_text(e: BaseException) -> str:
     """A user-facing error in words: an OSError as ``PATH: reason`` (lower case, as the native
     readers word it), not Python's ``[Errno 2] No such file or directory: 'PATH'``."""
@@ -119,7 +125,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return code
     except (SuperlinearError, OSError, ValueError) as e:
         remove_empty_created()
-        print(f"superlinear: error: {error_text(e)}", file=sys.stderr)
+        print(f"superlinear: error: {printable(error_text(e))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         remove_empty_created()

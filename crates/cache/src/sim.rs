@@ -128,6 +128,10 @@ pub fn simulate<P: EvictionPolicy + ?Sized>(
     let any_time = policy.evicts_any_time();
     let mut r = SimReport { requests: requests.len() as u64, ..SimReport::default() };
     for (t, &object) in requests.iter().enumerate() {
+        // Ctrl-C: the caller sees the flag and discards the partial report.
+        if t % 65_536 == 0 && superlinear_core::cancel::requested() {
+            break;
+        }
         let now = t as u64;
         if any_time {
             evict.clear();

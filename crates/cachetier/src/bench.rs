@@ -25,6 +25,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 use superlinear_core::cputime::thread_cpu_ns;
+use superlinear_core::error::number_text;
 
 /// One benchmark phase.
 #[derive(Clone, Debug)]
@@ -243,10 +244,16 @@ pub fn run(client: &CacheAsideClient, cfg: &BenchConfig) -> Result<BenchReport> 
         return Err(Error::config("the benchmark needs at least one thread"));
     }
     if !(0.0..=1.0).contains(&cfg.write_fraction) {
-        return Err(Error::config(format!("write fraction must be in [0, 1], got {}", cfg.write_fraction)));
+        return Err(Error::config(format!(
+            "write fraction must be in [0, 1], got {}",
+            number_text(cfg.write_fraction)
+        )));
     }
     raise_fd_limit();
     client.db().warm(cfg.threads.min(client.db().size()))?;
+    // Marked before and after: the entries are this table's from the first request on, and the
+    // mark set last is the one least likely to be evicted before the next bench reads it.
+    client.mark_table();
     client.reset_stats();
     let retries0 = client.db().retries();
     let cpu0 = replica_cpu(client);
@@ -331,6 +338,7 @@ pub fn run(client: &CacheAsideClient, cfg: &BenchConfig) -> Result<BenchReport> 
             .collect();
         handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Ok((0, Vec::new())))).collect::<Result<Vec<_>>>()
     })?;
+    client.mark_table();
     if superlinear_core::cancel::requested() {
         return Err(crate::error::Error::config("interrupted"));
     }
@@ -379,6 +387,7 @@ type PrefillItem = (Vec<u8>, Vec<u8>, u32);
 /// what a long run of that distribution's reads would leave there. Returns the rows offered.
 pub fn prefill(client: &CacheAsideClient, rows: u64, seed: u64, dist: KeyDist) -> Result<u64> {
     let support = KeyStream::new(dist, rows.max(1), seed, seed)?;
+    client.mark_table();
     const RANGE: u64 = 8192;
     const BATCH: usize = 256;
     let n = client.replicas().len();

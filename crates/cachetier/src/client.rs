@@ -13,13 +13,17 @@ use crate::coherence::{self, Cached};
 use crate::endpoint::Endpoint;
 use crate::error::{Error, Result};
 use crate::loads::LoadCounters;
-use crate::memcache::Replica;
+use crate::memcache::{Replica, SetMode};
 use crate::pg::{Dsn, PgPool, RetryPolicy};
 use crate::router::{self, key_hash, Router, View};
 use crate::store;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 use superlinear_core::cputime::thread_cpu_ns;
+
+/// The key under which a replica records the table its entries came from. Every table holds the
+/// same keys (row ids), so without it a bench of one table would be served another's entries.
+pub const TABLE_MARK_KEY: &[u8] = b"superlinear:table";
 
 /// Everything a client needs.
 #[derive(Clone, Debug)]
@@ -406,6 +410,26 @@ impl CacheAsideClient {
         for r in &self.replicas {
             r.with(|c| c.flush_all())?;
         }
+        self.mark_table();
         Ok(())
+    }
+
+    /// Records on every live replica that its entries come from this client's table (see
+    /// [`TABLE_MARK_KEY`]). Best effort: a replica that fails is marked down as by any request.
+    pub fn mark_table(&self) {
+        for r in self.replicas.iter().filter(|r| r.is_up()) {
+            let _ = r.with(|c| c.ms(TABLE_MARK_KEY, self.table.as_bytes(), 0, SetMode::Set, None));
+        }
+    }
+
+    /// The table each replica's mark names (None where it has no mark or does not answer).
+    pub fn marked_tables(&self) -> Vec<Option<String>> {
+        self.replicas
+            .iter()
+            .map(|r| {
+                let item = r.with(|c| c.mg(TABLE_MARK_KEY)).ok().flatten()?;
+                Some(String::from_utf8_lossy(&item.data).into_owned())
+            })
+            .collect()
     }
 }

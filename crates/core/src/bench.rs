@@ -9,6 +9,10 @@ use crate::worker::WorkerParams;
 use crate::workers::AlgoSpec;
 use crate::workload::WorkloadSpec;
 
+/// Requests timed between two reads of the Ctrl-C flag (milliseconds of work, and one relaxed
+/// load per slice: nothing next to the work timed).
+const SLICE: usize = 4096;
+
 /// Lookups per second of one worker over uniform keys on m items (thread CPU time).
 pub fn structure_lookups_per_second(
     algo: &AlgoSpec,
@@ -22,8 +26,17 @@ pub fn structure_lookups_per_second(
     let capacity = algo.capacity.or(Some((m / 20).max(1)));
     let mut worker = algo.build(&w.items, &WorkerParams { capacity, compare_cycles, miss_cycles });
     let t0 = thread_cpu_ns();
-    std::hint::black_box(worker.serve_batch(&w.requests));
+    // In slices, so that Ctrl-C stops it: the structure keeps its state from one to the next.
+    for slice in w.requests.chunks(SLICE) {
+        if crate::cancel::requested() {
+            break;
+        }
+        std::hint::black_box(worker.serve_batch(slice));
+    }
     let ns = (thread_cpu_ns() - t0).max(1);
+    if crate::cancel::requested() {
+        return Err(crate::cancel::interrupted()); // stopped here, or the workload came back short
+    }
     Ok(w.requests.len() as f64 * 1e9 / ns as f64)
 }
 
@@ -41,6 +54,9 @@ pub fn dispatcher_ns_per_request(name: &str, k: usize, requests: usize, seed: u6
         std::hint::black_box(b);
     });
     let ns = thread_cpu_ns() - t0;
+    if crate::cancel::requested() {
+        return Err(crate::cancel::interrupted()); // routing stopped part way, or the keys came back short
+    }
     batches.drain(|_, b| {
         std::hint::black_box(b);
     });

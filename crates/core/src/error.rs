@@ -34,3 +34,29 @@ impl fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
+
+/// A number as an error message quotes it: Rust's `{}` writes 1e308 as 309 digits, so very large
+/// and very small magnitudes are written in exponent form (`1e308`, `2.5e-9`).
+pub fn number_text(x: f64) -> String {
+    let a = x.abs();
+    if a != 0.0 && a.is_finite() && !(1e-4..1e15).contains(&a) {
+        format!("{x:e}")
+    } else {
+        format!("{x}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::number_text;
+
+    #[test]
+    fn numbers_in_messages_stay_short() {
+        assert_eq!(number_text(1e308), "1e308");
+        assert_eq!(number_text(-2.5e-9), "-2.5e-9");
+        assert_eq!(number_text(0.5), "0.5");
+        assert_eq!(number_text(0.0), "0");
+        assert_eq!(number_text(f64::INFINITY), "inf");
+        assert_eq!(number_text(123456.0), "123456");
+    }
+}

@@ -22,6 +22,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::time::{Duration, Instant};
 use superlinear_core::cancel;
 use superlinear_core::cputime::{pin_current_thread, thread_cpu_ns};
+use superlinear_core::error::number_text;
 use superlinear_core::Error;
 
 /// Largest batch per `sendmmsg` call (the kernel caps one call at UIO_MAXIOV = 1024).
@@ -101,12 +102,18 @@ impl SendSpec {
         }
         if let Some(s) = self.seconds {
             if !(s.is_finite() && s > 0.0) {
-                return Err(Error::config(format!("duration must be a positive number of seconds, got {s}")));
+                return Err(Error::config(format!(
+                    "duration must be a positive number of seconds, got {}",
+                    number_text(s)
+                )));
             }
         }
         if let Some(r) = self.rate_pps {
             if !(r.is_finite() && r > 0.0) {
-                return Err(Error::config(format!("rate must be a positive number of packets/s, got {r}")));
+                return Err(Error::config(format!(
+                    "rate must be a positive number of packets/s, got {}",
+                    number_text(r)
+                )));
             }
         }
         Ok(())

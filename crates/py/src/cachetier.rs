@@ -106,6 +106,12 @@ impl CacheClient {
         self.inner.router().copies(key_hash(key.as_bytes()))
     }
 
+    /// The table each replica's entries come from, as the mark a bench, pre-fill or flush of
+    /// this tool leaves says (None: no mark, or the replica does not answer).
+    fn marked_tables(&self, py: Python<'_>) -> Vec<Option<String>> {
+        py.allow_threads(|| self.inner.marked_tables())
+    }
+
     /// Flushes every live replica.
     fn flush_all(&self, py: Python<'_>) -> PyResult<()> {
         py.allow_threads(|| self.inner.flush_all()).map_err(to_py)

@@ -171,7 +171,11 @@ fn latency_simulate<'py>(
             let ctx = PolicyContext { requests: &t.requests, objects: t.objects, z: &zl, capacity };
             let mut p = policies::build(policy, &ctx)?;
             let timing = if classical { Timing::Classical } else { Timing::Delayed };
-            Ok::<_, Error>(simulate(&t.requests, t.objects, &zl, capacity, p.as_mut(), timing))
+            let report = simulate(&t.requests, t.objects, &zl, capacity, p.as_mut(), timing);
+            if superlinear_core::cancel::requested() {
+                return Err(superlinear_core::cancel::interrupted());
+            }
+            Ok::<_, Error>(report)
         })
         .map_err(to_py)?;
     record(py, &ReportRecord { report: &r, extra: MeanZ { mean_z: zl.mean_over(&t.requests) } })
@@ -254,6 +258,9 @@ impl LatencyLp {
     fn round<'py>(&self, py: Python<'py>, x: Vec<f64>, random: usize, seed: u64) -> PyResult<Bound<'py, PyAny>> {
         self.check(&x)?;
         let outcomes = py.allow_threads(|| round_schedules(&self.net, &x, &self.trace.requests, &self.z, random, seed));
+        if superlinear_core::cancel::requested() {
+            return Err(to_py(superlinear_core::cancel::interrupted()));
+        }
         let records: Vec<_> = outcomes
             .iter()
             .map(|o| ReportRecord {

@@ -36,7 +36,10 @@ fn check_s(s: f64) -> PyResult<()> {
     if (0.0..=1.0).contains(&s) {
         Ok(())
     } else {
-        Err(SuperlinearError::new_err(format!("serial fraction s must be in [0, 1], got {s}")))
+        Err(SuperlinearError::new_err(format!(
+            "serial fraction s must be in [0, 1], got {}",
+            superlinear_core::error::number_text(s)
+        )))
     }
 }
 

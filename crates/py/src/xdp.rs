@@ -30,18 +30,44 @@ fn in_namespace<T: Send>(ns: &str, f: impl FnOnce() -> Result<T, Error> + Send) 
     })
 }
 
-/// The header fields a dispatcher spec hashes at k (rule-aware: its choice for k).
-fn fields_of(w: &NftWorkload, spec: &str, k: usize) -> Result<FieldMask, Error> {
+/// What an XDP dispatcher spec hashes: fixed header fields, or the rule-aware planner's choice.
+enum XdpDispatch {
+    Fields(FieldMask),
+    RuleAware,
+}
+
+fn parse_dispatch(spec: &str) -> Result<XdpDispatch, Error> {
+    let name = spec.split(':').next().unwrap_or("").trim();
+    if name != "rss" && name != "rule" {
+        return Err(Error::config(format!(
+            "the XDP dispatcher hashes header fields: use rss[:FIELDS] or rule, not '{name}'"
+        )));
+    }
     let (entry, arg) = dispatch::lookup(spec)?;
     match entry.name {
-        "rss" if arg.is_empty() => Ok(FieldMask::FIVE_TUPLE),
-        "rss" => FieldMask::parse(arg),
-        "rule" if arg.is_empty() => Ok(w.workload.planner.fields(k)),
+        "rss" if arg.is_empty() => Ok(XdpDispatch::Fields(FieldMask::FIVE_TUPLE)),
+        "rss" => Ok(XdpDispatch::Fields(FieldMask::parse(arg)?)),
+        "rule" if arg.is_empty() => Ok(XdpDispatch::RuleAware),
         "rule" => Err(Error::config("dispatcher 'rule' takes no ':' argument".to_string())),
         other => Err(Error::config(format!(
             "the XDP dispatcher hashes header fields: use rss[:FIELDS] or rule, not '{other}'"
         ))),
     }
+}
+
+/// The header fields a dispatcher spec hashes at k (rule-aware: its choice for k).
+fn fields_of(w: &NftWorkload, spec: &str, k: usize) -> Result<FieldMask, Error> {
+    match parse_dispatch(spec)? {
+        XdpDispatch::Fields(mask) => Ok(mask),
+        XdpDispatch::RuleAware => Ok(w.workload.planner.fields(k)),
+    }
+}
+
+/// Refuses a dispatcher spec the XDP datapath cannot use (before any rules are read or
+/// privileges asked for).
+#[pyfunction]
+fn xdp_check_dispatch(spec: &str) -> PyResult<()> {
+    parse_dispatch(spec).map(|_| ()).map_err(to_py)
 }
 
 fn online_cpus() -> Vec<u32> {
@@ -180,6 +206,7 @@ impl XdpReplayer {
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(xdp_build_error, m)?)?;
     m.add_function(wrap_pyfunction!(xdp_load, m)?)?;
+    m.add_function(wrap_pyfunction!(xdp_check_dispatch, m)?)?;
     m.add_function(wrap_pyfunction!(xdp_update, m)?)?;
     m.add_function(wrap_pyfunction!(xdp_reset, m)?)?;
     m.add_function(wrap_pyfunction!(xdp_counters, m)?)?;

@@ -18,6 +18,7 @@
 use crate::job::{Class, Job};
 use crate::schedulers::{build, SchedulerConfig};
 use crate::traffic::InnocentTraffic;
+use superlinear_core::error::number_text;
 use superlinear_core::Error;
 
 /// Fraction of a run after the measurement window: arrivals continue, so packets of the window
@@ -86,10 +87,14 @@ pub struct SimOutcome {
 /// Runs one simulation. `mean_bits` is E[P] of the innocent traffic (it sets the spacing).
 pub fn simulate(traffic: &InnocentTraffic, mean_bits: f64, spec: &SimSpec) -> Result<SimOutcome, Error> {
     if !(spec.innocent_rate > 0.0 && spec.innocent_rate.is_finite()) {
-        return Err(Error::config(format!("innocent rate must be positive, got {}", spec.innocent_rate)));
+        return Err(Error::config(format!("innocent rate must be positive, got {}", number_text(spec.innocent_rate))));
     }
     if !(0.0..1.0 - TAIL).contains(&spec.warmup) {
-        return Err(Error::config(format!("warm-up must be a fraction in [0, {}), got {}", 1.0 - TAIL, spec.warmup)));
+        return Err(Error::config(format!(
+            "warm-up must be a fraction in [0, {}), got {}",
+            1.0 - TAIL,
+            number_text(spec.warmup)
+        )));
     }
     if let Some(a) = spec.attack {
         if !(a.rate > 0.0 && a.rate.is_finite() && a.bits > 0 && a.job > 0.0) {

@@ -8,6 +8,7 @@
 use crate::dist::Dist;
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
+use superlinear_core::error::number_text;
 use superlinear_core::Error;
 
 /// Where innocent (packet, job) pairs come from.
@@ -91,7 +92,7 @@ impl InnocentTraffic {
             )));
         }
         if !(job_max.is_finite() && job_max > 0.0) {
-            return Err(Error::config(format!("the largest job size must be positive, got {job_max}")));
+            return Err(Error::config(format!("the largest job size must be positive, got {}", number_text(job_max))));
         }
         if flows == 0 {
             return Err(Error::config("innocent traffic needs at least one flow"));

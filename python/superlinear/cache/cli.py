@@ -277,6 +277,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     cfg = client_config(replicas, dsn, args.router, args.db_connections or threads, args.table,
                         coalesce=not args.no_coalesce, seed=args.seed)
     client = _native.CacheClient(cfg)
+    if not args.flush:
+        _refuse_another_tables_entries(client, replicas, args.table)
     bench = {"threads": threads, "rows": args.rows, "dist": args.dist, "seed": args.seed,
              "max_seconds": args.max_seconds, "write_fraction": args.write_fraction}
     runs: list[dict[str, Any]] = []
@@ -311,6 +313,16 @@ def cmd_bench(args: argparse.Namespace) -> int:
     for f in failures:
         print(f"superlinear: error: cache bench: {f}", file=sys.stderr)
     return 1 if failures else 0
+
+
+def _refuse_another_tables_entries(client: Any, replicas: list[str], table: str) -> None:
+    """Refuses a bench without ``--flush`` on replicas holding another table's entries: every
+    table has the same keys, so they would serve its hits and the hit rate would not be this
+    table's (the mark a bench, pre-fill or flush leaves on each replica names the table)."""
+    for address, marked in zip(replicas, client.marked_tables(), strict=True):
+        if marked is not None and marked != table:
+            raise SuperlinearError(f"memcached {address} holds entries of table {marked} from an earlier run; "
+                                   f"pass --flush to start table {table} cold (or --table {marked})")
 
 
 def _check_key_choice(router: str, dist: str, rows: int) -> None:

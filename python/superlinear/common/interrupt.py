@@ -26,9 +26,9 @@ from superlinear import _native
 
 T = TypeVar("T")
 #: How long a cancelled call may take to return; loops that read the flag return within tens of
-#: milliseconds. Loops that do not (trace generation, simulators, single timed benchmark calls)
-#: are not waited for longer: the process then ends with exit 130 (the interpreter must not shut
-#: down under a native call that still runs), still within a second of the Ctrl-C.
+#: milliseconds. Calls that cannot read it (SciPy's LP solver) are not waited for longer: the
+#: process then ends with exit 130 (the interpreter must not shut down under a native call that
+#: still runs), still within a second of the Ctrl-C.
 STOP_WAIT_S = 0.75
 
 

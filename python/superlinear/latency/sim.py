@@ -335,7 +335,7 @@ def belatedly(trace: Trace, z: int | None, capacity: int, rounds: int = 4, seed:
         x, objective = [], 0.0  # no caching decision: every object is fetched once
     t2 = time.perf_counter()
     bound = objective + a["constant"]
-    roundings = list(lp.round(x, rounds, seed))
+    roundings = list(interruptible(lambda: lp.round(x, rounds, seed)))
     best = min(roundings, key=lambda r: r["latency"])
     intervals = 2 * size["intervals"]
     integral = all(v < 1e-6 or v > 1 - 1e-6 for v in x[:intervals])

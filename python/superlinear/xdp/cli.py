@@ -107,6 +107,10 @@ def _name(args: argparse.Namespace, only_one_will_do: bool = False) -> str:
 def cmd_load(args: argparse.Namespace) -> int:
     if not args.rules or not args.iface:
         raise SuperlinearError("xdp load needs --rules FILE and --iface IF")
+    try:
+        _native.xdp_check_dispatch(args.dispatch)
+    except SuperlinearError as e:
+        raise SuperlinearError(f"--dispatch: {e}") from None
     w = read_rules(args.rules, args.trace, args)
     pins.require()
     name = pins.datapath_name(args.iface, args.netns)

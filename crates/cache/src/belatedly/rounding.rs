@@ -238,6 +238,7 @@ pub fn round_schedules(
     [Rounding::Threshold, Rounding::Classes]
         .into_iter()
         .chain((0..random as u64).map(|i| Rounding::Random(seed + i)))
+        .take_while(|_| !superlinear_core::cancel::requested())
         .map(|rounding| {
             let mut policy = FlowBalance::new(net, x, requests, z, rounding);
             let report = simulate(requests, objects, z, net.capacity(), &mut policy, Timing::Delayed);

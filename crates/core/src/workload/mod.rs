@@ -47,9 +47,10 @@ impl WorkloadSpec {
             WorkloadSpec::Uniform { m } | WorkloadSpec::Zipf { m, .. } if *m == 0 => {
                 Err(Error::config("workload needs m >= 1 items"))
             }
-            WorkloadSpec::Zipf { alpha, .. } if !(alpha.is_finite() && *alpha > 0.0) => {
-                Err(Error::config(format!("zipf alpha must be a positive number, got {alpha}")))
-            }
+            WorkloadSpec::Zipf { alpha, .. } if !(alpha.is_finite() && *alpha > 0.0) => Err(Error::config(format!(
+                "zipf alpha must be a positive number, got {}",
+                crate::error::number_text(*alpha)
+            ))),
             _ => Ok(()),
         }
     }

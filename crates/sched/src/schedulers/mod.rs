@@ -21,6 +21,7 @@ pub use wsjf::Wsjf;
 pub use wsjf_inorder::WsjfInorder;
 
 use crate::job::Job;
+use superlinear_core::error::number_text;
 use superlinear_core::Error;
 
 /// A scheduling policy with a bounded buffer.
@@ -73,7 +74,7 @@ impl SchedulerConfig {
             return Err(Error::config("the scheduler buffer needs room for at least one packet"));
         }
         if !(self.job_max.is_finite() && self.job_max > 0.0) {
-            return Err(Error::config(format!("largest job size must be positive, got {}", self.job_max)));
+            return Err(Error::config(format!("largest job size must be positive, got {}", number_text(self.job_max))));
         }
         if self.bits_min == 0 || self.bits_max < self.bits_min {
             return Err(Error::config(format!(

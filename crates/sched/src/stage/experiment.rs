@@ -19,6 +19,7 @@ use rand_pcg::Pcg64Mcg;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use superlinear_core::cputime::thread_cpu_ns;
+use superlinear_core::error::number_text;
 use superlinear_core::{Error, Worker};
 
 /// Checks the attack packets' size: 1 to 1500 bytes.
@@ -151,7 +152,7 @@ pub fn run_attack<R: Clone + Sync>(
     spec: &AttackSpec,
 ) -> Result<AttackSummary, Error> {
     if !(spec.load > 0.0 && spec.load.is_finite()) {
-        return Err(Error::config(format!("innocent load must be positive, got {}", spec.load)));
+        return Err(Error::config(format!("innocent load must be positive, got {}", number_text(spec.load))));
     }
     if spec.attack_fractions.iter().any(|f| !(f.is_finite() && *f > 0.0)) {
         return Err(Error::config("attack rates must be positive fractions of the innocent rate"));
@@ -172,7 +173,7 @@ pub fn run_attack<R: Clone + Sync>(
     let mean_work = (total_work as f64 / innocent.len() as f64).max(1e-9);
     let (us_per_work, calibrated) = match spec.us_per_work {
         Some(u) if u > 0.0 && u.is_finite() => (u, false),
-        Some(u) => return Err(Error::config(format!("cost per work unit must be positive, got {u}"))),
+        Some(u) => return Err(Error::config(format!("cost per work unit must be positive, got {}", number_text(u)))),
         None => ((cpu as f64 / 1e3 / total_work.max(1) as f64).max(1e-6), true),
     };
     let r_max = mean_bits / (mean_work * us_per_work);

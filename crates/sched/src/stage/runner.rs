@@ -9,6 +9,7 @@ use crate::job::{Class, Job};
 use crate::schedulers::{build, SchedulerConfig};
 use crate::sim::TAIL;
 use superlinear_core::cputime::thread_cpu_ns;
+use superlinear_core::error::number_text;
 use superlinear_core::Error;
 
 /// A packet offered to the stage.
@@ -88,13 +89,16 @@ pub fn run_stage<R: Clone, W: StageWorker<R>>(
     spec: &StageSpec,
 ) -> Result<StageOutcome, Error> {
     if !(spec.innocent_rate > 0.0 && spec.innocent_rate.is_finite()) {
-        return Err(Error::config(format!("innocent rate must be positive, got {}", spec.innocent_rate)));
+        return Err(Error::config(format!("innocent rate must be positive, got {}", number_text(spec.innocent_rate))));
     }
     if !(spec.attack_rate >= 0.0 && spec.attack_rate.is_finite()) {
-        return Err(Error::config(format!("attack rate must be non-negative, got {}", spec.attack_rate)));
+        return Err(Error::config(format!("attack rate must be non-negative, got {}", number_text(spec.attack_rate))));
     }
     if !(spec.us_per_work > 0.0 && spec.us_per_work.is_finite()) {
-        return Err(Error::config(format!("cost per work unit must be positive, got {}", spec.us_per_work)));
+        return Err(Error::config(format!(
+            "cost per work unit must be positive, got {}",
+            number_text(spec.us_per_work)
+        )));
     }
     if innocent.is_empty() {
         return Err(Error::config("the stage needs innocent traffic"));
@@ -103,7 +107,11 @@ pub fn run_stage<R: Clone, W: StageWorker<R>>(
     let mut sched = build(&spec.policy, &spec.sched)?;
     let duration = innocent.iter().map(|r| r.bits as f64).sum::<f64>() / spec.innocent_rate;
     if !(0.0..1.0 - TAIL).contains(&spec.warmup) {
-        return Err(Error::config(format!("warm-up must be a fraction in [0, {}), got {}", 1.0 - TAIL, spec.warmup)));
+        return Err(Error::config(format!(
+            "warm-up must be a fraction in [0, {}), got {}",
+            1.0 - TAIL,
+            number_text(spec.warmup)
+        )));
     }
     let start = spec.warmup * duration;
     let end = (1.0 - TAIL) * duration;
