@@ -13,6 +13,7 @@ from pathlib import Path
 
 from test_cli import Cli
 
+from superlinear.experiments.agreement import agreement, agreement_lines
 from superlinear.experiments.repeats import aggregate, relative_range, stability, stability_lines
 
 
@@ -48,6 +49,26 @@ def test_stability_names_the_widest_row_and_ignores_k1() -> None:
     assert "no range" in stability_lines(stability([aggregate([_row(8, 10.0)])]))[0]
 
 
+def test_agreement_counts_cells_with_both_kinds_and_names_the_largest_gap() -> None:
+    def measured(k: int, projected: float, measured: float | None) -> dict[str, object]:
+        return {**_row(k, projected), "speedup_measured": measured}
+
+    rows = [aggregate([measured(1, 1.0, 1.0)] * 2),  # k = 1: 1 by definition, left out
+            aggregate([measured(2, 2.0, 1.9), measured(2, 2.2, 2.0)]),  # −9.5 % of the medians
+            aggregate([measured(4, 4.0, 3.0), measured(4, 4.0, 3.2)]),  # −22 %
+            aggregate([measured(8, 8.0, None)] * 2)]  # above the cores: projected only
+    a = agreement(rows)
+    assert a is not None
+    assert (a["cells"], a["within"], a["below"], a["ks"]) == (2, 1, 2, [2, 4])
+    assert a["largest"]["row"] == "panel a, mtf + hash, k = 4" and a["largest"]["gap"] == 3.1 / 4.0 - 1
+    assert (a["largest"]["measured"]["lo"], a["largest"]["measured"]["hi"]) == (3.0, 3.2)
+    (line,) = agreement_lines(a)
+    assert "1 of 2 within 15%" in line and "largest gap -22% at panel a, mtf + hash, k = 4" in line
+    assert "measured 3.1× [3–3.2] against projected 4× [4–4]" in line
+    # Nothing measured (--no-measure, or one core): no comparison and no line.
+    assert agreement([aggregate([_row(4, 4.0)])]) is None and agreement_lines(None) == []
+
+
 def test_reproduce_repeats_give_medians_ranges_and_a_stability_summary(cli: Cli, tmp_path: Path) -> None:
     out = tmp_path / "e"
     r = cli("reproduce", "fig5", "--quick", "--panel", "e", "--no-measure", "--repeats", "2", "--out", str(out))
@@ -57,6 +78,7 @@ def test_reproduce_repeats_give_medians_ranges_and_a_stability_summary(cli: Cli,
     doc = json.loads((out / "result.json").read_text())
     assert doc["config"]["repeats"] == 2
     assert doc["summary"]["stability"]["speedup_projected"]["row"].startswith("panel e, ")
+    assert doc["summary"]["agreement"] is None  # --no-measure: nothing to compare
     for row in doc["rows"]:
         assert row["repeats"] == 2 and len(row["speedup_projected_runs"]) == 2
         assert row["speedup_projected_lo"] <= row["speedup_projected"] <= row["speedup_projected_hi"]

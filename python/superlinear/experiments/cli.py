@@ -57,6 +57,7 @@ class EngineExperiment(Study[ExperimentRun]):
         return run
 
     def run(self, config: ExperimentRun, progress: Progress | None) -> Outcome:
+        from superlinear.experiments.agreement import agreement
         from superlinear.experiments.driver import Driver, experiment_config
         from superlinear.experiments.repeats import stability
         from superlinear.output.results import write_results
@@ -76,7 +77,8 @@ class EngineExperiment(Study[ExperimentRun]):
         findings = config.experiment.summary(rows) if config.experiment.summary else []
         if findings:
             recorded["findings"] = findings
-        return Outcome(rows, recorded, summary={"stability": stability(rows), "findings": findings})
+        return Outcome(rows, recorded, summary={"stability": stability(rows), "agreement": agreement(rows),
+                                                "findings": findings})
 
     def plot(self, out: Path, config: ExperimentRun, outcome: Outcome) -> list[Path]:
         from superlinear.output.plots import plot_experiment
@@ -84,12 +86,13 @@ class EngineExperiment(Study[ExperimentRun]):
         return plot_experiment(out, config.experiment, outcome.rows)
 
     def table(self, config: ExperimentRun, outcome: Outcome) -> None:
+        from superlinear.experiments.agreement import agreement_lines
         from superlinear.experiments.repeats import stability_lines
 
         console.print(summary_table(outcome.rows, config.experiment.description))
         assert outcome.summary is not None
-        for line in stability_lines(outcome.summary["stability"]):
-            console.print(line)
+        for line in stability_lines(outcome.summary["stability"]) + agreement_lines(outcome.summary["agreement"]):
+            console.print(line, markup=False, highlight=False)
         for line in outcome.summary.get("findings", []):
             console.print("• " + line, markup=False, highlight=False)
 
@@ -116,6 +119,7 @@ class CacheTierFigure(Study[argparse.Namespace]):
 
     def run(self, config: argparse.Namespace, progress: Progress | None) -> Outcome:
         from superlinear.common.rows import Row
+        from superlinear.experiments.agreement import agreement
         from superlinear.experiments.cachetier_driver import SERVICE_EXPERIMENTS, findings, run_study
         from superlinear.output.results import write_results
 
@@ -143,7 +147,7 @@ class CacheTierFigure(Study[argparse.Namespace]):
             recorded["sensitivity"] = srows
             recorded["sensitivity_summary"] = summary_lines(srows)
         recorded["seconds"] = round(time.monotonic() - started, 1)
-        return Outcome(rows, recorded, extra=study)
+        return Outcome(rows, recorded, extra=study, summary={"agreement": agreement(rows)})
 
     def plot(self, out: Path, config: argparse.Namespace, outcome: Outcome) -> list[Path]:
         from superlinear.experiments.cachetier_driver import _plot
@@ -164,6 +168,11 @@ class CacheTierFigure(Study[argparse.Namespace]):
             wide.print("• " + line, markup=False, highlight=False)
         for line in outcome.config.get("sensitivity_summary", []):
             wide.print("◦ " + line, markup=False, highlight=False)
+        from superlinear.experiments.agreement import agreement_lines
+
+        assert outcome.summary is not None
+        for line in agreement_lines(outcome.summary["agreement"]):
+            wide.print(line, markup=False, highlight=False)
 
     def footer(self, out: Path, path: Path, plots: list[Path], outcome: Outcome) -> list[str]:
         return [f"results: {path} and {out / 'result.csv'}",

@@ -104,6 +104,11 @@ def _section(result: ExperimentResult, root: Path) -> str:
         from superlinear.experiments.repeats import stability_lines
 
         machine_line += "".join(f"<br>{html.escape(line)}" for line in stability_lines(stable))
+    agreed = summary.get("agreement") if isinstance(summary, dict) else None
+    if isinstance(agreed, dict):
+        from superlinear.experiments.agreement import agreement_lines
+
+        machine_line += "".join(f"<br>{html.escape(line)}" for line in agreement_lines(agreed))
     return (
         f"<section id='{html.escape(str(where))}'><h2>{html.escape(name)} "
         f"<span class='where'>{html.escape(str(where))}</span></h2>"
