@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -57,3 +58,25 @@ def test_the_carried_servers_need_only_glibc_from_the_machine(tmp_path: Path) ->
     # A missing target is a one-line usage error.
     bad = subprocess.run(["bash", str(SCRIPT)], capture_output=True, text=True, check=False)
     assert bad.returncode != 0 and "usage" in bad.stderr
+
+
+def test_the_many_core_check_shares_its_budget_and_names_a_bad_step(tmp_path: Path) -> None:
+    # scripts/many-cores.sh check, with budgets too small to start anything: every step is
+    # skipped and said so, after the machine line; an unknown step is refused before any runs.
+    script = SCRIPT.parent / "many-cores.sh"
+    native = Path(__file__).resolve().parents[1] / "python" / "superlinear" / "_native.abi3.so"
+    carried = tmp_path / "carried"
+    carried.mkdir()
+    (carried / "_native.abi3.so").write_bytes(native.read_bytes())
+    out = tmp_path / "out"
+    env = {**os.environ, "PYTHON": sys.executable}
+    r = subprocess.run(["bash", str(script), "check", str(carried), str(out), "50", "fig5a", "fig8"],
+                       capture_output=True, text=True, timeout=120, check=False, env=env)
+    assert r.returncode == 0, r.stderr
+    lines = (out / "summary.txt").read_text().splitlines()
+    assert lines[0].startswith("machine: ") and "CPUs" in lines[0]
+    assert lines[1:] == ["fig5a: skipped, 50 s of the budget left",
+                         "fig8: skipped, no ClassBench sets packed (pack --data DIR)"]
+    r = subprocess.run(["bash", str(script), "check", str(carried), str(out), "50", "fig5a", "fig12"],
+                       capture_output=True, text=True, timeout=120, check=False, env=env)
+    assert r.returncode == 2 and "unknown step fig12" in r.stderr

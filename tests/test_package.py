@@ -170,3 +170,20 @@ def test_the_study_runner_writes_results_and_prints_json_or_tables(tmp_path: Pat
     assert json.loads(capsys.readouterr().out)["rows"][-1] == {"k": 3, "square": 9}
     with pytest.raises(SuperlinearError, match="n must be at least 1"):
         run_study(_Squares(), argparse.Namespace(n=0, out=str(out), json=True))
+
+
+class _SquaresOnAFullDisk(_Squares):
+    def plot(self, out: Path, config: int, outcome: Outcome) -> list[Path]:
+        raise SuperlinearError(f"{out / 'squares.png'}: cannot write: No space left on device")
+
+
+def test_a_plot_that_cannot_be_written_keeps_the_run_and_says_so(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    # The run had finished: its rows, summary and tables are kept and shown; then one error line.
+    out = tmp_path / "squares"
+    with pytest.raises(SuperlinearError, match=r"the plots were not written: .*squares\.png: cannot write: No space"
+                                               r".*the results are in .*result\.json"):
+        run_study(_SquaresOnAFullDisk(), argparse.Namespace(n=2, out=str(out), json=False))
+    assert "largest square 4" in capsys.readouterr().out
+    doc = json.loads((out / "result.json").read_text())
+    assert doc["summary"] == {"largest": 4} and doc["plots"] == []

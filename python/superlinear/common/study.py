@@ -19,6 +19,7 @@ from typing import Any, Generic, TypeVar, cast
 
 from rich.console import Console
 
+from superlinear.common.errors import SuperlinearError
 from superlinear.common.progress import line_progress, restart_lines
 from superlinear.common.rows import Row
 from superlinear.output.paths import output_dir
@@ -86,14 +87,20 @@ def run_study(study: Study[Any], args: argparse.Namespace) -> int:
     restart_lines()
     outcome = study.run(config, None if args.json else line_progress)
     path = write_results(out, study.experiment, outcome.config, outcome.rows)
-    plots = study.plot(out, config, outcome)
+    try:
+        plots, failed = study.plot(out, config, outcome), None
+    except SuperlinearError as e:
+        # The run is done and its rows are written: show them, then say what failed (a full disk).
+        plots, failed = [], e
     record_plots(path, plots, **({"summary": outcome.summary} if outcome.summary is not None else {}))
     if args.json:
         print(study.json_text(path, outcome))
-        return study.exit_code(outcome)
-    study.table(config, outcome)
-    for line in study.footer(out, path, plots, outcome):
-        console.print(line)
+    else:
+        study.table(config, outcome)
+        for line in study.footer(out, path, plots, outcome) if failed is None else []:
+            console.print(line)
+    if failed is not None:
+        raise SuperlinearError(f"the plots were not written: {failed} (the results are in {path})")
     return study.exit_code(outcome)
 
 
