@@ -28,7 +28,7 @@ pack)
     if [[ ${1:-} == --data ]]; then data=${2:?--data needs a folder}; fi
     [[ -f $native ]] || { echo "many-cores: no release build at $native: run make build first" >&2; exit 1; }
     mkdir -p "$dir"
-    strip -o "$dir/_native.abi3.so" "$native"
+    strip -o "$dir/_native.abi3.so" "$native" || exit 1
     if [[ -n $data ]]; then
         mkdir -p "$dir/classbench"
         for set in acl1_5k fw1_5k ipc1_5k; do
@@ -39,8 +39,10 @@ pack)
     du -sh "$dir"
     ;;
 check)
-    out=${1:?usage: scripts/many-cores.sh check DIR OUT [BUDGET_SECONDS [STEP...]]}
+    [[ $# -ge 1 ]] || usage
+    out=$1
     budget=${2:-540}
+    [[ $budget =~ ^[0-9]+$ ]] || { echo "many-cores: the budget must be whole seconds, not '$budget'" >&2; exit 2; }
     mkdir -p "$out"
     # A new file renamed into place, and only when it differs: a running Python may have it mapped.
     if ! cmp -s "$dir/_native.abi3.so" "$native"; then
@@ -64,6 +66,7 @@ check)
     done
     echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(uname -r)" \
         >"$out/summary.txt"
+    ran=()
     for i in "${!steps[@]}"; do
         name=${steps[$i]}
         if [[ $name == fig8 && ! -d $dir/classbench ]]; then
@@ -78,6 +81,8 @@ check)
             continue
         fi
         echo "== $name ($limit s at most)"
+        ran+=("$name")
+        rm -rf "${out:?}/$name"  # an earlier check's results are not this one's
         # shellcheck disable=SC2086 # the command's words
         timeout -s INT -k 5 "$limit" "$python" -m superlinear ${command[$name]} --out "$out/$name" >"$out/$name.log" 2>&1
         rc=$?
@@ -89,14 +94,18 @@ check)
         echo "$name: $what, $((SECONDS - started)) s into the budget" >>"$out/summary.txt"
     done
     # From the rows each run wrote (an interrupted run has rows but no summary yet).
-    "$python" - "$out" >>"$out/summary.txt" <<'EOF'
+    "$python" - "$out" "${ran[@]}" >>"$out/summary.txt" <<'EOF'
 import json, sys
 from pathlib import Path
 from superlinear.experiments.agreement import agreement, agreement_lines
-for path in sorted(Path(sys.argv[1]).glob("*/result.json")):
+for name in sys.argv[2:]:
+    path = Path(sys.argv[1]) / name / "result.json"
+    if not path.exists():
+        print(f"{name}: no result.json (no round finished)")
+        continue
     rows = json.loads(path.read_text())["rows"]
     lines = agreement_lines(agreement(rows)) or ["nothing measured"]
-    print(f"{path.parent.name}: {len(rows)} rows; " + " ".join(lines))
+    print(f"{name}: {len(rows)} rows; " + " ".join(lines))
 EOF
     cat "$out/summary.txt"
     ;;

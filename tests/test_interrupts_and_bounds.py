@@ -24,7 +24,6 @@ from superlinear.common.errors import SuperlinearError
 @pytest.mark.parametrize("args", [
     ("run", "--algo", "mtf", "--dispatch", "hash", "--k", "2", "--requests", "300000000"),
     ("classify", "--synthetic", "--packets", "20000000", "--workers", "4", "--no-measure"),
-    # A simulator whose loops do not read the stop flag: the process ends at once instead.
     ("attack", "sim"),
     ("bench",),
     ("latency-sim", "bench"),
@@ -49,6 +48,9 @@ def test_timed_benchmarks_and_simulators_read_the_stop_flag() -> None:
         "latency_simulate": lambda: _native.latency_simulate(trace, "lru", 10, 5),
         "generate": lambda: _native.LatencyTrace.generate({"requests": 1_000_000, "objects": 1000}),
         "round": lambda: lp.round(x, 4, 1),
+        "sched_bench_queue": lambda: _native.sched_bench_queue("hffs", "constant", 100, 100_000, 4, 3),
+        "sched_sweep": lambda: _native.sched_sweep({"policy": "fcfs", "attack_rates": [10.0], "packets": 2000}),
+        "sched_key_attack": lambda: _native.sched_key_attack({"requests": 3000, "m": 200}),
     }
     for name, call in calls.items():
         call()  # runs to the end with the flag down
@@ -86,16 +88,21 @@ def test_a_second_ctrl_c_does_not_cut_the_stop_short(args: tuple[str, ...], gap:
 
 
 def test_ctrl_c_while_the_command_loads_is_one_line() -> None:
-    # The CLI takes about 0.2 s to load; a Ctrl-C then once printed an import traceback. Before
-    # the interpreter has set up its own handler (the first ~25 ms) SIGINT ends it, as it ends
-    # any program, silently.
-    for i in range(12):
+    # The CLI takes about 0.2 s to load; a Ctrl-C then once printed an import traceback, from the
+    # package's own import of the native library too. In the interpreter's own start (its first
+    # ~20 ms: the site module, runpy), SIGINT ends it silently or with CPython's own "Fatal Python
+    # error: init_import_site" / "Could not import runpy module": no frame of ours.
+    for i in range(24):
         p = start("run", "--algo", "mtf", "--requests", "300000000")
-        time.sleep(0.02 * i)
+        time.sleep(0.01 * i)
         p.send_signal(signal.SIGINT)
         _, err = p.communicate(timeout=30)
-        assert p.returncode in (130, -signal.SIGINT), err
-        assert err.strip() in ("superlinear: interrupted", ""), err
+        assert "/superlinear/" not in err, err
+        if err.strip() in ("superlinear: interrupted", ""):
+            assert p.returncode in (130, -signal.SIGINT), err
+        else:
+            assert err.startswith(("Fatal Python error: init_import_site", "Could not import runpy module")) or (
+                "KeyboardInterrupt" in err and "<frozen" in err), err
 
 
 def test_ctrl_c_in_a_sweep_keeps_the_points_it_finished(tmp_path: Path) -> None:
@@ -113,6 +120,23 @@ def test_ctrl_c_in_a_sweep_keeps_the_points_it_finished(tmp_path: Path) -> None:
     rows = json.loads(result.read_text())["rows"]
     assert 1 <= len(rows) < 7
     assert rows[0]["k"] == 1
+
+
+@pytest.mark.parametrize("args", [
+    ("bench",),
+    ("latency-sim", "bench", "--requests", "3000000"),
+    ("latency-sim", "run", "--requests", "2000000"),
+])
+def test_ctrl_c_in_a_one_shot_study_keeps_what_it_finished(args: tuple[str, ...], tmp_path: Path) -> None:
+    # Each finishes its first figures within about a second here; the sweep and the reproductions
+    # already kept their points, these lost everything.
+    out = tmp_path / "out"
+    code, took, err = interrupt_after(start(*args, "--out", str(out), cwd=tmp_path), 4.0)
+    assert code == 130 and took < 2.0, (code, took, err)
+    assert err.strip() == "superlinear: interrupted"
+    doc = json.loads((out / "result.json").read_text())
+    assert doc["config"]["interrupted"] is True and len(doc["rows"]) >= 1
+    assert (out / "result.csv").exists()
 
 
 @pytest.mark.parametrize(("args", "message"), [

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import ast
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ from superlinear import _native
 from superlinear.cli import main
 from superlinear.common import args as option
 from superlinear.common.errors import SuperlinearError
-from superlinear.common.study import Outcome, Study, run_study
+from superlinear.common.study import Outcome, Study, keeping, run_study
 
 PACKAGE = Path(superlinear.__file__).parent
 DOMAINS = ("analysis", "attack", "cache", "classify", "engine", "experiments", "latency", "nft", "output", "xdp")
@@ -187,3 +188,70 @@ def test_a_plot_that_cannot_be_written_keeps_the_run_and_says_so(tmp_path: Path,
     assert "largest square 4" in capsys.readouterr().out
     doc = json.loads((out / "result.json").read_text())
     assert doc["summary"] == {"largest": 4} and doc["plots"] == []
+
+
+class _SquaresStoppedAtThree(_Squares):
+    def run(self, config: int, progress: object) -> Outcome:
+        rows: list[dict[str, object]] = []
+        with keeping(lambda: Outcome(rows, {"n": config})):
+            for k in range(1, config + 1):
+                if k == 3:
+                    raise KeyboardInterrupt  # Ctrl-C
+                rows.append({"k": k, "square": k * k})
+        return Outcome(rows, {"n": config})
+
+
+def test_a_study_stopped_by_ctrl_c_writes_what_it_finished(tmp_path: Path) -> None:
+    out = tmp_path / "squares"
+    with pytest.raises(KeyboardInterrupt):
+        run_study(_SquaresStoppedAtThree(), argparse.Namespace(n=5, out=str(out), json=False))
+    doc = json.loads((out / "result.json").read_text())
+    assert doc["config"] == {"n": 5, "interrupted": True} and doc["rows"] == [{"k": 1, "square": 1},
+                                                                                {"k": 2, "square": 4}]
+    assert doc["plots"] == []  # `report` shows no plot an earlier run left in the folder
+
+
+_SLOW_STUDY = """
+import argparse, sys, time
+from superlinear.common.interrupt import interruptible, stop_on_first_interrupt
+from superlinear.common.study import Outcome, Study, keeping, run_study
+
+class Slow(Study):
+    experiment = "slow"
+
+    def run(self, config, progress):
+        rows = []
+        with keeping(lambda: Outcome(rows, {"n": 2})):
+            rows.append({"k": 1})
+            print("ready", flush=True)
+            interruptible(lambda: time.sleep(30))  # a call that does not read the stop flag
+        return Outcome(rows, {"n": 2})
+
+    def table(self, config, outcome):
+        pass
+
+stop_on_first_interrupt()
+try:
+    run_study(Slow(), argparse.Namespace(out=sys.argv[1], json=False))
+except KeyboardInterrupt:
+    sys.exit(130)
+"""
+
+
+def test_a_study_keeps_what_it_finished_when_a_call_does_not_stop(tmp_path: Path) -> None:
+    # The process must then end under the call (os._exit after 0.75 s): the rows finished before
+    # it are written first, from the main thread.
+    import signal
+    import subprocess
+    import sys
+
+    out = tmp_path / "slow"
+    p = subprocess.Popen([sys.executable, "-c", _SLOW_STUDY, str(out)], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    assert p.stdout is not None and p.stdout.readline() == "ready\n"
+    time.sleep(0.3)
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=30)
+    assert p.returncode == 130 and err.strip() == "superlinear: interrupted", err
+    doc = json.loads((out / "result.json").read_text())
+    assert doc["rows"] == [{"k": 1}] and doc["config"] == {"n": 2, "interrupted": True} and doc["plots"] == []

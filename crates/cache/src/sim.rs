@@ -102,7 +102,8 @@ impl Fills {
     }
 }
 
-/// Runs `policy` over `requests` with a cache of `capacity` objects.
+/// Runs `policy` over `requests` with a cache of `capacity` objects. A run that Ctrl-C stops
+/// (`superlinear_core::cancel`) ends early with `requests` counting the requests it simulated.
 ///
 /// # Panics
 /// If `capacity` is 0 or the policy breaks the model (evicts an object that is not cached,
@@ -128,8 +129,10 @@ pub fn simulate<P: EvictionPolicy + ?Sized>(
     let any_time = policy.evicts_any_time();
     let mut r = SimReport { requests: requests.len() as u64, ..SimReport::default() };
     for (t, &object) in requests.iter().enumerate() {
-        // Ctrl-C: the caller sees the flag and discards the partial report.
+        // Ctrl-C: the report then counts the requests simulated, and the callers that hand it on
+        // return `interrupted` instead.
         if t % 65_536 == 0 && superlinear_core::cancel::requested() {
+            r.requests = t as u64;
             break;
         }
         let now = t as u64;

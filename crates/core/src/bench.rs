@@ -35,7 +35,7 @@ pub fn structure_lookups_per_second(
     }
     let ns = (thread_cpu_ns() - t0).max(1);
     if crate::cancel::requested() {
-        return Err(crate::cancel::interrupted()); // stopped here, or the workload came back short
+        return Err(crate::cancel::interrupted());
     }
     Ok(w.requests.len() as f64 * 1e9 / ns as f64)
 }
@@ -55,7 +55,7 @@ pub fn dispatcher_ns_per_request(name: &str, k: usize, requests: usize, seed: u6
     });
     let ns = thread_cpu_ns() - t0;
     if crate::cancel::requested() {
-        return Err(crate::cancel::interrupted()); // routing stopped part way, or the keys came back short
+        return Err(crate::cancel::interrupted()); // routing stopped part way
     }
     batches.drain(|_, b| {
         std::hint::black_box(b);

@@ -106,10 +106,10 @@ impl CacheClient {
         self.inner.router().copies(key_hash(key.as_bytes()))
     }
 
-    /// The table each replica's entries come from, as the mark a bench, pre-fill or flush of
-    /// this tool leaves says (None: no mark, or the replica does not answer).
-    fn marked_tables(&self, py: Python<'_>) -> Vec<Option<String>> {
-        py.allow_threads(|| self.inner.marked_tables())
+    /// For each replica, the other table its entries come from, as the mark a bench, pre-fill or
+    /// flush of this tool leaves says (None: this client's table, no mark, or no answer).
+    fn other_tables(&self, py: Python<'_>) -> Vec<Option<String>> {
+        py.allow_threads(|| self.inner.other_tables())
     }
 
     /// Flushes every live replica.

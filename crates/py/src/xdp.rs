@@ -37,21 +37,21 @@ enum XdpDispatch {
 }
 
 fn parse_dispatch(spec: &str) -> Result<XdpDispatch, Error> {
+    let not_xdp = |name: &str| {
+        Error::config(format!("the XDP dispatcher hashes header fields: use rss[:FIELDS] or rule, not '{name}'"))
+    };
+    // Named before the registry is asked, whose 'unknown' would list dispatchers XDP has not.
     let name = spec.split(':').next().unwrap_or("").trim();
     if name != "rss" && name != "rule" {
-        return Err(Error::config(format!(
-            "the XDP dispatcher hashes header fields: use rss[:FIELDS] or rule, not '{name}'"
-        )));
+        return Err(not_xdp(name));
     }
     let (entry, arg) = dispatch::lookup(spec)?;
-    match entry.name {
-        "rss" if arg.is_empty() => Ok(XdpDispatch::Fields(FieldMask::FIVE_TUPLE)),
-        "rss" => Ok(XdpDispatch::Fields(FieldMask::parse(arg)?)),
-        "rule" if arg.is_empty() => Ok(XdpDispatch::RuleAware),
-        "rule" => Err(Error::config("dispatcher 'rule' takes no ':' argument".to_string())),
-        other => Err(Error::config(format!(
-            "the XDP dispatcher hashes header fields: use rss[:FIELDS] or rule, not '{other}'"
-        ))),
+    match (entry.name, arg.is_empty()) {
+        ("rss", true) => Ok(XdpDispatch::Fields(FieldMask::FIVE_TUPLE)),
+        ("rss", false) => Ok(XdpDispatch::Fields(FieldMask::parse(arg)?)),
+        ("rule", true) => Ok(XdpDispatch::RuleAware),
+        ("rule", false) => Err(Error::config("dispatcher 'rule' takes no ':' argument".to_string())),
+        (other, _) => Err(not_xdp(other)),
     }
 }
 

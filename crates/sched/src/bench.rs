@@ -87,6 +87,9 @@ pub fn priorities(pattern: &str, span: u64, count: usize, seed: u64) -> Result<V
     Ok(v)
 }
 
+/// Pairs timed between two reads of the Ctrl-C flag.
+const SLICE: usize = 4096;
+
 fn hold<Q: PriorityQueue<u32>>(
     q: &mut Q,
     prios: &[u32],
@@ -100,15 +103,22 @@ fn hold<Q: PriorityQueue<u32>>(
     }
     let mut checksum = 0u64;
     let t0 = thread_cpu_ns();
-    if max_end {
-        for (i, &p) in timed.iter().enumerate() {
-            let _ = q.push(p, i as u32);
-            checksum += pop_max(q) as u64;
+    // In slices of pairs, so that Ctrl-C stops it (one relaxed load per slice).
+    for (s, slice) in timed.chunks(SLICE).enumerate() {
+        if superlinear_core::cancel::requested() {
+            break;
         }
-    } else {
-        for (i, &p) in timed.iter().enumerate() {
-            let _ = q.push(p, i as u32);
-            checksum += q.pop_min().map_or(0, |x| x.0) as u64;
+        let base = (s * SLICE) as u32;
+        if max_end {
+            for (i, &p) in slice.iter().enumerate() {
+                let _ = q.push(p, base + i as u32);
+                checksum += pop_max(q) as u64;
+            }
+        } else {
+            for (i, &p) in slice.iter().enumerate() {
+                let _ = q.push(p, base + i as u32);
+                checksum += q.pop_min().map_or(0, |x| x.0) as u64;
+            }
         }
     }
     let cpu_ns = thread_cpu_ns() - t0;
@@ -140,7 +150,7 @@ pub fn bench_queue(
     let prios = priorities(pattern, span, n + pairs, seed)?;
     let max_end = pattern == "drop-max";
     let cap = n + 1;
-    Ok(Some(match queue {
+    let bench = match queue {
         "hffs" => hold(&mut HffsQueue::<u32>::new(width, levels, cap), &prios, n, max_end, pop_max_of),
         "btree" => hold(&mut BTreeQueue::new(cap), &prios, n, max_end, pop_max_of),
         "minmax-heap" => hold(&mut MinMaxHeap::new(cap), &prios, n, max_end, pop_max_of),
@@ -149,5 +159,9 @@ pub fn bench_queue(
         other => {
             return Err(Error::config(format!("unknown queue '{other}' (known: {})", QUEUES.join(", "))));
         }
-    }))
+    };
+    if superlinear_core::cancel::requested() {
+        return Err(superlinear_core::cancel::interrupted());
+    }
+    Ok(Some(bench))
 }

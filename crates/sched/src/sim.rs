@@ -126,7 +126,13 @@ pub fn simulate(traffic: &InnocentTraffic, mean_bits: f64, spec: &SimSpec) -> Re
     let (mut innocent_bits, mut attack_bits, mut busy) = (0.0f64, 0.0f64, 0.0f64);
     let mut seq = 0u32;
 
+    // Ctrl-C: the loop reads the stop flag at its first event, then every 65,536.
+    let mut events = 0u32;
     loop {
+        events = events.wrapping_add(1);
+        if events % 65_536 == 1 && superlinear_core::cancel::requested() {
+            return Err(superlinear_core::cancel::interrupted());
+        }
         let arrival = next_i.min(next_a);
         if let Some(job) = serving.filter(|_| free_at <= arrival) {
             // Service completes first.

@@ -319,10 +319,10 @@ def _refuse_another_tables_entries(client: Any, replicas: list[str], table: str)
     """Refuses a bench without ``--flush`` on replicas holding another table's entries: every
     table has the same keys, so they would serve its hits and the hit rate would not be this
     table's (the mark a bench, pre-fill or flush leaves on each replica names the table)."""
-    for address, marked in zip(replicas, client.marked_tables(), strict=True):
-        if marked is not None and marked != table:
-            raise SuperlinearError(f"memcached {address} holds entries of table {marked} from an earlier run; "
-                                   f"pass --flush to start table {table} cold (or --table {marked})")
+    for address, other in zip(replicas, client.other_tables(), strict=True):
+        if other is not None:
+            raise SuperlinearError(f"memcached {address} holds entries of table {other} from an earlier run; "
+                                   f"pass --flush to start table {table} cold (or --table {other})")
 
 
 def _check_key_choice(router: str, dist: str, rows: int) -> None:

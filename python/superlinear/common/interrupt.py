@@ -13,12 +13,14 @@ process. The command's process therefore takes only the first SIGINT
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from types import FrameType
 from typing import TypeVar
 
@@ -71,6 +73,9 @@ def stop_native_calls(finished: Callable[[], bool], cause: BaseException | None 
     while not finished():
         if time.monotonic() >= deadline:
             stopped = cause is None or isinstance(cause, KeyboardInterrupt)
+            for hook in reversed(_before_forced_exit if stopped else []):
+                with contextlib.suppress(Exception):
+                    hook()
             print("superlinear: interrupted" if stopped else f"superlinear: error: {cause}", file=sys.stderr,
                   flush=True)
             sys.stdout.flush()
@@ -79,6 +84,24 @@ def stop_native_calls(finished: Callable[[], bool], cause: BaseException | None 
             time.sleep(0.005)
         except KeyboardInterrupt:
             continue
+    # The next native call outside `interruptible` (an in-process caller's) must not see it.
+    _native.cancel_clear()
+
+
+#: What to do before the process ends under a native call that did not stop (innermost last).
+_before_forced_exit: list[Callable[[], None]] = []
+
+
+@contextmanager
+def before_forced_exit(hook: Callable[[], None]) -> Iterator[None]:
+    """Inside the block, ``hook`` runs (on the main thread, where writing files is safe) before
+    :func:`stop_native_calls` ends the process under a native call that did not stop: a study
+    keeps what it had finished even then."""
+    _before_forced_exit.append(hook)
+    try:
+        yield
+    finally:
+        _before_forced_exit.remove(hook)
 
 
 def _drop(signum: int, frame: FrameType | None) -> None:

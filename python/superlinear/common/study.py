@@ -5,14 +5,16 @@ result rows (:meth:`Study.run`), draws its plots (:meth:`Study.plot`) and prints
 (:meth:`Study.table`). :func:`run_study` does the rest the same way for every study: the output
 folder, ``result.json``/``result.csv`` (with the study's summary, if any), JSON or tables, the
 closing lines naming the files, and the exit status. Errors propagate to the CLI's ``main``, which
-prints them as one line.
+prints them as one line. A study stopped by Ctrl-C part way hands over what it had finished
+(:func:`keeping`), and the runner writes that before the command ends with exit 130.
 """
 
 from __future__ import annotations
 
 import argparse
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, TypeVar, cast
@@ -20,6 +22,7 @@ from typing import Any, Generic, TypeVar, cast
 from rich.console import Console
 
 from superlinear.common.errors import SuperlinearError
+from superlinear.common.interrupt import before_forced_exit
 from superlinear.common.progress import line_progress, restart_lines
 from superlinear.common.rows import Row
 from superlinear.output.paths import output_dir
@@ -42,6 +45,34 @@ class Outcome:
     config: dict[str, Any]
     summary: dict[str, Any] | None = None
     extra: Any = None  # whatever the study's table needs beyond rows and summary
+
+
+class Stopped(KeyboardInterrupt):
+    """A Ctrl-C that stopped a study part way, with what it had finished (``finished``)."""
+
+    def __init__(self, finished: Outcome) -> None:
+        super().__init__()
+        self.finished = finished
+
+
+#: The ``finished`` of the :func:`keeping` blocks running now, innermost last.
+_keeping: list[Callable[[], Outcome]] = []
+
+
+@contextmanager
+def keeping(finished: Callable[[], Outcome]) -> Iterator[None]:
+    """Inside the block, a Ctrl-C becomes :class:`Stopped` with ``finished()``, what the study had
+    finished when it came: :func:`run_study` writes its rows, as a reproduction keeps every point
+    it finished (also when the process must end under a native call that did not stop)."""
+    _keeping.append(finished)
+    try:
+        yield
+    except Stopped:
+        raise
+    except KeyboardInterrupt:
+        raise Stopped(finished()) from None
+    finally:
+        _keeping.pop()
 
 
 class Study(ABC, Generic[C]):
@@ -85,11 +116,22 @@ def run_study(study: Study[Any], args: argparse.Namespace) -> int:
     out = output_dir(args.out)  # checked before the run: a bad --out costs no work
     # Progress unless --json: a bar or every step on a terminal, a line now and then elsewhere.
     restart_lines()
-    outcome = study.run(config, None if args.json else line_progress)
+
+    def keep(finished: Outcome) -> None:
+        if finished.rows:
+            path = write_results(out, study.experiment, {**finished.config, "interrupted": True}, finished.rows)
+            record_plots(path, [])  # this run drew none: `report` must not show an earlier run's
+
+    try:
+        with before_forced_exit(lambda: keep(_keeping[-1]()) if _keeping else None):
+            outcome = study.run(config, None if args.json else line_progress)
+    except Stopped as stop:
+        keep(stop.finished)
+        raise
     path = write_results(out, study.experiment, outcome.config, outcome.rows)
     try:
         plots, failed = study.plot(out, config, outcome), None
-    except SuperlinearError as e:
+    except (SuperlinearError, OSError) as e:
         # The run is done and its rows are written: show them, then say what failed (a full disk).
         plots, failed = [], e
     record_plots(path, plots, **({"summary": outcome.summary} if outcome.summary is not None else {}))
@@ -100,7 +142,8 @@ def run_study(study: Study[Any], args: argparse.Namespace) -> int:
         for line in study.footer(out, path, plots, outcome) if failed is None else []:
             console.print(line)
     if failed is not None:
-        raise SuperlinearError(f"the plots were not written: {failed} (the results are in {path})")
+        why = f"{failed.filename}: {failed.strerror}" if isinstance(failed, OSError) and failed.strerror else failed
+        raise SuperlinearError(f"the plots were not written: {why} (the results are in {path})")
     return study.exit_code(outcome)
 
 

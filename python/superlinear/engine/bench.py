@@ -14,7 +14,7 @@ from rich.table import Table
 from superlinear import _native
 from superlinear.common.interrupt import interruptible
 from superlinear.common.rows import Row, ranged, row_spread
-from superlinear.common.study import Outcome, Progress, Study, console
+from superlinear.common.study import Outcome, Progress, Study, console, keeping
 
 #: (algo, m, compare cycles, miss cycles): the Fig. 5 structures at their panel sizes. The no-cache
 #: baseline is left out: with ρ = 0 it does no work at all, and with ρ > 0 it measures the busy loop.
@@ -37,7 +37,11 @@ class Bench(Study[argparse.Namespace]):
     experiment = "bench"
 
     def run(self, config: argparse.Namespace, progress: Progress | None) -> Outcome:
-        return Outcome(bench_rows(config.quick, config.repeats), {"quick": config.quick, "repeats": config.repeats})
+        recorded = {"quick": config.quick, "repeats": config.repeats}
+        rounds: dict[tuple[str, str, int], tuple[Row, list[float]]] = {}
+        with keeping(lambda: Outcome(_rows(rounds), recorded)):
+            bench_rounds(config.quick, config.repeats, rounds)
+        return Outcome(_rows(rounds), recorded)
 
     def table(self, config: argparse.Namespace, outcome: Outcome) -> None:
         rows = outcome.rows
@@ -64,26 +68,29 @@ class Bench(Study[argparse.Namespace]):
         return [f"results: {path}"]
 
 
-def bench_rows(quick: bool, repeats: int = 3) -> list[Row]:
-    """One row per structure (lookups/s) and per dispatcher and k (ns/request); measured. Every
-    benchmark runs once per round, ``repeats`` rounds (interleaved, so a slow stretch of the
-    machine touches each alike); a row's figure is the rounds' median, with their range."""
+def bench_rounds(quick: bool, repeats: int, rounds: dict[tuple[str, str, int], tuple[Row, list[float]]]) -> None:
+    """Runs every benchmark once per round, ``repeats`` rounds (interleaved, so a slow stretch of
+    the machine touches each alike), adding each figure to ``rounds`` as it is measured: one
+    entry per structure (lookups/s) and per dispatcher and k (ns/request); measured."""
     scale = 1 if quick else 5
-    rounds: dict[tuple[str, str, int], list[float]] = {}
-    rows: dict[tuple[str, str, int], Row] = {}
     for _ in range(repeats):
         for algo, m, w, rho in STRUCTURES:
             lookups = scale * (20_000 if m >= 50_000 and algo in ("static", "mtf") else 2_000_000)
             rate = interruptible(partial(_native.bench_structure, algo, m, lookups, w, rho))
-            rows.setdefault(("structure", algo, m), {"bench": "structure", "algo": algo, "m": m, "lookups": lookups})
-            rounds.setdefault(("structure", algo, m), []).append(rate)
+            rounds.setdefault(("structure", algo, m), ({"bench": "structure", "algo": algo, "m": m,
+                                                        "lookups": lookups}, []))[1].append(rate)
         for name in ("rr", "random", "hash"):
             for k in DISPATCH_KS:
                 ns = interruptible(partial(_native.bench_dispatcher, name, k, scale * 2_000_000))
-                rows.setdefault(("dispatcher", name, k), {"bench": "dispatcher", "dispatch": name, "k": k})
-                rounds.setdefault(("dispatcher", name, k), []).append(ns)
+                rounds.setdefault(("dispatcher", name, k), ({"bench": "dispatcher", "dispatch": name, "k": k},
+                                                            []))[1].append(ns)
+
+
+def _rows(rounds: dict[tuple[str, str, int], tuple[Row, list[float]]]) -> list[Row]:
+    """One row per benchmark measured so far: the median of its rounds, with their range."""
     out = []
-    for key, row in rows.items():
+    for key, (row, values) in rounds.items():
         field = "lookups_per_s" if key[0] == "structure" else "ns_per_request"
-        out.append({**row, **ranged(field, rounds[key]), "repeats": len(rounds[key])})
+        out.append({**row, **ranged(field, values), "repeats": len(values)})
     return out
+

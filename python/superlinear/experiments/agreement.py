@@ -3,7 +3,7 @@ has more cores: of the cells (a series at one k ≥ 2) that have both kinds, how
 :data:`TOLERANCE`, and the largest gap with the medians and ranges it comes from.
 
 Measured speedups exist only for k ≤ the machine's cores, so on two cores this compares k = 2
-alone; on a 16-core machine every k up to 16 (issue 18's check).
+alone; on a 16-core machine every k up to 16.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 from superlinear.common.rows import Row
 from superlinear.experiments.repeats import describe_row
 
-#: How far measured may be from projected (relative) and still agree (issue 18: 15 %).
+#: How far measured may be from projected (relative) and still agree.
 TOLERANCE = 0.15
 
 

@@ -160,6 +160,7 @@ class CacheTierFigure(Study[argparse.Namespace]):
         return paths
 
     def table(self, config: argparse.Namespace, outcome: Outcome) -> None:
+        from superlinear.experiments.agreement import agreement_lines
         from superlinear.experiments.cachetier_driver import _summary, findings
 
         wide = Console(width=160)
@@ -168,8 +169,6 @@ class CacheTierFigure(Study[argparse.Namespace]):
             wide.print("• " + line, markup=False, highlight=False)
         for line in outcome.config.get("sensitivity_summary", []):
             wide.print("◦ " + line, markup=False, highlight=False)
-        from superlinear.experiments.agreement import agreement_lines
-
         assert outcome.summary is not None
         for line in agreement_lines(outcome.summary["agreement"]):
             wide.print(line, markup=False, highlight=False)

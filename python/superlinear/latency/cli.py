@@ -40,7 +40,7 @@ from superlinear.common.errors import SuperlinearError
 from superlinear.common.listing import Listing, add_listing_options, known, name_table
 from superlinear.common.rows import Row, ranged, row_spread
 from superlinear.common.scope import conditional_scope, generator_scope, hidden_alias, needs_option, spelled
-from superlinear.common.study import Outcome, Study, add_study_options, console
+from superlinear.common.study import Outcome, Study, add_study_options, console, keeping
 from superlinear.common.study import Progress as ProgressLine
 from superlinear.latency import sim as latency
 from superlinear.latency.sim import MAX_Z, Trace, TraceSpec
@@ -185,25 +185,30 @@ def _run_config(args: argparse.Namespace) -> RunConfig:
 def _run_grid(config: RunConfig, show: bool) -> Outcome:
     args, trace, names, zs, sizes = config.args, config.trace, config.names, config.zs, config.sizes
     total = len(names) * len(zs) * len(sizes) + (len(zs) * len(sizes) if args.belatedly else 0)
+    recorded = {"source": _source(args), "requests": len(trace), "objects": trace.objects, "policies": names,
+                "z": [_fmt_z(z) for z in zs], "sizes": sizes, "belatedly": args.belatedly}
     rows: list[Row] = []
-    with _progress(show, total, "simulating") as bar:
-        def done(_: latency.SimResult) -> None:
+    with _progress(show, total, "simulating") as bar, keeping(lambda: Outcome(_vs_lru(rows), recorded)):
+        def done(result: latency.SimResult) -> None:
+            rows.append(result.row())
             _advance(bar)
-        results = latency.grid(trace, names, zs, sizes, on_point=done)
-        rows = [r.row() for r in results]
+        latency.grid(trace, names, zs, sizes, on_point=done)
         if args.belatedly:
             for c in sizes:
                 for z in zs:
                     b = latency.belatedly(trace, z, c, rounds=args.rounds, seed=args.seed)
                     rows += b.rows_out()
                     _advance(bar)
+    return Outcome(_vs_lru(rows), recorded)
+
+
+def _vs_lru(rows: list[Row]) -> list[Row]:
+    """``rows`` with each one's mean latency against LRU's at the same Z and cache size."""
     for r in rows:
         lru = next((x for x in rows if x["policy"] == "lru" and x["z"] == r["z"] and x["capacity"] == r["capacity"]),
                    None)
         r["vs_lru"] = r["mean_latency"] / lru["mean_latency"] - 1 if lru and lru["mean_latency"] else None
-    recorded = {"source": _source(args), "requests": len(trace), "objects": trace.objects, "policies": names,
-                "z": [_fmt_z(z) for z in zs], "sizes": sizes, "belatedly": args.belatedly}
-    return Outcome(rows, recorded)
+    return rows
 
 
 def _run_tables(config: RunConfig, rows: list[Row]) -> None:
@@ -366,23 +371,25 @@ def _bench(args: argparse.Namespace, progress: ProgressLine | None) -> Outcome:
     if len(zs) != 1:
         raise SuperlinearError("bench: give one --z")
     z = zs[0]
+    config = {"source": _source(args), "requests": len(trace), "z": z, "capacity": c,
+              "trace_seconds_measured": gen_s}
     # Rounds over every policy (interleaved, so a slow stretch of the machine touches each alike):
     # a rate is the rounds' median with their range; the simulated latency is the same each round.
     speeds: dict[str, list[latency.Speed]] = {n: [] for n in names}
-    for rnd in range(args.repeats):
-        for n in names:
-            if progress is not None:
-                progress(f"round {rnd + 1}/{args.repeats}: {n} over {len(trace):,} requests")
-            speeds[n].append(latency.speed(trace, n, z, c))
-    rows = []
-    for runs in speeds.values():
-        rows.append({**asdict(runs[0]), **ranged("requests_per_s", [r.requests_per_s for r in runs]),
-                     "cpu_s": statistics.median(r.cpu_s for r in runs), "repeats": len(runs),
-                     "mean_latency_equal": len({r.mean_latency for r in runs}) == 1,
-                     "z": z, "capacity": c, "objects": trace.objects})
-    config = {"source": _source(args), "requests": len(trace), "z": z, "capacity": c,
-              "trace_seconds_measured": gen_s}
-    return Outcome(rows, config, extra=(trace, z, c))
+
+    def rows() -> list[Row]:
+        return [{**asdict(runs[0]), **ranged("requests_per_s", [r.requests_per_s for r in runs]),
+                 "cpu_s": statistics.median(r.cpu_s for r in runs), "repeats": len(runs),
+                 "mean_latency_equal": len({r.mean_latency for r in runs}) == 1,
+                 "z": z, "capacity": c, "objects": trace.objects} for runs in speeds.values() if runs]
+
+    with keeping(lambda: Outcome(rows(), config)):
+        for rnd in range(args.repeats):
+            for n in names:
+                if progress is not None:
+                    progress(f"round {rnd + 1}/{args.repeats}: {n} over {len(trace):,} requests")
+                speeds[n].append(latency.speed(trace, n, z, c))
+    return Outcome(rows(), config, extra=(trace, z, c))
 
 
 def _bench_table(outcome: Outcome) -> None:

@@ -79,11 +79,11 @@ impl WorkloadSpec {
         match self {
             WorkloadSpec::Uniform { m } => {
                 let mut keys = UniformKeys::new(*m, seed);
-                Ok(Workload { items: (0..*m as u64).collect(), requests: sample(&mut keys, n) })
+                Ok(Workload { items: (0..*m as u64).collect(), requests: sample(&mut keys, n)? })
             }
             WorkloadSpec::Zipf { m, alpha } => {
                 let mut keys = ZipfKeys::new(*m, *alpha, seed)?;
-                Ok(Workload { items: (0..*m as u64).collect(), requests: sample(&mut keys, n) })
+                Ok(Workload { items: (0..*m as u64).collect(), requests: sample(&mut keys, n)? })
             }
             WorkloadSpec::Trace { path } => {
                 let mut requests = read_trace(path)?;
@@ -99,12 +99,15 @@ impl WorkloadSpec {
     }
 }
 
-fn sample(keys: &mut impl KeySampler, n: usize) -> Vec<u64> {
+fn sample(keys: &mut impl KeySampler, n: usize) -> Result<Vec<u64>, Error> {
     let mut out = Vec::with_capacity(n);
-    // In slices, so that a cancelled run stops here too (the caller reports it).
-    while out.len() < n && !crate::cancel::requested() {
+    // In slices, so that a cancelled run stops here too.
+    while out.len() < n {
+        if crate::cancel::requested() {
+            return Err(crate::cancel::interrupted());
+        }
         let end = n.min(out.len() + (1 << 20));
         out.extend((out.len()..end).map(|_| keys.next_key()));
     }
-    out
+    Ok(out)
 }

@@ -151,7 +151,13 @@ pub fn run_stage<R: Clone, W: StageWorker<R>>(
         (t + service, service)
     };
 
+    // Ctrl-C: the loop reads the stop flag at its first event, then every 65,536.
+    let mut events = 0u32;
     loop {
+        events = events.wrapping_add(1);
+        if events % 65_536 == 1 && superlinear_core::cancel::requested() {
+            return Err(superlinear_core::cancel::interrupted());
+        }
         let arrival = next_i.min(next_a);
         if let Some((class, bits, counted)) = serving.filter(|_| free_at <= arrival) {
             if free_at > duration {
