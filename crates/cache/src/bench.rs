@@ -36,8 +36,6 @@ pub fn time_policy(
     let ctx = PolicyContext { requests, objects, z, capacity };
     let mut p = policies::build(policy, &ctx)?;
     let report = simulate(requests, objects, z, capacity, p.as_mut(), Timing::Delayed);
-    if superlinear_core::cancel::requested() {
-        return Err(superlinear_core::cancel::interrupted());
-    }
+    superlinear_core::cancel::check()?;
     Ok(SpeedReport { report, cpu_ns: thread_cpu_ns() - t0 })
 }

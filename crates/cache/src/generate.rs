@@ -115,8 +115,8 @@ impl TraceSpec {
         }
         let mut requests = Vec::with_capacity(self.requests);
         while requests.len() < self.requests {
-            if requests.len() % 65_536 == 0 && superlinear_core::cancel::requested() {
-                return Err(superlinear_core::cancel::interrupted());
+            if requests.len() % 65_536 == 0 {
+                superlinear_core::cancel::check()?;
             }
             let Reverse((bits, o)) = heap.pop().expect("every object always has a next request");
             let t = f64::from_bits(bits);

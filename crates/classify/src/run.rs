@@ -162,9 +162,7 @@ pub fn execute(planner: &RuleAwarePlanner, packets: &[Packet], spec: &RunSpec) -
         run_threaded_dispatchers_within(streams, &make, spec.k, &factory, placement, measured_window, spec.dispatchers)
     });
     let stats = sink.map(|s| s.take()).unwrap_or_default();
-    if superlinear_core::cancel::requested() {
-        return Err(superlinear_core::cancel::interrupted());
-    }
+    superlinear_core::cancel::check()?;
     Ok(RunReport { dispatch: dispatch_name, cores, projected, measured, stats })
 }
 

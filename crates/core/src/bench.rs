@@ -34,9 +34,7 @@ pub fn structure_lookups_per_second(
         std::hint::black_box(worker.serve_batch(slice));
     }
     let ns = (thread_cpu_ns() - t0).max(1);
-    if crate::cancel::requested() {
-        return Err(crate::cancel::interrupted());
-    }
+    crate::cancel::check()?;
     Ok(w.requests.len() as f64 * 1e9 / ns as f64)
 }
 
@@ -54,9 +52,7 @@ pub fn dispatcher_ns_per_request(name: &str, k: usize, requests: usize, seed: u6
         std::hint::black_box(b);
     });
     let ns = thread_cpu_ns() - t0;
-    if crate::cancel::requested() {
-        return Err(crate::cancel::interrupted()); // routing stopped part way
-    }
+    crate::cancel::check()?; // routing stopped part way
     batches.drain(|_, b| {
         std::hint::black_box(b);
     });

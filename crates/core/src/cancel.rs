@@ -24,6 +24,15 @@ pub fn requested() -> bool {
     REQUESTED.load(Ordering::Relaxed)
 }
 
+/// `Err(interrupted)` once a stop was requested: `cancel::check()?` between slices of work.
+pub fn check() -> Result<(), crate::Error> {
+    if requested() {
+        Err(interrupted())
+    } else {
+        Ok(())
+    }
+}
+
 /// The error a cancelled run returns.
 pub fn interrupted() -> crate::Error {
     crate::Error::config("interrupted")

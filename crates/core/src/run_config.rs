@@ -166,9 +166,7 @@ pub fn execute(config: &RunConfig) -> Result<RunReport, Error> {
     config.validate()?;
     let warmup = if config.exclude_warmup { config.warmup } else { 0 };
     let workload = config.workload.generate(warmup + config.requests, config.seed)?;
-    if crate::cancel::requested() {
-        return Err(crate::cancel::interrupted());
-    }
+    crate::cancel::check()?;
     let split_at = warmup.min(workload.requests.len());
     let streams = Streams { warmup: &workload.requests[..split_at], counted: &workload.requests[split_at..] };
     if streams.counted.is_empty() {
@@ -209,8 +207,6 @@ pub fn execute(config: &RunConfig) -> Result<RunReport, Error> {
         .modes
         .single_core
         .then(|| run_threaded(streams, config.dispatcher().as_mut(), config.k, &factory, Placement::SingleCore));
-    if crate::cancel::requested() {
-        return Err(crate::cancel::interrupted());
-    }
+    crate::cancel::check()?;
     Ok(RunReport { items: workload.items.len(), cores, projected, measured, single_core })
 }

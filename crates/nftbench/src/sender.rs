@@ -211,9 +211,7 @@ fn send_from_this_thread(frames: &Frames, spec: &SendSpec) -> Result<SendReport,
     let c0 = thread_cpu_ns();
     while report.sent < limit {
         // Ctrl-C (superlinear_core::cancel): stop between calls, not at the end of a duration.
-        if cancel::requested() {
-            return Err(cancel::interrupted());
-        }
+        cancel::check()?;
         if duration.is_some_and(|d| t0.elapsed() >= d) {
             break;
         }

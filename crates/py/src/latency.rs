@@ -172,9 +172,7 @@ fn latency_simulate<'py>(
             let mut p = policies::build(policy, &ctx)?;
             let timing = if classical { Timing::Classical } else { Timing::Delayed };
             let report = simulate(&t.requests, t.objects, &zl, capacity, p.as_mut(), timing);
-            if superlinear_core::cancel::requested() {
-                return Err(superlinear_core::cancel::interrupted());
-            }
+            superlinear_core::cancel::check()?;
             Ok::<_, Error>(report)
         })
         .map_err(to_py)?;
@@ -258,9 +256,7 @@ impl LatencyLp {
     fn round<'py>(&self, py: Python<'py>, x: Vec<f64>, random: usize, seed: u64) -> PyResult<Bound<'py, PyAny>> {
         self.check(&x)?;
         let outcomes = py.allow_threads(|| round_schedules(&self.net, &x, &self.trace.requests, &self.z, random, seed));
-        if superlinear_core::cancel::requested() {
-            return Err(to_py(superlinear_core::cancel::interrupted()));
-        }
+        superlinear_core::cancel::check().map_err(to_py)?;
         let records: Vec<_> = outcomes
             .iter()
             .map(|o| ReportRecord {

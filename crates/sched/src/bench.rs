@@ -160,8 +160,6 @@ pub fn bench_queue(
             return Err(Error::config(format!("unknown queue '{other}' (known: {})", QUEUES.join(", "))));
         }
     };
-    if superlinear_core::cancel::requested() {
-        return Err(superlinear_core::cancel::interrupted());
-    }
+    superlinear_core::cancel::check()?;
     Ok(Some(bench))
 }

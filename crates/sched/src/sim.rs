@@ -130,8 +130,8 @@ pub fn simulate(traffic: &InnocentTraffic, mean_bits: f64, spec: &SimSpec) -> Re
     let mut events = 0u32;
     loop {
         events = events.wrapping_add(1);
-        if events % 65_536 == 1 && superlinear_core::cancel::requested() {
-            return Err(superlinear_core::cancel::interrupted());
+        if events % 65_536 == 1 {
+            superlinear_core::cancel::check()?;
         }
         let arrival = next_i.min(next_a);
         if let Some(job) = serving.filter(|_| free_at <= arrival) {

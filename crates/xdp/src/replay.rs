@@ -204,9 +204,7 @@ impl LiveReplayer {
         };
         while report.sent < limit {
             // Ctrl-C (superlinear_core::cancel): stop between calls, not at the end of a duration.
-            if cancel::requested() {
-                return Err(cancel::interrupted());
-            }
+            cancel::check()?;
             let left = duration.map(|d| d.saturating_sub(t0.elapsed()).as_secs_f64());
             if left.is_some_and(|l| l <= 0.0) {
                 break;

@@ -26,12 +26,6 @@ def gap(row: Row) -> float | None:
     return float(measured / projected - 1)
 
 
-def _describe(row: Row) -> str:
-    if "algo" in row:
-        return describe_row(row)
-    return f"panel {row['panel']}, {row['dispatch']} routing, k = {row['k']}"  # a cache tier's row
-
-
 def _ranged(row: Row, field: str) -> dict[str, Any]:
     return {"median": row[field], "lo": row.get(f"{field}_lo", row[field]), "hi": row.get(f"{field}_hi", row[field])}
 
@@ -48,9 +42,9 @@ def agreement(rows: list[Row]) -> dict[str, Any] | None:
         "within": sum(1 for _, g in cells if abs(g) <= TOLERANCE),
         "below": sum(1 for _, g in cells if g < 0),
         "ks": sorted({int(r["k"]) for r, _ in cells}),
-        "largest": {"row": _describe(worst_row), "gap": worst, "measured": _ranged(worst_row, "speedup_measured"),
+        "largest": {"row": describe_row(worst_row), "gap": worst, "measured": _ranged(worst_row, "speedup_measured"),
                     "projected": _ranged(worst_row, "speedup_projected")},
-        "gaps": [{"row": _describe(r), "gap": g} for r, g in cells],
+        "gaps": [{"row": describe_row(r), "gap": g} for r, g in cells],
     }
 
 

@@ -59,7 +59,9 @@ def relative_range(row: Row, field: str) -> float | None:
 
 
 def describe_row(row: Row) -> str:
-    """The row's series and k, as the summary tables name them."""
+    """The row's series and k, as the summary tables name them (a cache tier's row: its routing)."""
+    if "algo" not in row:
+        return f"panel {row['panel']}, {row['dispatch']} routing, k = {row['k']}"
     steady = " steady" if row.get("warmup") == "excluded" else ""
     return f"panel {row['panel']}, {row['algo']} + {row['dispatch']}{steady}, k = {row['k']}"
 

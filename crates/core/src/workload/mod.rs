@@ -103,9 +103,7 @@ fn sample(keys: &mut impl KeySampler, n: usize) -> Result<Vec<u64>, Error> {
     let mut out = Vec::with_capacity(n);
     // In slices, so that a cancelled run stops here too.
     while out.len() < n {
-        if crate::cancel::requested() {
-            return Err(crate::cancel::interrupted());
-        }
+        crate::cancel::check()?;
         let end = n.min(out.len() + (1 << 20));
         out.extend((out.len()..end).map(|_| keys.next_key()));
     }
