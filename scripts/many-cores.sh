@@ -42,7 +42,8 @@ check)
     [[ $# -ge 1 ]] || usage
     out=$1
     budget=${2:-540}
-    [[ $budget =~ ^[0-9]+$ ]] || { echo "many-cores: the budget must be whole seconds, not '$budget'" >&2; exit 2; }
+    [[ $budget =~ ^[0-9]{1,6}$ ]] || { echo "many-cores: the budget must be whole seconds, not '$budget'" >&2; exit 2; }
+    [[ -f $dir/_native.abi3.so ]] || { echo "many-cores: $dir holds no _native.abi3.so (make it with pack)" >&2; exit 2; }
     mkdir -p "$out"
     # A new file renamed into place, and only when it differs: a running Python may have it mapped.
     if ! cmp -s "$dir/_native.abi3.so" "$native"; then

@@ -85,3 +85,8 @@ def test_the_many_core_check_shares_its_budget_and_names_a_bad_step(tmp_path: Pa
     r = subprocess.run(["bash", str(script), "check", str(carried), str(out), "fig5a"],
                        capture_output=True, text=True, timeout=120, check=False, env=env)
     assert r.returncode == 2 and "the budget must be whole seconds, not 'fig5a'" in r.stderr
+    for args, message in (([str(carried), str(out), "10" * 12], "the budget must be whole seconds"),
+                          ([str(tmp_path / "none"), str(out)], "holds no _native.abi3.so (make it with pack)")):
+        r = subprocess.run(["bash", str(script), "check", *args], capture_output=True, text=True, timeout=120,
+                           check=False, env=env)
+        assert r.returncode == 2 and message in r.stderr, r.stderr
