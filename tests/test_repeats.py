@@ -29,7 +29,9 @@ def test_a_row_is_the_median_of_its_rounds_with_their_range() -> None:
     assert (row["speedup_projected"], row["speedup_projected_lo"], row["speedup_projected_hi"]) == (12.0, 10.0, 30.0)
     assert row["speedup_projected_runs"] == [10.0, 30.0, 12.0]
     assert row["speedup_work"] == 8.0 and row["speedup_measured"] is None
-    assert "speedup_measured_lo" not in row
+    assert "speedup_measured_lo" not in row and "speedup_measured_runs" not in row
+    measured = aggregate([{**_row(2, 2.0), "speedup_measured": m} for m in (1.5, 2.5, 1.9)])
+    assert measured["speedup_measured"] == 1.9 and measured["speedup_measured_runs"] == [1.5, 2.5, 1.9]
     assert relative_range(row, "speedup_projected") == (30.0 - 10.0) / 12.0
     # One round: no range to speak of.
     assert relative_range(aggregate([_row(8, 10.0)]), "speedup_projected") is None

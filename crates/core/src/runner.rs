@@ -6,8 +6,9 @@
 //! * [`run_threaded`]: a dispatcher thread (or D of them, [`run_threaded_dispatchers`]) and k
 //!   worker threads connected by bounded single-producer single-consumer rings carrying
 //!   batches; wall-clock time. With [`Placement::OneCorePerWorker`] this is the measured
-//!   speedup (meaningful for k ≤ cores, or k + D ≤ cores with D dispatchers); with
-//!   [`Placement::SingleCore`] all workers share one CPU (paper Fig. 5c).
+//!   speedup (meaningful for k ≤ cores, or k + D ≤ cores with D dispatchers; with one
+//!   dispatcher and k = cores, no core is left for its thread and it routes inside worker 0's);
+//!   with [`Placement::SingleCore`] all workers share one CPU (paper Fig. 5c).
 //!
 //! Both are generic over the request type, so packet classifiers reuse them unchanged.
 
@@ -522,8 +523,7 @@ enum Message<R> {
 
 /// Pushes `msg`, waiting while the ring is full; returns the nanoseconds it waited (0 without a
 /// clock read when the ring had room).
-fn push_blocking<R>(ring: &mut rtrb::Producer<Message<R>>, mut msg: Message<R>) -> u64 {
-    let mut backoff = Backoff::new();
+fn push_blocking<R>(ring: &mut rtrb::Producer<Message<R>>, mut msg: Message<R>, mut backoff: Backoff) -> u64 {
     let mut blocked_since = None;
     loop {
         match ring.push(msg) {
@@ -535,6 +535,19 @@ fn push_blocking<R>(ring: &mut rtrb::Producer<Message<R>>, mut msg: Message<R>) 
             }
         }
     }
+}
+
+/// Pushes a copy of `batch` to its worker in a recycled (or new) vector, waiting with `backoff`
+/// while the ring is full; returns the time it waited for room.
+fn push_batch<R: Copy>(
+    producer: &mut rtrb::Producer<Message<R>>,
+    recycled: &mut rtrb::Consumer<Vec<R>>,
+    batch: &[R],
+    backoff: Backoff,
+) -> u64 {
+    let mut full = recycled.pop().unwrap_or_else(|_| Vec::with_capacity(BATCH));
+    full.extend_from_slice(batch);
+    push_blocking(producer, Message::Batch(full), backoff)
 }
 
 /// The dispatcher's side of the rings: one batch per worker being filled, and vectors coming back.
@@ -556,17 +569,32 @@ impl<R: Copy + Default> Rings<R> {
         batches.drain(flush);
     }
 
-    /// Pushes a copy of `batch` to its worker in a recycled (or new) vector; returns the time it
-    /// waited for room.
     fn flush(producer: &mut rtrb::Producer<Message<R>>, recycled: &mut rtrb::Consumer<Vec<R>>, batch: &[R]) -> u64 {
-        let mut full = recycled.pop().unwrap_or_else(|_| Vec::with_capacity(BATCH));
-        full.extend_from_slice(batch);
-        push_blocking(producer, Message::Batch(full))
+        push_batch(producer, recycled, batch, Backoff::new())
+    }
+
+    /// [`Rings::send`] from inside worker 0's thread ([`run_threaded_in_worker`]): worker 0's
+    /// batches are served on the spot, ring w carries worker w + 1's, and a full ring is waited
+    /// on by spinning (the thread has its core).
+    fn send_serving(&mut self, requests: &[R], dispatcher: &mut dyn Dispatcher<R>, own: &mut InlineWorker<'_, R>) {
+        let Rings { producers, recycled, batches, dispatched, blocked_ns } = self;
+        let mut full = |w: usize, batch: &[R]| match w {
+            0 => own.serve(batch),
+            _ => *blocked_ns += push_batch(&mut producers[w - 1], &mut recycled[w - 1], batch, Backoff::dedicated()),
+        };
+        route_into_batches(dispatcher, requests, dispatched, batches, &mut full);
+        batches.drain(full);
+    }
+
+    fn broadcast_spinning(&mut self, message: impl Fn() -> Message<R>) {
+        for p in self.producers.iter_mut() {
+            self.blocked_ns += push_blocking(p, message(), Backoff::dedicated());
+        }
     }
 
     fn broadcast(&mut self, message: impl Fn() -> Message<R>) {
         for p in self.producers.iter_mut() {
-            self.blocked_ns += push_blocking(p, message());
+            self.blocked_ns += push_blocking(p, message(), Backoff::new());
         }
     }
 }
@@ -680,6 +708,9 @@ fn run_threaded_placed<R: Copy + Default + Send + Sync>(
     let mut cpus = allowed_cpus();
     let n = cpus.len().max(1);
     cpus.rotate_left(shift % n);
+    if placement == Placement::OneCorePerWorker && d == 1 && k == cpus.len() {
+        return run_threaded_in_worker(streams, &mut *dispatchers[0], k, factory, &cpus);
+    }
     let worker_cpu = |i: usize| -> Option<usize> {
         match placement {
             Placement::SingleCore => Some(cpus[0]),
@@ -723,66 +754,7 @@ fn run_threaded_placed<R: Copy + Default + Send + Sync>(
                 }
                 let mut worker = factory(i);
                 ready.wait();
-                let (mut measuring, mut t0, mut work, mut served, mut hits0) = (false, 0, 0, 0, None);
-                let mut serve_wall_ns = 0u64;
-                let mut moved0 = None;
-                let mut last_served = None;
-                let (mut starts, mut stops) = (0, 0);
-                // Spinning only where the worker and the dispatchers each have a core: with k ≥ CPUs
-                // a dispatcher shares a worker's core, and a worker spinning on an empty ring
-                // took the dispatcher's time (k = 2 on 2 CPUs measured 0.5x for workers faster
-                // than the dispatcher).
-                let mut backoff = if dedicated { Backoff::dedicated() } else { Backoff::new() };
-                loop {
-                    let mut idle = true;
-                    for (rx, back) in inbox.iter_mut() {
-                        match rx.pop() {
-                            Ok(Message::Batch(mut batch)) => {
-                                idle = false;
-                                let began = measuring.then(Instant::now);
-                                let w = worker.serve_batch(&batch);
-                                if let Some(began) = began {
-                                    let now = Instant::now();
-                                    serve_wall_ns += now.duration_since(began).as_nanos() as u64;
-                                    work += w;
-                                    served += batch.len() as u64;
-                                    last_served = Some(now);
-                                }
-                                batch.clear();
-                                let _ = back.push(batch);
-                            }
-                            Ok(Message::Start) => {
-                                idle = false;
-                                starts += 1;
-                                // Measuring begins once every dispatcher's warm-up is served.
-                                if starts == d {
-                                    measuring = true;
-                                    hits0 = worker.hits();
-                                    moved0 = worker.entries_moved();
-                                    t0 = thread_cpu_ns();
-                                    started.fetch_add(1, Ordering::Release);
-                                }
-                            }
-                            Ok(Message::Stop) => {
-                                idle = false;
-                                stops += 1;
-                            }
-                            Err(_) => {}
-                        }
-                    }
-                    if stops == d {
-                        // Idle waiting after the last batch is not part of the run.
-                        let cpu_ns = thread_cpu_ns() - t0;
-                        let hits = counter_delta(worker.hits(), hits0);
-                        let moved = counter_delta(worker.entries_moved(), moved0);
-                        return Outcome { cpu_ns, work, served, hits, moved, end: last_served, serve_wall_ns };
-                    }
-                    if idle {
-                        backoff.snooze();
-                    } else {
-                        backoff.reset();
-                    }
-                }
+                serve_inboxes(worker.as_mut(), &mut inbox, started, dedicated)
             }));
         }
 
@@ -842,6 +814,207 @@ fn run_threaded_placed<R: Copy + Default + Send + Sync>(
         accounting.dispatchers = d;
         accounting.dispatcher_cpu_total_ns = sides.iter().map(|s| s.1).sum();
         accounting
+    })
+}
+
+/// A worker thread's loop in a threaded run: serves the batches of its D rings (one per
+/// dispatcher) as they arrive, counting from the D-th `Start` (every dispatcher's warm-up served)
+/// to the D-th `Stop`.
+fn serve_inboxes<R>(
+    worker: &mut dyn Worker<R>,
+    inbox: &mut [Inbox<R>],
+    started: &AtomicUsize,
+    dedicated: bool,
+) -> Outcome {
+    let d = inbox.len();
+    let (mut measuring, mut t0, mut work, mut served, mut hits0) = (false, 0, 0, 0, None);
+    let mut serve_wall_ns = 0u64;
+    let mut moved0 = None;
+    let mut last_served = None;
+    let (mut starts, mut stops) = (0, 0);
+    // Spinning only where the worker and the dispatchers each have a core: with k ≥ CPUs a
+    // dispatcher thread shares a worker's core, and a worker spinning on an empty ring took the
+    // dispatcher's time (k = 2 on 2 CPUs measured 0.5x for workers faster than the dispatcher).
+    let mut backoff = if dedicated { Backoff::dedicated() } else { Backoff::new() };
+    loop {
+        let mut idle = true;
+        for (rx, back) in inbox.iter_mut() {
+            match rx.pop() {
+                Ok(Message::Batch(mut batch)) => {
+                    idle = false;
+                    let began = measuring.then(Instant::now);
+                    let w = worker.serve_batch(&batch);
+                    if let Some(began) = began {
+                        let now = Instant::now();
+                        serve_wall_ns += now.duration_since(began).as_nanos() as u64;
+                        work += w;
+                        served += batch.len() as u64;
+                        last_served = Some(now);
+                    }
+                    batch.clear();
+                    let _ = back.push(batch);
+                }
+                Ok(Message::Start) => {
+                    idle = false;
+                    starts += 1;
+                    // Measuring begins once every dispatcher's warm-up is served.
+                    if starts == d {
+                        measuring = true;
+                        hits0 = worker.hits();
+                        moved0 = worker.entries_moved();
+                        t0 = thread_cpu_ns();
+                        started.fetch_add(1, Ordering::Release);
+                    }
+                }
+                Ok(Message::Stop) => {
+                    idle = false;
+                    stops += 1;
+                }
+                Err(_) => {}
+            }
+        }
+        if stops == d {
+            // Idle waiting after the last batch is not part of the run.
+            let cpu_ns = thread_cpu_ns() - t0;
+            let hits = counter_delta(worker.hits(), hits0);
+            let moved = counter_delta(worker.entries_moved(), moved0);
+            return Outcome { cpu_ns, work, served, hits, moved, end: last_served, serve_wall_ns };
+        }
+        if idle {
+            backoff.snooze();
+        } else {
+            backoff.reset();
+        }
+    }
+}
+
+/// Worker 0 of a run whose dispatcher routes inside worker 0's thread: serves its own batches
+/// as they fill, with the counts [`serve_inboxes`] keeps for the others.
+struct InlineWorker<'w, R> {
+    worker: Box<dyn Worker<R> + 'w>,
+    measuring: bool,
+    work: u64,
+    served: u64,
+    serve_wall_ns: u64,
+    last_served: Option<Instant>,
+}
+
+impl<R> InlineWorker<'_, R> {
+    fn serve(&mut self, batch: &[R]) {
+        if !self.measuring {
+            self.worker.serve_batch(batch);
+            return;
+        }
+        let began = Instant::now();
+        self.work += self.worker.serve_batch(batch);
+        let now = Instant::now();
+        self.serve_wall_ns += now.duration_since(began).as_nanos() as u64;
+        self.served += batch.len() as u64;
+        self.last_served = Some(now);
+    }
+}
+
+/// Threaded run for k workers on k CPUs with one dispatcher and no CPU left for it: the
+/// dispatcher routes inside worker 0's thread, serving worker 0's batches itself as they fill
+/// and pushing the others' through their rings, as a receive core that also serves does. A
+/// dispatcher thread of its own would share a worker's core: three threads on two CPUs left
+/// each CPU idle for a seventh of a run (tuple-merge, 9,973 rules, k = 2) in wake-ups and
+/// time slices, while this gives each worker a core of its own and adds the dispatch to worker
+/// 0's, the projection's serial dispatch plus the slowest worker when worker 0 is the slowest.
+/// Every thread spins while it waits (each has its core). The dispatcher's CPU time is its
+/// thread's CPU time over the counted requests less worker 0's serving and its waits on full
+/// rings; worker 0's is its serving time (wall clock on its own core).
+fn run_threaded_in_worker<R: Copy + Default + Send + Sync>(
+    streams: Streams<'_, R>,
+    dispatcher: &mut dyn Dispatcher<R>,
+    k: usize,
+    factory: &WorkerFactory<'_, R>,
+    cpus: &[usize],
+) -> Accounting {
+    let mut producers = Vec::with_capacity(k - 1);
+    let mut recycled = Vec::with_capacity(k - 1);
+    let mut inboxes: Vec<[Inbox<R>; 1]> = Vec::with_capacity(k - 1);
+    for _ in 1..k {
+        let (p, c) = rtrb::RingBuffer::<Message<R>>::new(RING_BATCHES);
+        let (back_p, back_c) = rtrb::RingBuffer::<Vec<R>>::new(RING_BATCHES + 2);
+        producers.push(p);
+        recycled.push(back_c);
+        inboxes.push([(c, back_p)]);
+    }
+    let ready = Barrier::new(k);
+    let started = AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        let mut handles = Vec::with_capacity(k - 1);
+        for (i, mut inbox) in inboxes.into_iter().enumerate() {
+            let (ready, started, cpu) = (&ready, &started, cpus.get(i + 1).copied());
+            handles.push(s.spawn(move || {
+                if let Some(c) = cpu {
+                    pin_current_thread(c);
+                }
+                let mut worker = factory(i + 1);
+                ready.wait();
+                serve_inboxes(worker.as_mut(), &mut inbox, started, true)
+            }));
+        }
+        // Worker 0's thread, which routes: spawned like the others, so that the caller's own
+        // CPU affinity is left as it was.
+        let (ready, started) = (&ready, &started);
+        let side = s.spawn(move || {
+            if let Some(&c) = cpus.first() {
+                pin_current_thread(c);
+            }
+            let mut own = InlineWorker {
+                worker: factory(0),
+                measuring: false,
+                work: 0,
+                served: 0,
+                serve_wall_ns: 0,
+                last_served: None,
+            };
+            ready.wait();
+            let mut rings =
+                Rings { producers, recycled, batches: Batches::new(k), dispatched: vec![0u64; k], blocked_ns: 0 };
+            rings.send_serving(streams.warmup, dispatcher, &mut own);
+            rings.broadcast_spinning(|| Message::Start);
+            if !streams.warmup.is_empty() {
+                // The clock starts once every other worker has drained its warm-up.
+                while started.load(Ordering::Acquire) < k - 1 {
+                    std::hint::spin_loop();
+                }
+            }
+            own.measuring = true;
+            let (hits0, moved0) = (own.worker.hits(), own.worker.entries_moved());
+            rings.blocked_ns = 0;
+            let t_start = Instant::now();
+            let c0 = thread_cpu_ns();
+            rings.send_serving(streams.counted, dispatcher, &mut own);
+            let thread_ns = thread_cpu_ns() - c0;
+            let blocked_ns = rings.blocked_ns;
+            rings.broadcast_spinning(|| Message::Stop);
+            let first = Outcome {
+                cpu_ns: own.serve_wall_ns,
+                work: own.work,
+                served: own.served,
+                hits: counter_delta(own.worker.hits(), hits0),
+                moved: counter_delta(own.worker.entries_moved(), moved0),
+                end: own.last_served,
+                serve_wall_ns: own.serve_wall_ns,
+            };
+            let dispatcher_cpu_ns = thread_ns.saturating_sub(own.serve_wall_ns).saturating_sub(blocked_ns);
+            (first, dispatcher_cpu_ns, blocked_ns, t_start)
+        });
+        let (first, dispatcher_cpu_ns, blocked_ns, t_start) = side.join().expect("dispatching worker thread panicked");
+        let mut outcomes = vec![first];
+        outcomes.extend(handles.into_iter().map(|h| h.join().expect("worker thread panicked")));
+        let end = outcomes.iter().filter_map(|o| o.end).max().unwrap_or(t_start);
+        let wall_ns = end.saturating_duration_since(t_start).as_nanos() as u64;
+        into_accounting(
+            k,
+            streams.counted.len(),
+            dispatcher_cpu_ns,
+            outcomes,
+            Some(Threaded { wall_ns, dispatcher_blocked_ns: blocked_ns }),
+        )
     })
 }
 
@@ -983,6 +1156,60 @@ mod tests {
         assert!(once.dispatcher_blocked_ns.is_some_and(|b| b <= wall));
         let projected = run_projected(streams, &rr, 2, &factory, 2, 1, Duration::ZERO);
         assert!(projected.worker_serve_wall_ns.is_empty() && projected.dispatcher_blocked_ns.is_none());
+    }
+
+    /// Round-robin that records the threads it routes in.
+    struct RecordingThreads {
+        inner: RoundRobinDispatcher,
+        seen: std::sync::Arc<Mutex<Vec<std::thread::ThreadId>>>,
+    }
+    impl Dispatcher for RecordingThreads {
+        fn route(&mut self, request: &u64, loads: &WorkerLoads<'_>) -> usize {
+            let me = std::thread::current().id();
+            let mut seen = self.seen.lock().unwrap();
+            if !seen.contains(&me) {
+                seen.push(me);
+            }
+            self.inner.route(request, loads)
+        }
+    }
+
+    #[test]
+    fn with_no_cpu_left_for_it_the_dispatcher_routes_inside_worker_0s_thread() {
+        let n = allowed_cpus().len();
+        let warmup: Vec<u64> = (0..3_000u64).collect();
+        let requests: Vec<u64> = (0..20_000u64).collect();
+        let streams = Streams { warmup: &warmup, counted: &requests };
+        // k = n: worker 0's thread routes; k = n - 1 (where there are 2 CPUs or more): a
+        // dispatcher thread of its own. Either way the same streams, work and counts.
+        for k in [n, n - 1].into_iter().filter(|&k| k >= 1) {
+            let seen = std::sync::Arc::new(Mutex::new(Vec::new()));
+            let worker0 = Mutex::new(None);
+            let factory = |i: usize| -> Box<dyn Worker> {
+                if i == 0 {
+                    *worker0.lock().unwrap() = Some(std::thread::current().id());
+                }
+                Box::new(Spinner { per_request: 50, burst: 0 })
+            };
+            let make = || -> Box<dyn Dispatcher> {
+                Box::new(RecordingThreads { inner: RoundRobinDispatcher::new(k), seen: seen.clone() })
+            };
+            let affinity = allowed_cpus();
+            let acc = run_threaded_within(streams, &make, k, &factory, Placement::OneCorePerWorker, Duration::ZERO);
+            assert_eq!(allowed_cpus(), affinity, "the caller's affinity is left alone");
+            let routed_in = seen.lock().unwrap().clone();
+            assert_eq!(routed_in.len(), 1, "one routing thread");
+            let inside = Some(routed_in[0]) == *worker0.lock().unwrap();
+            assert_eq!(inside, k == n, "k = {k} on {n} CPUs");
+            assert_eq!(acc.worker_requests.iter().sum::<u64>(), 20_000);
+            let projected = run_projected(streams, &make, k, &factory, 2, 1, Duration::ZERO);
+            assert_eq!(acc.worker_work, projected.worker_work);
+            let wall = acc.wall_ns.expect("threaded");
+            assert!(acc.worker_serve_wall_ns.iter().all(|&s| s > 0 && s <= wall), "{acc:?}");
+            assert!(acc.worker_cpu_ns.iter().all(|&c| c > 0), "{acc:?}");
+            assert!(acc.dispatcher_cpu_ns > 0 && acc.dispatcher_cpu_ns <= wall, "{acc:?}");
+            assert!(acc.dispatcher_blocked_ns.is_some_and(|b| b <= wall));
+        }
     }
 
     #[test]

@@ -45,8 +45,8 @@ def aggregate(rounds: list[Row]) -> Row:
         if field in RANGED:
             row[f"{field}_lo"] = min(values)
             row[f"{field}_hi"] = max(values)
-            if field == "speedup_projected":
-                row["speedup_projected_runs"] = values
+            if field in STABILITY_FIELDS:
+                row[f"{field}_runs"] = values
     return row
 
 

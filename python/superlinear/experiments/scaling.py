@@ -4,7 +4,7 @@ series on a grid of k that a 16-core machine can run with real threads, one work
 
 Every point is run both ways (projected and, for k ≤ cores, measured), so the table and the
 result rows show the two side by side, each the median and range of independent repeats. k = 15
-leaves the dispatcher thread a core of its own on 16 cores; at k = 16 it shares one. On a machine
+leaves the dispatcher thread a core of its own on 16 cores; at k = 16 worker 0's thread routes. On a machine
 with fewer cores the points above its core count are projected only.
 """
 
