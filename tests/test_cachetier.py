@@ -515,6 +515,11 @@ def test_bench_is_never_served_another_tables_entries(tier: dict[str, Any], cli:
         r = cli("cache", "bench", "--dir", d, "--table", "other_kv", "--requests", "500", "--repeats", "1", "--flush")
         assert r.returncode == 0, r.stderr
         assert _client(tier).other_tables() == ["other_kv"] * REPLICAS
+        # status says which table each replica holds.
+        r = cli("cache", "status", "--dir", d, "--json")
+        assert [m["table"] for m in json.loads(r.stdout)["memcached"]] == ["other_kv"] * REPLICAS, r.stdout
+        r = cli("cache", "status", "--dir", d)
+        assert "holds table" in r.stdout and r.stdout.count("other_kv") == REPLICAS, r.stdout
         r = cli("cache", "bench", "--dir", d, "--requests", "500", "--repeats", "1")
         assert r.returncode == 2 and "holds entries of table other_kv" in r.stderr and "--flush" in r.stderr, r.stderr
         assert "Traceback" not in r.stderr

@@ -7,7 +7,7 @@ use serde::Serialize;
 use std::sync::Arc;
 use std::time::Duration;
 use superlinear_cachetier::bench;
-use superlinear_cachetier::client::{CacheAsideClient, Outcome, StatsSnapshot};
+use superlinear_cachetier::client::{CacheAsideClient, Outcome, StatsSnapshot, TABLE_MARK_KEY};
 use superlinear_cachetier::config::{BenchSettings, ClientSettings};
 use superlinear_cachetier::keys::KeyDist;
 use superlinear_cachetier::memcache::{McConn, ReplicaState};
@@ -174,6 +174,15 @@ fn cache_memcached_stats(py: Python<'_>, address: &str) -> PyResult<std::collect
     py.allow_threads(|| McConn::connect(&ep, Duration::from_secs(2))?.stats(None)).map_err(to_py)
 }
 
+/// The table whose entries a memcached server holds, as the mark a bench, pre-fill or flush of
+/// this tool leaves says (its name, or its start and a hash for a long one); None without a mark.
+#[pyfunction]
+fn cache_table_mark(py: Python<'_>, address: &str) -> PyResult<Option<String>> {
+    let ep = Endpoint::parse(address).map_err(to_py)?;
+    let item = py.allow_threads(|| McConn::connect(&ep, Duration::from_secs(2))?.mg(TABLE_MARK_KEY)).map_err(to_py)?;
+    Ok(item.map(|i| String::from_utf8_lossy(&i.data).trim_end().to_string()))
+}
+
 /// The router registry: name, key_affine, summary.
 #[pyfunction]
 fn cache_routers(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
@@ -249,6 +258,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cache_lru_sim_trace, m)?)?;
     m.add_function(wrap_pyfunction!(cache_sql, m)?)?;
     m.add_function(wrap_pyfunction!(cache_memcached_stats, m)?)?;
+    m.add_function(wrap_pyfunction!(cache_table_mark, m)?)?;
     m.add_function(wrap_pyfunction!(cache_routers, m)?)?;
     m.add_function(wrap_pyfunction!(cache_route_sim, m)?)?;
     Ok(())

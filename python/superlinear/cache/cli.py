@@ -154,9 +154,19 @@ def cmd_restart(args: argparse.Namespace) -> int:
     return 0
 
 
+def _table_held(address: str) -> str | None:
+    """The table a replica holds entries of, as its mark says; None without a mark or an answer."""
+    try:
+        return _native.cache_table_mark(address)
+    except SuperlinearError:
+        return None
+
+
 def cmd_status(args: argparse.Namespace) -> int:
     st = Services(args.dir).status()
     failed = 1 if st["running"] and not st["healthy"] else 0
+    for m in st["memcached"]:
+        m["table"] = _table_held(m["address"]) if m["reachable"] else None
     if args.json:
         print(json.dumps(st, indent=1))
         return failed
@@ -164,14 +174,15 @@ def cmd_status(args: argparse.Namespace) -> int:
         console.print(f"nothing running ({st['dir']})")
         return 0
     t = Table(title=f"cache tier in {st['dir']}")
-    for col in ("server", "address", "pid", "alive", "answers"):
+    for col in ("server", "address", "pid", "alive", "answers", "holds table"):
         # A DSN is long; fold it rather than cut it, it is meant to be copied.
         t.add_column(col, overflow="fold")
     for m in st["memcached"]:
-        t.add_row("memcached", m["address"], str(m["pid"]), str(m["alive"]), str(m["reachable"]))
+        t.add_row("memcached", m["address"], str(m["pid"]), str(m["alive"]), str(m["reachable"]),
+                  escape(m["table"]) if m["table"] is not None else "—")
     if st["postgres"]:
         p = st["postgres"]
-        t.add_row(f"postgresql {p['version']}", p["dsn"], str(p["pid"]), str(p["alive"]), str(p["reachable"]))
+        t.add_row(f"postgresql {p['version']}", p["dsn"], str(p["pid"]), str(p["alive"]), str(p["reachable"]), "")
     console.print(t)
     return failed
 
