@@ -917,10 +917,10 @@ impl<R> InlineWorker<'_, R> {
 /// Threaded run for k workers on k CPUs with one dispatcher and no CPU left for it: the
 /// dispatcher routes inside worker 0's thread, serving worker 0's batches itself as they fill
 /// and pushing the others' through their rings, as a receive core that also serves does. A
-/// dispatcher thread of its own would share a worker's core: three threads on two CPUs left
-/// each CPU idle for a seventh of a run (tuple-merge, 9,973 rules, k = 2) in wake-ups and
-/// time slices, while this gives each worker a core of its own and adds the dispatch to worker
-/// 0's, the projection's serial dispatch plus the slowest worker when worker 0 is the slowest.
+/// dispatcher thread of its own would share a worker's core, and the CPUs would idle in the
+/// scheduler's hand-overs between three threads on two of them (docs/design.md); this gives
+/// each worker a core of its own and adds the dispatch to worker 0's, the projection's serial
+/// dispatch plus the slowest worker when worker 0 is the slowest.
 /// Every thread spins while it waits (each has its core). The dispatcher's CPU time is its
 /// thread's CPU time over the counted requests less worker 0's serving and its waits on full
 /// rings; worker 0's is its serving time (wall clock on its own core).
