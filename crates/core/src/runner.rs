@@ -974,23 +974,28 @@ fn run_threaded_in_worker<R: Copy + Default + Send + Sync>(
             ready.wait();
             let mut rings =
                 Rings { producers, recycled, batches: Batches::new(k), dispatched: vec![0u64; k], blocked_ns: 0 };
-            rings.send_serving(streams.warmup, dispatcher, &mut own);
-            rings.broadcast_spinning(|| Message::Start);
-            if !streams.warmup.is_empty() {
-                // The clock starts once every other worker has drained its warm-up.
-                while started.load(Ordering::Acquire) < k - 1 {
-                    std::hint::spin_loop();
+            // A panic while routing or serving still sends every other worker its Stop, so that
+            // they end (each spins on its core until then) and the panic reaches the caller.
+            let routed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                rings.send_serving(streams.warmup, dispatcher, &mut own);
+                rings.broadcast_spinning(|| Message::Start);
+                if !streams.warmup.is_empty() {
+                    // The clock starts once every other worker has drained its warm-up.
+                    while started.load(Ordering::Acquire) < k - 1 {
+                        std::hint::spin_loop();
+                    }
                 }
-            }
-            own.measuring = true;
-            let (hits0, moved0) = (own.worker.hits(), own.worker.entries_moved());
-            rings.blocked_ns = 0;
-            let t_start = Instant::now();
-            let c0 = thread_cpu_ns();
-            rings.send_serving(streams.counted, dispatcher, &mut own);
-            let thread_ns = thread_cpu_ns() - c0;
-            let blocked_ns = rings.blocked_ns;
+                own.measuring = true;
+                let (hits0, moved0) = (own.worker.hits(), own.worker.entries_moved());
+                rings.blocked_ns = 0;
+                let t_start = Instant::now();
+                let c0 = thread_cpu_ns();
+                rings.send_serving(streams.counted, dispatcher, &mut own);
+                (thread_cpu_ns() - c0, rings.blocked_ns, t_start, hits0, moved0)
+            }));
             rings.broadcast_spinning(|| Message::Stop);
+            let (thread_ns, blocked_ns, t_start, hits0, moved0) =
+                routed.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
             let first = Outcome {
                 cpu_ns: own.serve_wall_ns,
                 work: own.work,
@@ -1210,6 +1215,36 @@ mod tests {
             assert!(acc.dispatcher_cpu_ns > 0 && acc.dispatcher_cpu_ns <= wall, "{acc:?}");
             assert!(acc.dispatcher_blocked_ns.is_some_and(|b| b <= wall));
         }
+    }
+
+    /// Panics on its `after`-th request.
+    struct PanicsAfter {
+        after: u64,
+    }
+    impl Worker for PanicsAfter {
+        fn serve(&mut self, _: &u64) -> u64 {
+            self.after = self.after.checked_sub(1).expect("worker 0 fails on purpose");
+            1
+        }
+    }
+
+    #[test]
+    fn a_panic_in_the_routing_worker_ends_the_run_instead_of_leaving_the_others_spinning() {
+        let k = allowed_cpus().len();
+        let requests: Vec<u64> = (0..50_000u64).collect();
+        let streams = Streams { warmup: &[], counted: &requests };
+        let factory = |i: usize| -> Box<dyn Worker> {
+            if i == 0 {
+                Box::new(PanicsAfter { after: 1_000 })
+            } else {
+                Box::new(Spinner { per_request: 10, burst: 0 })
+            }
+        };
+        let rr = || -> Box<dyn Dispatcher> { Box::new(RoundRobinDispatcher::new(k)) };
+        let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            run_threaded_within(streams, &rr, k, &factory, Placement::OneCorePerWorker, Duration::ZERO)
+        }));
+        assert!(run.is_err(), "the panic reaches the caller");
     }
 
     #[test]
