@@ -13,7 +13,7 @@ use crate::coherence::{self, Cached};
 use crate::endpoint::Endpoint;
 use crate::error::{Error, Result};
 use crate::loads::LoadCounters;
-use crate::memcache::{Replica, SetMode};
+use crate::memcache::{McConn, Replica, SetMode};
 use crate::pg::{Dsn, PgPool, RetryPolicy};
 use crate::router::{self, key_hash, Router, View};
 use crate::store;
@@ -446,15 +446,20 @@ impl CacheAsideClient {
     /// mark holds it); None where the mark names this table, where there is none, or where the
     /// replica does not answer.
     pub fn other_tables(&self) -> Vec<Option<String>> {
-        let mine = table_mark(&self.table);
-        self.replicas
-            .iter()
-            .map(|r| {
-                let item = r.with(|c| c.mg(TABLE_MARK_KEY)).ok().flatten()?;
-                (item.data[..] != mine[..]).then(|| String::from_utf8_lossy(&item.data).trim_end().to_string())
-            })
-            .collect()
+        let mine = mark_text(&table_mark(&self.table));
+        self.replicas.iter().map(|r| r.with(held_table).ok().flatten().filter(|t| *t != mine)).collect()
     }
+}
+
+/// The table whose entries a memcached server holds, as its mark says (the name, or for a long
+/// one its start and a hash); None without a mark.
+pub fn held_table(conn: &mut McConn) -> Result<Option<String>> {
+    Ok(conn.mg(TABLE_MARK_KEY)?.map(|item| mark_text(&item.data)))
+}
+
+/// A mark's text: the name without its padding.
+fn mark_text(mark: &[u8]) -> String {
+    String::from_utf8_lossy(mark).trim_end().to_string()
 }
 
 #[cfg(test)]

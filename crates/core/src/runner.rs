@@ -495,6 +495,14 @@ impl Backoff {
     fn dedicated() -> Self {
         Self { step: 0, shared: false }
     }
+    /// [`Backoff::dedicated`] for a thread with a core of its own (`spin`), else [`Backoff::new`].
+    fn waiting(spin: bool) -> Self {
+        if spin {
+            Self::dedicated()
+        } else {
+            Self::new()
+        }
+    }
     fn reset(&mut self) {
         self.step = 0;
     }
@@ -537,64 +545,69 @@ fn push_blocking<R>(ring: &mut rtrb::Producer<Message<R>>, mut msg: Message<R>, 
     }
 }
 
-/// Pushes a copy of `batch` to its worker in a recycled (or new) vector, waiting with `backoff`
-/// while the ring is full; returns the time it waited for room.
-fn push_batch<R: Copy>(
-    producer: &mut rtrb::Producer<Message<R>>,
-    recycled: &mut rtrb::Consumer<Vec<R>>,
-    batch: &[R],
-    backoff: Backoff,
-) -> u64 {
-    let mut full = recycled.pop().unwrap_or_else(|_| Vec::with_capacity(BATCH));
-    full.extend_from_slice(batch);
-    push_blocking(producer, Message::Batch(full), backoff)
-}
-
 /// The dispatcher's side of the rings: one batch per worker being filled, and vectors coming back.
 struct Rings<R> {
+    /// Ring i carries the batches of worker `dispatched.len() - producers.len() + i`: every
+    /// worker's, or all but worker 0's where the routing thread serves worker 0 itself.
     producers: Vec<rtrb::Producer<Message<R>>>,
     recycled: Vec<rtrb::Consumer<Vec<R>>>,
     batches: Batches<R>,
     dispatched: Vec<u64>,
     /// Time blocked on full rings since the last reset.
     blocked_ns: u64,
+    /// Whether the routing thread spins while a ring is full (it has a core of its own).
+    spin: bool,
+}
+
+/// The dispatcher's ends of rings to workers: batches out, emptied vectors back.
+type RingEnds<R> = (Vec<rtrb::Producer<Message<R>>>, Vec<rtrb::Consumer<Vec<R>>>);
+
+/// `n` rings: the dispatcher's ends and each worker's inbox.
+fn rings<R>(n: usize) -> (RingEnds<R>, Vec<Inbox<R>>) {
+    let (mut producers, mut recycled, mut inboxes) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..n {
+        let (p, c) = rtrb::RingBuffer::<Message<R>>::new(RING_BATCHES);
+        let (back_p, back_c) = rtrb::RingBuffer::<Vec<R>>::new(RING_BATCHES + 2);
+        producers.push(p);
+        recycled.push(back_c);
+        inboxes.push((c, back_p));
+    }
+    ((producers, recycled), inboxes)
 }
 
 impl<R: Copy + Default> Rings<R> {
-    /// Routes every request, pushing full batches as they fill, then flushes the rest.
-    fn send(&mut self, requests: &[R], dispatcher: &mut dyn Dispatcher<R>) {
-        let Rings { producers, recycled, batches, dispatched, blocked_ns } = self;
-        let mut flush = |w: usize, batch: &[R]| *blocked_ns += Self::flush(&mut producers[w], &mut recycled[w], batch);
-        route_into_batches(dispatcher, requests, dispatched, batches, &mut flush);
-        batches.drain(flush);
+    /// A routing thread's side for k workers over `ends` (to the last of them); built in the
+    /// thread that routes, so that its batches are that thread's memory.
+    fn new((producers, recycled): RingEnds<R>, k: usize, spin: bool) -> Self {
+        Rings { producers, recycled, batches: Batches::new(k), dispatched: vec![0; k], blocked_ns: 0, spin }
     }
 
-    fn flush(producer: &mut rtrb::Producer<Message<R>>, recycled: &mut rtrb::Consumer<Vec<R>>, batch: &[R]) -> u64 {
-        push_batch(producer, recycled, batch, Backoff::new())
-    }
-
-    /// [`Rings::send`] from inside worker 0's thread ([`run_threaded_in_worker`]): worker 0's
-    /// batches are served on the spot, ring w carries worker w + 1's, and a full ring is waited
-    /// on by spinning (the thread has its core).
-    fn send_serving(&mut self, requests: &[R], dispatcher: &mut dyn Dispatcher<R>, own: &mut InlineWorker<'_, R>) {
-        let Rings { producers, recycled, batches, dispatched, blocked_ns } = self;
-        let mut full = |w: usize, batch: &[R]| match w {
-            0 => own.serve(batch),
-            _ => *blocked_ns += push_batch(&mut producers[w - 1], &mut recycled[w - 1], batch, Backoff::dedicated()),
+    /// Routes every request, pushing full batches as they fill, then flushes the rest; with
+    /// `own`, worker 0's batches are served here on the spot ([`run_threaded_in_worker`]).
+    fn send(
+        &mut self,
+        requests: &[R],
+        dispatcher: &mut dyn Dispatcher<R>,
+        mut own: Option<(&mut dyn Worker<R>, &mut Tally)>,
+    ) {
+        let Rings { producers, recycled, batches, dispatched, blocked_ns, spin } = self;
+        let first_remote = dispatched.len() - producers.len();
+        let mut full = |w: usize, batch: &[R]| match own.as_mut().filter(|_| w < first_remote) {
+            Some((worker, tally)) => tally.serve(&mut **worker, batch),
+            None => {
+                let (producer, recycled) = (&mut producers[w - first_remote], &mut recycled[w - first_remote]);
+                let mut vector = recycled.pop().unwrap_or_else(|_| Vec::with_capacity(BATCH));
+                vector.extend_from_slice(batch);
+                *blocked_ns += push_blocking(producer, Message::Batch(vector), Backoff::waiting(*spin));
+            }
         };
         route_into_batches(dispatcher, requests, dispatched, batches, &mut full);
         batches.drain(full);
     }
 
-    fn broadcast_spinning(&mut self, message: impl Fn() -> Message<R>) {
-        for p in self.producers.iter_mut() {
-            self.blocked_ns += push_blocking(p, message(), Backoff::dedicated());
-        }
-    }
-
     fn broadcast(&mut self, message: impl Fn() -> Message<R>) {
         for p in self.producers.iter_mut() {
-            self.blocked_ns += push_blocking(p, message(), Backoff::new());
+            self.blocked_ns += push_blocking(p, message(), Backoff::waiting(self.spin));
         }
     }
 }
@@ -727,16 +740,13 @@ fn run_threaded_placed<R: Copy + Default + Send + Sync>(
     let dedicated = placement == Placement::OneCorePerWorker && dispatcher_cpu(d - 1).is_some();
 
     // Ring (j, i) carries dispatcher j's batches to worker i; its recycle ring brings the vectors back.
-    let mut producers: Vec<Vec<rtrb::Producer<Message<R>>>> = (0..d).map(|_| Vec::with_capacity(k)).collect();
-    let mut recycled: Vec<Vec<rtrb::Consumer<Vec<R>>>> = (0..d).map(|_| Vec::with_capacity(k)).collect();
     let mut inboxes: Vec<Vec<Inbox<R>>> = (0..k).map(|_| Vec::with_capacity(d)).collect();
-    for j in 0..d {
-        for inbox in inboxes.iter_mut() {
-            let (p, c) = rtrb::RingBuffer::<Message<R>>::new(RING_BATCHES);
-            let (back_p, back_c) = rtrb::RingBuffer::<Vec<R>>::new(RING_BATCHES + 2);
-            producers[j].push(p);
-            recycled[j].push(back_c);
-            inbox.push((c, back_p));
+    let mut all_ends = Vec::with_capacity(d);
+    for _ in 0..d {
+        let (ends, worker_ends) = rings(k);
+        all_ends.push(ends);
+        for (inbox, end) in inboxes.iter_mut().zip(worker_ends) {
+            inbox.push(end);
         }
     }
 
@@ -759,10 +769,7 @@ fn run_threaded_placed<R: Copy + Default + Send + Sync>(
         }
 
         let mut sides = Vec::with_capacity(d);
-        let ends = producers.into_iter().zip(recycled);
-        for (j, ((dispatcher, share), (producers, recycled))) in
-            dispatchers.iter_mut().zip(&shares).zip(ends).enumerate()
-        {
+        for (j, ((dispatcher, share), ends)) in dispatchers.iter_mut().zip(&shares).zip(all_ends).enumerate() {
             let (ready, started, cpu) = (&ready, &started, dispatcher_cpu(j));
             let dispatcher: &mut dyn Dispatcher<R> = &mut **dispatcher;
             sides.push(s.spawn(move || {
@@ -770,10 +777,9 @@ fn run_threaded_placed<R: Copy + Default + Send + Sync>(
                     pin_current_thread(c);
                 }
                 ready.wait();
-                let mut rings =
-                    Rings { producers, recycled, batches: Batches::new(k), dispatched: vec![0u64; k], blocked_ns: 0 };
+                let mut rings = Rings::new(ends, k, false);
                 if j == 0 {
-                    rings.send(streams.warmup, dispatcher);
+                    rings.send(streams.warmup, dispatcher, None);
                 } else {
                     // Only this dispatcher's own state warms up; the workers get dispatcher 0's.
                     let (mut dispatched, mut batches) = (vec![0u64; k], Batches::new(k));
@@ -790,7 +796,7 @@ fn run_threaded_placed<R: Copy + Default + Send + Sync>(
                 let t_start = Instant::now();
                 let c0 = thread_cpu_ns();
                 rings.blocked_ns = 0;
-                rings.send(share, dispatcher);
+                rings.send(share, dispatcher, None);
                 let dispatcher_cpu_ns = thread_cpu_ns() - c0;
                 let dispatcher_blocked_ns = rings.blocked_ns;
                 rings.broadcast(|| Message::Stop);
@@ -817,6 +823,53 @@ fn run_threaded_placed<R: Copy + Default + Send + Sync>(
     })
 }
 
+/// A worker's counts over the counted requests, kept alike by every worker thread.
+#[derive(Default)]
+struct Tally {
+    measuring: bool,
+    work: u64,
+    served: u64,
+    /// Wall-clock time inside `serve_batch`.
+    serve_wall_ns: u64,
+    last_served: Option<Instant>,
+    hits0: Option<u64>,
+    moved0: Option<u64>,
+}
+
+impl Tally {
+    /// Counting begins: the worker's cumulative counters are read as the zero.
+    fn start<R>(&mut self, worker: &dyn Worker<R>) {
+        self.measuring = true;
+        self.hits0 = worker.hits();
+        self.moved0 = worker.entries_moved();
+    }
+
+    fn serve<R>(&mut self, worker: &mut dyn Worker<R>, batch: &[R]) {
+        if !self.measuring {
+            worker.serve_batch(batch);
+            return;
+        }
+        let began = Instant::now();
+        self.work += worker.serve_batch(batch);
+        let now = Instant::now();
+        self.serve_wall_ns += now.duration_since(began).as_nanos() as u64;
+        self.served += batch.len() as u64;
+        self.last_served = Some(now);
+    }
+
+    fn outcome<R>(&self, worker: &dyn Worker<R>, cpu_ns: u64) -> Outcome {
+        Outcome {
+            cpu_ns,
+            work: self.work,
+            served: self.served,
+            hits: counter_delta(worker.hits(), self.hits0),
+            moved: counter_delta(worker.entries_moved(), self.moved0),
+            end: self.last_served,
+            serve_wall_ns: self.serve_wall_ns,
+        }
+    }
+}
+
 /// A worker thread's loop in a threaded run: serves the batches of its D rings (one per
 /// dispatcher) as they arrive, counting from the D-th `Start` (every dispatcher's warm-up served)
 /// to the D-th `Stop`.
@@ -827,30 +880,18 @@ fn serve_inboxes<R>(
     dedicated: bool,
 ) -> Outcome {
     let d = inbox.len();
-    let (mut measuring, mut t0, mut work, mut served, mut hits0) = (false, 0, 0, 0, None);
-    let mut serve_wall_ns = 0u64;
-    let mut moved0 = None;
-    let mut last_served = None;
-    let (mut starts, mut stops) = (0, 0);
+    let (mut tally, mut t0, mut starts, mut stops) = (Tally::default(), 0, 0, 0);
     // Spinning only where the worker and the dispatchers each have a core: with k ≥ CPUs a
     // dispatcher thread shares a worker's core, and a worker spinning on an empty ring took the
     // dispatcher's time (k = 2 on 2 CPUs measured 0.5x for workers faster than the dispatcher).
-    let mut backoff = if dedicated { Backoff::dedicated() } else { Backoff::new() };
+    let mut backoff = Backoff::waiting(dedicated);
     loop {
         let mut idle = true;
         for (rx, back) in inbox.iter_mut() {
             match rx.pop() {
                 Ok(Message::Batch(mut batch)) => {
                     idle = false;
-                    let began = measuring.then(Instant::now);
-                    let w = worker.serve_batch(&batch);
-                    if let Some(began) = began {
-                        let now = Instant::now();
-                        serve_wall_ns += now.duration_since(began).as_nanos() as u64;
-                        work += w;
-                        served += batch.len() as u64;
-                        last_served = Some(now);
-                    }
+                    tally.serve(worker, &batch);
                     batch.clear();
                     let _ = back.push(batch);
                 }
@@ -859,9 +900,7 @@ fn serve_inboxes<R>(
                     starts += 1;
                     // Measuring begins once every dispatcher's warm-up is served.
                     if starts == d {
-                        measuring = true;
-                        hits0 = worker.hits();
-                        moved0 = worker.entries_moved();
+                        tally.start(worker);
                         t0 = thread_cpu_ns();
                         started.fetch_add(1, Ordering::Release);
                     }
@@ -875,42 +914,13 @@ fn serve_inboxes<R>(
         }
         if stops == d {
             // Idle waiting after the last batch is not part of the run.
-            let cpu_ns = thread_cpu_ns() - t0;
-            let hits = counter_delta(worker.hits(), hits0);
-            let moved = counter_delta(worker.entries_moved(), moved0);
-            return Outcome { cpu_ns, work, served, hits, moved, end: last_served, serve_wall_ns };
+            return tally.outcome(worker, thread_cpu_ns() - t0);
         }
         if idle {
             backoff.snooze();
         } else {
             backoff.reset();
         }
-    }
-}
-
-/// Worker 0 of a run whose dispatcher routes inside worker 0's thread: serves its own batches
-/// as they fill, with the counts [`serve_inboxes`] keeps for the others.
-struct InlineWorker<'w, R> {
-    worker: Box<dyn Worker<R> + 'w>,
-    measuring: bool,
-    work: u64,
-    served: u64,
-    serve_wall_ns: u64,
-    last_served: Option<Instant>,
-}
-
-impl<R> InlineWorker<'_, R> {
-    fn serve(&mut self, batch: &[R]) {
-        if !self.measuring {
-            self.worker.serve_batch(batch);
-            return;
-        }
-        let began = Instant::now();
-        self.work += self.worker.serve_batch(batch);
-        let now = Instant::now();
-        self.serve_wall_ns += now.duration_since(began).as_nanos() as u64;
-        self.served += batch.len() as u64;
-        self.last_served = Some(now);
     }
 }
 
@@ -931,21 +941,12 @@ fn run_threaded_in_worker<R: Copy + Default + Send + Sync>(
     factory: &WorkerFactory<'_, R>,
     cpus: &[usize],
 ) -> Accounting {
-    let mut producers = Vec::with_capacity(k - 1);
-    let mut recycled = Vec::with_capacity(k - 1);
-    let mut inboxes: Vec<[Inbox<R>; 1]> = Vec::with_capacity(k - 1);
-    for _ in 1..k {
-        let (p, c) = rtrb::RingBuffer::<Message<R>>::new(RING_BATCHES);
-        let (back_p, back_c) = rtrb::RingBuffer::<Vec<R>>::new(RING_BATCHES + 2);
-        producers.push(p);
-        recycled.push(back_c);
-        inboxes.push([(c, back_p)]);
-    }
+    let (ends, inboxes) = rings(k - 1);
     let ready = Barrier::new(k);
     let started = AtomicUsize::new(0);
     std::thread::scope(|s| {
         let mut handles = Vec::with_capacity(k - 1);
-        for (i, mut inbox) in inboxes.into_iter().enumerate() {
+        for (i, inbox) in inboxes.into_iter().enumerate() {
             let (ready, started, cpu) = (&ready, &started, cpus.get(i + 1).copied());
             handles.push(s.spawn(move || {
                 if let Some(c) = cpu {
@@ -953,7 +954,7 @@ fn run_threaded_in_worker<R: Copy + Default + Send + Sync>(
                 }
                 let mut worker = factory(i + 1);
                 ready.wait();
-                serve_inboxes(worker.as_mut(), &mut inbox, started, true)
+                serve_inboxes(worker.as_mut(), &mut [inbox], started, true)
             }));
         }
         // Worker 0's thread, which routes: spawned like the others, so that the caller's own
@@ -963,49 +964,32 @@ fn run_threaded_in_worker<R: Copy + Default + Send + Sync>(
             if let Some(&c) = cpus.first() {
                 pin_current_thread(c);
             }
-            let mut own = InlineWorker {
-                worker: factory(0),
-                measuring: false,
-                work: 0,
-                served: 0,
-                serve_wall_ns: 0,
-                last_served: None,
-            };
+            let mut worker = factory(0);
+            let mut tally = Tally::default();
             ready.wait();
-            let mut rings =
-                Rings { producers, recycled, batches: Batches::new(k), dispatched: vec![0u64; k], blocked_ns: 0 };
+            let mut rings = Rings::new(ends, k, true);
             // A panic while routing or serving still sends every other worker its Stop, so that
             // they end (each spins on its core until then) and the panic reaches the caller.
             let routed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                rings.send_serving(streams.warmup, dispatcher, &mut own);
-                rings.broadcast_spinning(|| Message::Start);
+                rings.send(streams.warmup, dispatcher, Some((worker.as_mut(), &mut tally)));
+                rings.broadcast(|| Message::Start);
                 if !streams.warmup.is_empty() {
                     // The clock starts once every other worker has drained its warm-up.
                     while started.load(Ordering::Acquire) < k - 1 {
                         std::hint::spin_loop();
                     }
                 }
-                own.measuring = true;
-                let (hits0, moved0) = (own.worker.hits(), own.worker.entries_moved());
+                tally.start(worker.as_ref());
                 rings.blocked_ns = 0;
                 let t_start = Instant::now();
                 let c0 = thread_cpu_ns();
-                rings.send_serving(streams.counted, dispatcher, &mut own);
-                (thread_cpu_ns() - c0, rings.blocked_ns, t_start, hits0, moved0)
+                rings.send(streams.counted, dispatcher, Some((worker.as_mut(), &mut tally)));
+                (thread_cpu_ns() - c0, rings.blocked_ns, t_start)
             }));
-            rings.broadcast_spinning(|| Message::Stop);
-            let (thread_ns, blocked_ns, t_start, hits0, moved0) =
-                routed.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-            let first = Outcome {
-                cpu_ns: own.serve_wall_ns,
-                work: own.work,
-                served: own.served,
-                hits: counter_delta(own.worker.hits(), hits0),
-                moved: counter_delta(own.worker.entries_moved(), moved0),
-                end: own.last_served,
-                serve_wall_ns: own.serve_wall_ns,
-            };
-            let dispatcher_cpu_ns = thread_ns.saturating_sub(own.serve_wall_ns).saturating_sub(blocked_ns);
+            rings.broadcast(|| Message::Stop);
+            let (thread_ns, blocked_ns, t_start) = routed.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            let first = tally.outcome(worker.as_ref(), tally.serve_wall_ns);
+            let dispatcher_cpu_ns = thread_ns.saturating_sub(tally.serve_wall_ns).saturating_sub(blocked_ns);
             (first, dispatcher_cpu_ns, blocked_ns, t_start)
         });
         let (first, dispatcher_cpu_ns, blocked_ns, t_start) = side.join().expect("dispatching worker thread panicked");

@@ -7,7 +7,7 @@ use serde::Serialize;
 use std::sync::Arc;
 use std::time::Duration;
 use superlinear_cachetier::bench;
-use superlinear_cachetier::client::{CacheAsideClient, Outcome, StatsSnapshot, TABLE_MARK_KEY};
+use superlinear_cachetier::client::{held_table, CacheAsideClient, Outcome, StatsSnapshot};
 use superlinear_cachetier::config::{BenchSettings, ClientSettings};
 use superlinear_cachetier::keys::KeyDist;
 use superlinear_cachetier::memcache::{McConn, ReplicaState};
@@ -175,12 +175,11 @@ fn cache_memcached_stats(py: Python<'_>, address: &str) -> PyResult<std::collect
 }
 
 /// The table whose entries a memcached server holds, as the mark a bench, pre-fill or flush of
-/// this tool leaves says (its name, or its start and a hash for a long one); None without a mark.
+/// this tool leaves says ([`held_table`]); None without a mark.
 #[pyfunction]
 fn cache_table_mark(py: Python<'_>, address: &str) -> PyResult<Option<String>> {
     let ep = Endpoint::parse(address).map_err(to_py)?;
-    let item = py.allow_threads(|| McConn::connect(&ep, Duration::from_secs(2))?.mg(TABLE_MARK_KEY)).map_err(to_py)?;
-    Ok(item.map(|i| String::from_utf8_lossy(&i.data).trim_end().to_string()))
+    py.allow_threads(|| held_table(&mut McConn::connect(&ep, Duration::from_secs(2))?)).map_err(to_py)
 }
 
 /// The router registry: name, key_affine, summary.
