@@ -124,7 +124,7 @@ def test_ctrl_c_in_a_sweep_keeps_the_points_it_finished(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("args", [
     ("bench",),
-    ("latency-sim", "bench", "--requests", "3000000"),
+    ("latency-sim", "bench", "--requests", "6000000"),
     ("latency-sim", "run", "--requests", "2000000"),
 ])
 def test_ctrl_c_in_a_one_shot_study_keeps_what_it_finished(args: tuple[str, ...], tmp_path: Path) -> None:
