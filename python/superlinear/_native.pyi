@@ -33,6 +33,7 @@ class Accounting(TypedDict):
     work_with_moves_span: int | None
     worker_serve_wall_ns: list[int]
     dispatcher_blocked_ns: int | None
+    dispatcher_shares_core: bool | None
 
 class RunRecord(TypedDict):
     items: int

@@ -51,6 +51,10 @@ pub struct Accounting {
     /// Real-thread runs only: the dispatcher's wall-clock time blocked on full worker rings over
     /// the counted requests.
     pub dispatcher_blocked_ns: Option<u64>,
+    /// Real-thread runs only: whether the dispatch had no CPU of its own and shared one with a
+    /// worker (at k = cores it routes inside worker 0's thread); `None` otherwise. Recorded by
+    /// the runner from the CPUs it placed threads on, so a row's label says what ran.
+    pub dispatcher_shares_core: Option<bool>,
 }
 
 impl Accounting {
@@ -167,6 +171,7 @@ pub struct AccountingRecord<'a> {
     pub work_with_moves_span: Option<u64>,
     pub worker_serve_wall_ns: &'a [u64],
     pub dispatcher_blocked_ns: Option<u64>,
+    pub dispatcher_shares_core: Option<bool>,
 }
 
 impl Accounting {
@@ -198,6 +203,7 @@ impl Accounting {
             work_with_moves_span: self.work_with_moves_span(),
             worker_serve_wall_ns: &self.worker_serve_wall_ns,
             dispatcher_blocked_ns: self.dispatcher_blocked_ns,
+            dispatcher_shares_core: self.dispatcher_shares_core,
         }
     }
 }
@@ -245,6 +251,7 @@ mod tests {
             wall_ns: None,
             worker_serve_wall_ns: Vec::new(),
             dispatcher_blocked_ns: None,
+            dispatcher_shares_core: None,
         };
         assert_eq!(a.projected_ns(), 50);
         assert_eq!(a.projected_max_cpu_ns(), 55);

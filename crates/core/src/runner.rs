@@ -166,11 +166,12 @@ fn counter_delta(after: Option<u64>, before: Option<u64>) -> Option<u64> {
     Some(after? - before.unwrap_or(0))
 }
 
-/// What a real-thread run adds to the accounting: its wall clock and the dispatcher's time
-/// blocked on full rings.
+/// What a real-thread run adds to the accounting: its wall clock, the dispatcher's time
+/// blocked on full rings, and whether the dispatch had no CPU of its own.
 struct Threaded {
     wall_ns: u64,
     dispatcher_blocked_ns: u64,
+    dispatcher_shares_core: bool,
 }
 
 fn into_accounting(
@@ -201,7 +202,8 @@ fn into_accounting(
         } else {
             Vec::new()
         },
-        dispatcher_blocked_ns: threaded.map(|t| t.dispatcher_blocked_ns),
+        dispatcher_blocked_ns: threaded.as_ref().map(|t| t.dispatcher_blocked_ns),
+        dispatcher_shares_core: threaded.map(|t| t.dispatcher_shares_core),
     }
 }
 
@@ -530,12 +532,16 @@ enum Message<R> {
 }
 
 /// Pushes `msg`, waiting while the ring is full; returns the nanoseconds it waited (0 without a
-/// clock read when the ring had room).
+/// clock read when the ring had room). A full ring whose worker is gone (its thread panicked and
+/// dropped its end) drops the message instead of waiting forever; the caller's join of that
+/// worker then reports the panic.
 fn push_blocking<R>(ring: &mut rtrb::Producer<Message<R>>, mut msg: Message<R>, mut backoff: Backoff) -> u64 {
     let mut blocked_since = None;
+    let waited = |since: Option<Instant>| since.map_or(0, |t| t.elapsed().as_nanos() as u64);
     loop {
         match ring.push(msg) {
-            Ok(()) => return blocked_since.map_or(0, |t: Instant| t.elapsed().as_nanos() as u64),
+            Ok(()) => return waited(blocked_since),
+            Err(rtrb::PushError::Full(_)) if ring.is_abandoned() => return waited(blocked_since),
             Err(rtrb::PushError::Full(m)) => {
                 msg = m;
                 blocked_since.get_or_insert_with(Instant::now);
@@ -609,6 +615,12 @@ impl<R: Copy + Default> Rings<R> {
         for p in self.producers.iter_mut() {
             self.blocked_ns += push_blocking(p, message(), Backoff::waiting(self.spin));
         }
+    }
+
+    /// Whether a worker's thread has ended early (it panicked and dropped its end of the ring):
+    /// a routing thread waiting for the workers stops waiting then.
+    fn worker_gone(&self) -> bool {
+        self.producers.iter().any(|p| p.is_abandoned())
     }
 }
 
@@ -789,7 +801,7 @@ fn run_threaded_placed<R: Copy + Default + Send + Sync>(
                 if wait_for_workers {
                     // The clock starts once every worker has drained its warm-up.
                     let mut backoff = Backoff::new();
-                    while started.load(Ordering::Acquire) < k {
+                    while started.load(Ordering::Acquire) < k && !rings.worker_gone() {
                         backoff.snooze();
                     }
                 }
@@ -815,7 +827,11 @@ fn run_threaded_placed<R: Copy + Default + Send + Sync>(
             streams.counted.len(),
             sides.iter().map(|s| s.1).max().unwrap_or(0),
             outcomes,
-            Some(Threaded { wall_ns, dispatcher_blocked_ns: sides.iter().map(|s| s.2).max().unwrap_or(0) }),
+            Some(Threaded {
+                wall_ns,
+                dispatcher_blocked_ns: sides.iter().map(|s| s.2).max().unwrap_or(0),
+                dispatcher_shares_core: dispatcher_cpu(d - 1).is_none(),
+            }),
         );
         accounting.dispatchers = d;
         accounting.dispatcher_cpu_total_ns = sides.iter().map(|s| s.1).sum();
@@ -880,39 +896,48 @@ fn serve_inboxes<R>(
     dedicated: bool,
 ) -> Outcome {
     let d = inbox.len();
-    let (mut tally, mut t0, mut starts, mut stops) = (Tally::default(), 0, 0, 0);
+    let (mut tally, mut t0) = (Tally::default(), 0);
+    // Per dispatcher: whether its Start and its Stop have come.
+    let (mut started_by, mut stopped_by) = (vec![false; d], vec![false; d]);
     // Spinning only where the worker and the dispatchers each have a core: with k ≥ CPUs a
     // dispatcher thread shares a worker's core, and a worker spinning on an empty ring took the
     // dispatcher's time (k = 2 on 2 CPUs measured 0.5x for workers faster than the dispatcher).
     let mut backoff = Backoff::waiting(dedicated);
     loop {
         let mut idle = true;
-        for (rx, back) in inbox.iter_mut() {
-            match rx.pop() {
+        for (j, (rx, back)) in inbox.iter_mut().enumerate() {
+            let (start, stop) = match rx.pop() {
                 Ok(Message::Batch(mut batch)) => {
                     idle = false;
                     tally.serve(worker, &batch);
                     batch.clear();
                     let _ = back.push(batch);
+                    (false, false)
                 }
-                Ok(Message::Start) => {
-                    idle = false;
-                    starts += 1;
-                    // Measuring begins once every dispatcher's warm-up is served.
-                    if starts == d {
-                        tally.start(worker);
-                        t0 = thread_cpu_ns();
-                        started.fetch_add(1, Ordering::Release);
-                    }
+                Ok(Message::Start) => (true, false),
+                Ok(Message::Stop) => (false, true),
+                // A dispatcher gone without its Stop (its thread panicked): nothing more comes
+                // once its ring, abandoned, is empty. It counts as started and stopped, so that
+                // neither this worker nor the other dispatchers wait for it forever.
+                Err(_) if !stopped_by[j] && rx.is_abandoned() && rx.is_empty() => (true, true),
+                Err(_) => (false, false),
+            };
+            if start && !started_by[j] {
+                idle = false;
+                started_by[j] = true;
+                // Measuring begins once every dispatcher's warm-up is served.
+                if started_by.iter().all(|&s| s) {
+                    tally.start(worker);
+                    t0 = thread_cpu_ns();
+                    started.fetch_add(1, Ordering::Release);
                 }
-                Ok(Message::Stop) => {
-                    idle = false;
-                    stops += 1;
-                }
-                Err(_) => {}
+            }
+            if stop {
+                idle = false;
+                stopped_by[j] = true;
             }
         }
-        if stops == d {
+        if stopped_by.iter().all(|&s| s) {
             // Idle waiting after the last batch is not part of the run.
             return tally.outcome(worker, thread_cpu_ns() - t0);
         }
@@ -975,7 +1000,7 @@ fn run_threaded_in_worker<R: Copy + Default + Send + Sync>(
                 rings.broadcast(|| Message::Start);
                 if !streams.warmup.is_empty() {
                     // The clock starts once every other worker has drained its warm-up.
-                    while started.load(Ordering::Acquire) < k - 1 {
+                    while started.load(Ordering::Acquire) < k - 1 && !rings.worker_gone() {
                         std::hint::spin_loop();
                     }
                 }
@@ -1002,7 +1027,7 @@ fn run_threaded_in_worker<R: Copy + Default + Send + Sync>(
             streams.counted.len(),
             dispatcher_cpu_ns,
             outcomes,
-            Some(Threaded { wall_ns, dispatcher_blocked_ns: blocked_ns }),
+            Some(Threaded { wall_ns, dispatcher_blocked_ns: blocked_ns, dispatcher_shares_core: true }),
         )
     })
 }
@@ -1145,6 +1170,9 @@ mod tests {
         assert!(once.dispatcher_blocked_ns.is_some_and(|b| b <= wall));
         let projected = run_projected(streams, &rr, 2, &factory, 2, 1, Duration::ZERO);
         assert!(projected.worker_serve_wall_ns.is_empty() && projected.dispatcher_blocked_ns.is_none());
+        assert_eq!(projected.dispatcher_shares_core, None);
+        // Single-core placement puts the dispatcher on the second allowed CPU, where there is one.
+        assert_eq!(once.dispatcher_shares_core, Some(allowed_cpus().len() < 2));
     }
 
     /// Round-robin that records the threads it routes in.
@@ -1190,6 +1218,7 @@ mod tests {
             assert_eq!(routed_in.len(), 1, "one routing thread");
             let inside = Some(routed_in[0]) == *worker0.lock().unwrap();
             assert_eq!(inside, k == n, "k = {k} on {n} CPUs");
+            assert_eq!(acc.dispatcher_shares_core, Some(inside), "the record says which path ran");
             assert_eq!(acc.worker_requests.iter().sum::<u64>(), 20_000);
             let projected = run_projected(streams, &make, k, &factory, 2, 1, Duration::ZERO);
             assert_eq!(acc.worker_work, projected.worker_work);
@@ -1207,28 +1236,66 @@ mod tests {
     }
     impl Worker for PanicsAfter {
         fn serve(&mut self, _: &u64) -> u64 {
-            self.after = self.after.checked_sub(1).expect("worker 0 fails on purpose");
+            self.after = self.after.checked_sub(1).expect("this worker fails on purpose");
             1
         }
     }
+    impl Dispatcher for PanicsAfter {
+        fn route(&mut self, _: &u64, _: &WorkerLoads<'_>) -> usize {
+            self.after = self.after.checked_sub(1).expect("this dispatcher fails on purpose");
+            0
+        }
+    }
+
+    /// Runs k workers, worker `failing` of which panics on its `after`-th request, with
+    /// `dispatchers` round-robin dispatchers, or one that panics on its `after`-th request when
+    /// `failing` is `None`; true when the panic reached the caller, false when the run ended
+    /// without one; a run still going after a minute fails the test (it hangs).
+    fn panic_reaches_the_caller(k: usize, dispatchers: usize, failing: Option<usize>, after: u64) -> bool {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let warmup: Vec<u64> = (0..2_000u64).collect();
+            let requests: Vec<u64> = (0..50_000u64).collect();
+            let streams = Streams { warmup: &warmup, counted: &requests };
+            let factory = |i: usize| -> Box<dyn Worker> {
+                if Some(i) == failing {
+                    Box::new(PanicsAfter { after })
+                } else {
+                    Box::new(Spinner { per_request: 10, burst: 0 })
+                }
+            };
+            let make = || -> Box<dyn Dispatcher> {
+                match failing {
+                    Some(_) => Box::new(RoundRobinDispatcher::new(k)),
+                    None => Box::new(PanicsAfter { after }),
+                }
+            };
+            let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                let (placement, window) = (Placement::OneCorePerWorker, Duration::ZERO);
+                run_threaded_dispatchers_within(streams, &make, k, &factory, placement, window, dispatchers)
+            }));
+            let _ = tx.send(run.is_err());
+        });
+        rx.recv_timeout(Duration::from_secs(60)).expect("the run ended within a minute")
+    }
 
     #[test]
-    fn a_panic_in_the_routing_worker_ends_the_run_instead_of_leaving_the_others_spinning() {
-        let k = allowed_cpus().len();
-        let requests: Vec<u64> = (0..50_000u64).collect();
-        let streams = Streams { warmup: &[], counted: &requests };
-        let factory = |i: usize| -> Box<dyn Worker> {
-            if i == 0 {
-                Box::new(PanicsAfter { after: 1_000 })
-            } else {
-                Box::new(Spinner { per_request: 10, burst: 0 })
+    fn a_panic_in_any_thread_of_a_measured_run_ends_the_run_instead_of_leaving_the_others_waiting() {
+        let n = allowed_cpus().len();
+        // k = n: worker 0's thread routes; k = n - 1: a dispatcher thread of its own; k = n + 1:
+        // more workers than CPUs. Worker 0 (which routes at k = n), the last worker (whose full
+        // ring the router waits on), in the warm-up (while the router waits for every worker to
+        // start) or after it, and the dispatcher itself.
+        for k in [n, n - 1, n + 1].into_iter().filter(|&k| k >= 1) {
+            for after in [1_000, 30_000 / k as u64] {
+                assert!(panic_reaches_the_caller(k, 1, Some(0), after), "worker 0 of {k}, after {after}");
+                assert!(panic_reaches_the_caller(k, 1, Some(k - 1), after), "worker {} of {k}, after {after}", k - 1);
+                assert!(panic_reaches_the_caller(k, 1, None, after), "the dispatcher of {k}, after {after}");
             }
-        };
-        let rr = || -> Box<dyn Dispatcher> { Box::new(RoundRobinDispatcher::new(k)) };
-        let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            run_threaded_within(streams, &rr, k, &factory, Placement::OneCorePerWorker, Duration::ZERO)
-        }));
-        assert!(run.is_err(), "the panic reaches the caller");
+        }
+        // Two dispatchers: one fails before its Start, and the other waits for every worker.
+        assert!(panic_reaches_the_caller(2, 2, None, 100), "one of two dispatchers");
+        assert!(panic_reaches_the_caller(2, 2, Some(1), 1_000), "a worker of two dispatchers");
     }
 
     #[test]

@@ -142,8 +142,8 @@ def speedup_row(panel: Panel, series: Series, k: int, result: RunRecord, base: R
     row = _base_row(panel, series, k, result)
     row.update(
         speedup_measured=_ratio(bm["wall_ns"], m["wall_ns"]) if m and bm else None,
-        # With k = cores the measured run has no core for a dispatcher thread: worker 0's thread routes.
-        dispatcher_shares_core=(k >= result["cores"]) if m else None,
+        # As the runner placed its threads: with k = cores worker 0's thread routes.
+        dispatcher_shares_core=m["dispatcher_shares_core"] if m else None,
         speedup_projected=_ratio(bp["projected_ns"], p["projected_ns"]),
         # The uncalibrated estimator (largest measured worker CPU time), kept for comparison.
         speedup_projected_max_cpu=_ratio(bp["projected_max_cpu_ns"], p["projected_max_cpu_ns"]),
