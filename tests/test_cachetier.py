@@ -302,6 +302,43 @@ def test_service_backed_study_end_to_end(tmp_path: Path) -> None:
     assert any("wrong values" in line for line in findings(study, rows))
 
 
+def _children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (from /proc)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
+def test_sigterm_or_sighup_stops_a_cache_figure_and_every_server_it_started(sig: int, tmp_path: Path) -> None:
+    # `timeout` or `kill` (SIGTERM) and a closed terminal (SIGHUP) left the replicas and the
+    # PostgreSQL cluster of `reproduce fig11` running, and their folder behind: only Ctrl-C ran
+    # the cleanup.
+    scratch = Path(tempfile.gettempdir())
+    before = set(scratch.glob("superlinear-fig11-*"))
+    p = start("reproduce", "fig11", "--quick", "--repeats", "1", "--out", str(tmp_path / "out"))
+    deadline = time.monotonic() + 60
+    servers: list[int] = []
+    while len(servers) < 2:  # the replicas are the command's children; PostgreSQL follows them
+        assert p.poll() is None and time.monotonic() < deadline, p.communicate()
+        time.sleep(0.2)
+        servers = _children(p.pid)
+    time.sleep(2.0)
+    p.send_signal(sig)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 128 + sig, err
+    assert err.strip() == f"superlinear: terminated by {signal.Signals(sig).name}", err
+    alive = [pid for pid in servers if Path(f"/proc/{pid}").exists()]
+    assert not alive, f"servers still running: {alive}"
+    assert set(scratch.glob("superlinear-fig11-*")) == before, "the run's server folder is left behind"
+
+
 def test_cli_bench_refuses_what_it_cannot_measure(tier: dict[str, Any], cli: Any) -> None:
     """Issue 15: zero counts, more rows than loaded, an unreachable replica and a deadline that
     stops the bench are errors (one line, non-zero exit), never defaults or a quiet success."""

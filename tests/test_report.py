@@ -8,7 +8,7 @@ from pathlib import Path
 from subprocess import CompletedProcess
 
 from superlinear.output.figures import save_figure
-from superlinear.output.results import write_results
+from superlinear.output.results import record_plots, write_progress, write_results
 
 Cli = Callable[..., CompletedProcess[str]]
 
@@ -19,10 +19,11 @@ def _experiment(folder: Path, name: str, rows: list[dict[str, object]]) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    write_results(folder, name, {"quick": True}, rows)
+    path = write_results(folder, name, {"quick": True}, rows)
     fig, ax = plt.subplots()
     ax.plot([1, 2], [1, 4])
     save_figure(fig, folder / name)
+    record_plots(path, [folder / f"{name}.png"])
 
 
 def test_report_collects_every_experiment(cli: Cli, tmp_path: Path) -> None:
@@ -39,6 +40,20 @@ def test_report_collects_every_experiment(cli: Cli, tmp_path: Path) -> None:
     out = tmp_path / "one.html"
     assert cli("report", str(root / "fig5-quick"), "--out", str(out)).returncode == 0
     assert out.read_text(encoding="utf-8").count("<section ") == 1
+
+
+def test_a_result_a_run_did_not_finish_says_so_and_shows_no_plot(cli: Cli, tmp_path: Path) -> None:
+    # A sweep stopped (or killed) part way leaves the rows it had finished, written as each
+    # finished, in a folder that may still hold a finished earlier run's plots.
+    folder = tmp_path / "reused"
+    _experiment(folder, "sweep-a", [{"k": 1, "speedup_projected": 1.0}, {"k": 2, "speedup_projected": 1.9}])
+    write_progress(folder, "sweep-b", {"quick": True}, [{"k": 1, "speedup_projected": 1.0}])
+    doc = json.loads((folder / "result.json").read_text())
+    assert doc["config"]["interrupted"] is True and doc["plots"] == []
+    assert cli("report", str(folder)).returncode == 0
+    page = (folder / "index.html").read_text(encoding="utf-8")
+    assert "data:image/png;base64," not in page, "an earlier run's plot shown for this one"
+    assert "interrupted: this run did not finish; 1 rows are what it had finished" in page
 
 
 def test_report_leaves_out_an_earlier_runs_plots_in_a_reused_folder(cli: Cli, tmp_path: Path) -> None:

@@ -21,7 +21,7 @@ from superlinear.cache import cli as cache_cli
 from superlinear.classify import cli as classify_cli
 from superlinear.common import listing
 from superlinear.common.errors import SuperlinearError
-from superlinear.common.interrupt import stop_on_first_interrupt
+from superlinear.common.interrupt import STOP_SIGNALS, stop_on_first_interrupt, stopped_exit_code, stopped_line
 from superlinear.engine import cli as engine_cli
 from superlinear.experiments import cli as experiments_cli
 from superlinear.latency import cli as latency_cli
@@ -127,10 +127,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         remove_empty_created()
         print(f"superlinear: error: {printable(error_text(e))}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # Ctrl-C, SIGTERM or SIGHUP (common.interrupt)
         remove_empty_created()
-        print("superlinear: interrupted", file=sys.stderr)
-        return 130
+        print(stopped_line(), file=sys.stderr)
+        return stopped_exit_code()
     except BrokenPipeError:
         # The reader of stdout left (`superlinear … | head`): stop quietly with exit 1, as rich's
         # console does for its own writes (Python's note on SIGPIPE), and keep the interpreter
@@ -142,7 +142,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             # The command (this process's one) is over and its result final: a Ctrl-C from here on
             # could only turn it into a traceback, or a kill by the signal while the interpreter
             # shuts down.
-            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            for sig in STOP_SIGNALS:
+                signal.signal(sig, signal.SIG_IGN)
 
 
 if __name__ == "__main__":

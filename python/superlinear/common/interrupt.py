@@ -4,6 +4,10 @@ short slices, so the interrupt arrives at once; it then sets the native stop fla
 for the call to return, and re-raises ``KeyboardInterrupt`` (the CLI prints one line and exits
 130). What a command had finished before (rows of a sweep or a reproduction) is kept by its caller.
 
+SIGTERM (``kill``, ``timeout``) and SIGHUP (a closed terminal) stop a command the same way, so
+that the same cleanup runs (servers the command started are stopped, finished rows kept); the
+exit status is then 128 + the signal's number (143, 129) and the line says which signal it was.
+
 A second Ctrl-C while the command stops (an impatient user, or ``timeout -s INT``, which signals
 the process and then its group) must not cut the stop short: the interpreter would shut down
 under a native call that still runs, and a thread that cannot re-enter it then aborts the
@@ -76,16 +80,33 @@ def stop_native_calls(finished: Callable[[], bool], cause: BaseException | None 
             for hook in reversed(_before_forced_exit if stopped else []):
                 with contextlib.suppress(Exception):
                     hook()
-            print("superlinear: interrupted" if stopped else f"superlinear: error: {cause}", file=sys.stderr,
-                  flush=True)
+            print(stopped_line() if stopped else f"superlinear: error: {cause}", file=sys.stderr, flush=True)
             sys.stdout.flush()
-            os._exit(130 if stopped else 1)
+            os._exit(stopped_exit_code() if stopped else 1)
         try:
             time.sleep(0.005)
         except KeyboardInterrupt:
             continue
     # The next native call outside `interruptible` (an in-process caller's) must not see it.
     _native.cancel_clear()
+
+
+#: The signals that stop a command as a Ctrl-C does.
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+#: The first of them this process received (none yet: empty).
+_received: list[int] = []
+
+
+def stopped_exit_code() -> int:
+    """The exit status of a command that a signal stopped: 130 for Ctrl-C, 143 for SIGTERM."""
+    return 128 + (_received[0] if _received else signal.SIGINT)
+
+
+def stopped_line() -> str:
+    """The one line a stopped command ends with."""
+    signum = _received[0] if _received else signal.SIGINT
+    return "superlinear: interrupted" if signum == signal.SIGINT else \
+        f"superlinear: terminated by {signal.Signals(signum).name}"
 
 
 #: What to do before the process ends under a native call that did not stop (innermost last).
@@ -105,18 +126,22 @@ def before_forced_exit(hook: Callable[[], None]) -> Iterator[None]:
 
 
 def _drop(signum: int, frame: FrameType | None) -> None:
-    """A SIGINT after the first, while the command stops: nothing to do."""
+    """A stop signal after the first, while the command stops: nothing to do."""
 
 
 def stop_on_first_interrupt() -> None:
-    """Makes the first SIGINT raise ``KeyboardInterrupt`` and ignores every later one, for the
-    process of one command (not for a caller that runs ``main`` in its own process)."""
+    """Makes the first SIGINT, SIGTERM or SIGHUP raise ``KeyboardInterrupt`` and ignores every
+    later one, for the process of one command (not for a caller that runs ``main`` in its own
+    process)."""
 
-    def on_sigint(signum: int, frame: FrameType | None) -> None:
+    def on_signal(signum: int, frame: FrameType | None) -> None:
         # The later ones go to a handler that does nothing, not to SIG_IGN: a second SIGINT
         # already pending when the handler changed would then print CPython's "Signal 2 ignored
         # due to race condition" with a traceback.
-        signal.signal(signal.SIGINT, _drop)
+        for sig in STOP_SIGNALS:
+            signal.signal(sig, _drop)
+        _received.append(signum)
         raise KeyboardInterrupt
 
-    signal.signal(signal.SIGINT, on_sigint)
+    for sig in STOP_SIGNALS:
+        signal.signal(sig, on_signal)

@@ -69,6 +69,10 @@ class ResultDoc(TypedDict):
     config: dict[str, Any]
     machine: Machine
     rows: list[Row]
+    #: The plots drawn from these rows (file names beside result.json): none until they are
+    #: drawn, so that a result still being written, or one a stop cut short, never shows an
+    #: earlier run's plot left in a reused folder.
+    plots: list[str]
 
 
 def ranged(field: str, values: list[float]) -> Row:

@@ -26,7 +26,7 @@ from superlinear.common.interrupt import before_forced_exit
 from superlinear.common.progress import line_progress, restart_lines
 from superlinear.common.rows import Row
 from superlinear.output.paths import output_dir
-from superlinear.output.results import record_plots, write_results
+from superlinear.output.results import record_plots, write_progress, write_results
 
 console = Console(width=max(120, Console().width))
 
@@ -119,8 +119,7 @@ def run_study(study: Study[Any], args: argparse.Namespace) -> int:
 
     def keep(finished: Outcome) -> None:
         if finished.rows:
-            path = write_results(out, study.experiment, {**finished.config, "interrupted": True}, finished.rows)
-            record_plots(path, [])  # this run drew none: `report` must not show an earlier run's
+            write_progress(out, study.experiment, finished.config, finished.rows)  # and no plot, not an earlier one
 
     try:
         with before_forced_exit(lambda: keep(_keeping[-1]()) if _keeping else None):

@@ -60,7 +60,7 @@ class EngineExperiment(Study[ExperimentRun]):
         from superlinear.experiments.agreement import agreement
         from superlinear.experiments.driver import Driver, experiment_config
         from superlinear.experiments.repeats import stability
-        from superlinear.output.results import write_results
+        from superlinear.output.results import write_progress
 
         driver = Driver(measure=config.measure, show_progress=progress is not None, repeats=config.repeats)
         experiment = config.experiment
@@ -73,7 +73,7 @@ class EngineExperiment(Study[ExperimentRun]):
         if config.repeats is not None:
             recorded["repeats"] = config.repeats
         rows = driver.run(config.experiment, config.panels,
-                          on_panel=lambda done: write_results(config.out, config.experiment.name, recorded, done))
+                          on_panel=lambda done: write_progress(config.out, config.experiment.name, recorded, done))
         findings = config.experiment.summary(rows) if config.experiment.summary else []
         if findings:
             recorded["findings"] = findings
@@ -121,7 +121,7 @@ class CacheTierFigure(Study[argparse.Namespace]):
         from superlinear.common.rows import Row
         from superlinear.experiments.agreement import agreement
         from superlinear.experiments.cachetier_driver import SERVICE_EXPERIMENTS, findings, run_study
-        from superlinear.output.results import write_results
+        from superlinear.output.results import write_progress
 
         study = SERVICE_EXPERIMENTS[self.experiment](config.quick)
         if getattr(config, "repeats", None):
@@ -136,7 +136,7 @@ class CacheTierFigure(Study[argparse.Namespace]):
         def keep(done: list[Row]) -> None:
             # Each finished round is written as it finishes: Ctrl-C (or a crash) keeps them.
             rounds = max((r.get("repeats", 1) for r in done), default=0)
-            write_results(Path(config.out), self.experiment, {**recorded, "rounds_finished": rounds}, done)
+            write_progress(Path(config.out), self.experiment, {**recorded, "rounds_finished": rounds}, done)
 
         rows = run_study(study, panels, Path(config.out), show_progress=progress is not None, on_round=keep)
         recorded["findings"] = findings(study, rows)

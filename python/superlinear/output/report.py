@@ -92,6 +92,9 @@ def _section(result: ExperimentResult, root: Path) -> str:
     where = result.folder.relative_to(root) if result.folder != root else Path(".")
     machine = doc.get("machine") or {}
     machine_line = html.escape(", ".join(f"{k} {v}" for k, v in machine.items()) if isinstance(machine, dict) else "")
+    if isinstance(doc.get("config"), dict) and doc["config"].get("interrupted"):
+        machine_line = (f"<strong>interrupted: this run did not finish; {len(doc['rows'])} rows are what it had "
+                        f"finished</strong><br>{machine_line}")
     plots = "\n".join(
         f"<figure><img alt='{html.escape(p.name)}' src='data:image/png;base64,"
         f"{base64.b64encode(p.read_bytes()).decode('ascii')}'><figcaption>{html.escape(p.name)}</figcaption></figure>"

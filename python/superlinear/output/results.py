@@ -51,10 +51,18 @@ def record_plots(json_path: Path, plots: list[Path], **more: Any) -> None:
     write_text_atomic(json_path, json.dumps(doc, indent=1, default=str) + "\n")
 
 
+def write_progress(out_dir: Path, experiment: str, config: dict[str, Any], rows: list[Row]) -> Path:
+    """The rows a long run has finished so far, written as each finishes: flagged ``interrupted``
+    until the run's own last write, so that a run stopped or killed part way leaves a result that
+    says it did not finish (``report`` says so too)."""
+    return write_results(out_dir, experiment, {**config, "interrupted": True}, rows)
+
+
 def write_results(out_dir: Path, experiment: str, config: dict[str, Any], rows: list[Row]) -> Path:
     """Writes result.json and result.csv into ``out_dir`` (created if missing); returns the JSON path."""
     output_dir(out_dir)
-    doc: ResultDoc = {"experiment": experiment, "config": config, "machine": machine_info(), "rows": rows}
+    doc: ResultDoc = {"experiment": experiment, "config": config, "machine": machine_info(), "rows": rows,
+                      "plots": []}
     json_path = out_dir / "result.json"
     write_text_atomic(json_path, json.dumps(doc, indent=1, default=str) + "\n")
     columns: list[str] = []

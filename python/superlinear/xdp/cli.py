@@ -36,6 +36,7 @@ from superlinear.common.args import (
     usable_cpu,
 )
 from superlinear.common.errors import SuperlinearError
+from superlinear.common.interrupt import stopped_exit_code
 from superlinear.common.scope import OptionScope, conditional_scope, generator_scope, unless_chosen
 from superlinear.nft.bench import require_file
 from superlinear.nft.netns import NeedsPrivilegesError
@@ -340,7 +341,7 @@ def cmd_xdp(args: argparse.Namespace, scope: OptionScope) -> int:
         print(f"superlinear: xdp {args.action}: {e}", file=sys.stderr)
         return e.exit_code
     except KeyboardInterrupt:
-        return 130
+        return stopped_exit_code()
 
 
 def add_rule_options(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
