@@ -9,9 +9,11 @@ import json
 import os
 import re
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
+import threading
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
@@ -214,6 +216,40 @@ def test_output_paths(cli: Cli, tmp_path: Path) -> None:
     one_line_error(cli("sweep", str(sweep), cwd=work), "'name'", "../../escaped")
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["results", "adir", "m.csv", "afile", "esc.toml",
                                                                   "work"])
+
+
+def test_an_output_that_is_a_link_a_fifo_or_a_device_is_written_not_replaced(cli: Cli, tmp_path: Path) -> None:
+    # Every file went through a temporary file renamed onto the path: --out /dev/full became a
+    # plain 68 KB file (and reported success), a FIFO and a link were replaced by files.
+    target = tmp_path / "target"
+    target.write_text("old")
+    link = tmp_path / "link"
+    link.symlink_to(target)
+    r = cli("classify", "gen-rules", "--rules-count", "3", "--out", str(link))
+    assert r.returncode == 0, r.stderr
+    assert link.is_symlink() and "3 rules" in target.read_text()
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    read: list[str] = []
+    reader = threading.Thread(target=lambda: read.append(fifo.read_text()))
+    reader.start()
+    r = cli("classify", "gen-rules", "--rules-count", "3", "--out", str(fifo))
+    reader.join(timeout=30)
+    assert r.returncode == 0 and stat.S_ISFIFO(fifo.lstat().st_mode) and "3 rules" in read[0], r.stderr
+    # Copies of /dev/null and /dev/full in tmp_path (making device nodes needs root): the real
+    # ones would be lost to a regression.
+    null, full = tmp_path / "null", tmp_path / "full"
+    try:
+        os.mknod(null, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+        os.mknod(full, stat.S_IFCHR | 0o666, os.makedev(1, 7))
+    except PermissionError:
+        return
+    r = cli("classify", "gen-rules", "--rules-count", "3", "--out", str(null))
+    assert r.returncode == 0 and stat.S_ISCHR(null.lstat().st_mode), r.stderr
+    one_line_error(cli("classify", "gen-rules", "--rules-count", "10", "--out", str(full)),
+                   f"{full}: cannot write: no space left on device")
+    assert stat.S_ISCHR(full.lstat().st_mode)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fifo", "full", "link", "null", "target"]
 
 
 def test_convert_to_classbench_says_which_actions_it_leaves_out(cli: Cli, rules: Path, tmp_path: Path) -> None:

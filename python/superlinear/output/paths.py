@@ -7,7 +7,9 @@ work starts, so a wrong path costs one line and no lost run.
   and its folder must exist already: a typo in a path is reported, not turned into new folders;
 * a name taken from a config file (a sweep's ``name``) must be one plain folder name, so it stays
   inside ``results/``;
-* files are written through a temporary file beside them, removed again if the write fails.
+* files are written through a temporary file beside them, removed again if the write fails;
+  a symbolic link keeps its place (its target is written), and a device, a FIFO or a socket
+  (``/dev/stdout``, a pipe) is written in place, never replaced by a file.
 
 Every problem is a :class:`SuperlinearError` naming the path and the option.
 """
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -110,11 +113,30 @@ def plain_name(name: str, where: str) -> str:
 MAX_NAME_BYTES = 200
 
 
+def _written_in_place(path: Path) -> bool:
+    """Whether ``path`` (its links followed) is a device, a FIFO or a socket: there is no file to
+    replace (renaming one onto it would put a plain file where ``/dev/null`` was)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
 @contextlib.contextmanager
 def written_atomically(path: Path) -> Iterator[Path]:
     """A temporary path beside ``path`` for the block to write (a native writer takes it as its
     output); renamed onto ``path`` when the block ends, removed when it fails: a reader never sees
-    half a file, and a failed write (a full disk, Ctrl-C) leaves the old file as it was."""
+    half a file, and a failed write (a full disk, Ctrl-C) leaves the old file as it was. A link is
+    followed, so the file it points to is written and the link stays; a device, a FIFO or a
+    socket is written in place (``path`` itself is yielded)."""
+    if _written_in_place(path):
+        try:
+            yield path
+        except OSError as e:
+            raise SuperlinearError(f"{path}: cannot write: {e.strerror or e}") from None
+        return
+    shown, path = path, Path(os.path.realpath(path))
     tmp = path.with_name(f".{path.name}.tmp")
     try:
         yield tmp
@@ -124,13 +146,13 @@ def written_atomically(path: Path) -> Iterator[Path]:
         with contextlib.suppress(OSError):
             tmp.unlink(missing_ok=True)
         if not path.parent.is_dir():
-            raise SuperlinearError(f"{path}: cannot write: folder {path.parent} does not exist") from None
-        raise SuperlinearError(f"{path}: cannot write: {e.strerror or e}") from None
+            raise SuperlinearError(f"{shown}: cannot write: folder {path.parent} does not exist") from None
+        raise SuperlinearError(f"{shown}: cannot write: {e.strerror or e}") from None
     except BaseException as e:
         with contextlib.suppress(OSError):
             tmp.unlink(missing_ok=True)
         if isinstance(e, SuperlinearError) and str(tmp) in str(e):
-            raise SuperlinearError(str(e).replace(str(tmp), str(path))) from None
+            raise SuperlinearError(str(e).replace(str(tmp), str(shown))) from None
         raise
 
 
