@@ -168,6 +168,26 @@ def test_without_privileges_one_line_and_exit_77(tmp_path: Path, monkeypatch: py
     assert cli.main(["nft-bench", "--rules", str(rules), "--trace", str(trace)]) == netns.EXIT_NO_TOOLS
 
 
+def test_cleanup_never_says_it_removed_what_is_still_there(monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    # Without root, `ip netns del` fails: --cleanup printed "removed 2 namespace(s)" with exit 0
+    # and both were still there.
+    left = ["slnft-1-rx", "slnft-1-tx"]
+    monkeypatch.setattr(netns, "project_namespaces", lambda: list(left))
+    monkeypatch.setattr(netns, "missing_tools", lambda nft=True: [])
+    monkeypatch.setattr(netns, "missing_capabilities", lambda: ["CAP_SYS_ADMIN"])
+    assert cli.main(["nft-bench", "--cleanup"]) == netns.EXIT_NO_PRIVILEGES
+    assert "needs CAP_SYS_ADMIN" in capsys.readouterr().err
+    monkeypatch.setattr(netns, "missing_capabilities", lambda: [])
+    failed = subprocess.CompletedProcess([], 2, "", "Cannot remove namespace file: Operation not permitted\n")
+    monkeypatch.setattr(netns, "_run", lambda args, **kw: failed)
+    assert cli.main(["nft-bench", "--cleanup"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == ("superlinear: error: could not remove namespace(s) slnft-1-rx, slnft-1-tx (slnft-1-rx: Cannot "
+                   "remove namespace file: Operation not permitted; slnft-1-tx: Cannot remove namespace file: "
+                   "Operation not permitted)"), err
+
+
 def test_only_runs_with_nftables_need_the_nft_program(monkeypatch: pytest.MonkeyPatch) -> None:
     real_which = netns.shutil.which
 

@@ -142,7 +142,11 @@ def cmd_nft_bench(args: argparse.Namespace, scope: OptionScope) -> int:
     if args.emit and not args.rules and args.data and len([t for t in args.sets.split(",") if t.strip()]) > 1:
         raise SuperlinearError(f"--emit writes one rule set's table: name one with --sets (not {args.sets})")
     if args.cleanup:
-        removed = remove_all()
+        try:
+            removed = remove_all()
+        except NeedsPrivilegesError as e:
+            print(f"superlinear: nft-bench: {e}", file=sys.stderr)
+            return e.exit_code
         print(f"removed {len(removed)} namespace(s)" + (f": {', '.join(removed)}" if removed else ""))
         return 0
     inputs = inputs_from(args)

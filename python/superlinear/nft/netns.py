@@ -167,10 +167,23 @@ def sweep_stale() -> list[str]:
 
 
 def remove_all() -> list[str]:
-    """Deletes every namespace with this project's prefix (``nft-bench --cleanup``)."""
+    """Deletes every namespace with this project's prefix (``nft-bench --cleanup``) and returns
+    their names; :class:`NeedsPrivilegesError` without the privileges to, and an error naming
+    those still there afterwards (without root, ``ip netns del`` fails and they stay)."""
     names = project_namespaces()
+    if not names:
+        return names
+    require(nft=False)
+    why = {}
     for name in names:
-        _run([_tool("ip"), "netns", "del", name], check=False)
+        out = _run([_tool("ip"), "netns", "del", name], check=False)
+        if out.returncode != 0:
+            why[name] = (out.stderr or out.stdout).strip().splitlines()[:1]
+    left = [n for n in project_namespaces() if n in names]
+    if left:
+        reasons = "; ".join(f"{n}: {why[n][0]}" for n in left if why.get(n))
+        raise SuperlinearError(f"could not remove namespace(s) {', '.join(left)}"
+                               + (f" ({reasons})" if reasons else ""))
     return names
 
 
