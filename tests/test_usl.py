@@ -32,6 +32,19 @@ def test_terasort_table2_is_superlinear_with_negative_sigma() -> None:
     assert free.sigma.value < 0
 
 
+@pytest.mark.parametrize("ps", [[1, 2, 4, 8], list(range(1, 33))])
+def test_exactly_linear_data_is_called_linear_whatever_the_rounding(ps: list[int]) -> None:
+    # The fit lands at σ, κ ≈ ±1e-18: their signs once read as "superlinear up to p ≈ 3, then
+    # payback; peak 4.07e+08" or "sublinear; retrograde ... Amdahl ceiling 9.2e17".
+    for gamma in (None, 1.0):
+        result = fit(ps, [float(p) for p in ps], fixed_gamma=gamma)
+        assert result.derived["summary"] == "linear" and not result.derived["superlinear"]
+        assert "peak_p" not in result.derived and "amdahl_ceiling" not in result.derived
+    # A small but real coefficient is still seen.
+    near = fit(ps, [float(usl(p, -1e-4, 0.0, 1.0)) for p in ps], fixed_gamma=1.0)
+    assert near.derived["superlinear"]
+
+
 @pytest.mark.parametrize(("sigma", "kappa", "gamma"), [(0.05, 0.002, 100.0), (-0.03, 0.0006, 1.0)])
 def test_known_coefficients_are_recovered_within_their_intervals(sigma: float, kappa: float, gamma: float) -> None:
     rng = np.random.default_rng(7)

@@ -252,12 +252,24 @@ def _fit(p: Sequence[float], y: Sequence[float], yerr: Sequence[float] | None,
     sigma, kappa, gamma = estimates
     efficiency = [float(pt.mean / (gamma.value * pt.p)) for pt in points]
     result = USLFit(sigma, kappa, gamma, points, weighted, dof, rse, efficiency, cov)
-    result.derived = derived_figures(sigma.value, kappa.value, gamma.value)
+    result.derived = derived_figures(sigma.value, kappa.value, gamma.value, max(pt.p for pt in points))
     return result
 
 
-def derived_figures(sigma: float, kappa: float, gamma: float) -> dict[str, Any]:
-    """Ceiling, peak and crossover, with a sentence saying what they mean."""
+#: A coefficient whose whole effect on the USL's denominator at the largest measured p is below
+#: this is rounding, not a measurement: exactly linear data fits σ ≈ ±1e-18, and its sign then
+#: read as superlinear, payback or retrograde with a peak at p ≈ 10⁹.
+NEGLIGIBLE = 1e-9
+
+
+def derived_figures(sigma: float, kappa: float, gamma: float, p_max: float | None = None) -> dict[str, Any]:
+    """Ceiling, peak and crossover, with a sentence saying what they mean. With ``p_max`` (the
+    largest measured p), σ and κ too small to move the curve there (:data:`NEGLIGIBLE`) count as 0."""
+    if p_max is not None and p_max > 1:
+        if abs(sigma) * (p_max - 1) < NEGLIGIBLE:
+            sigma = 0.0
+        if abs(kappa) * p_max * (p_max - 1) < NEGLIGIBLE:
+            kappa = 0.0
     d: dict[str, Any] = {"superlinear": sigma < 0}
     if sigma > 0:
         d["amdahl_ceiling"] = gamma / sigma
