@@ -121,6 +121,9 @@ def test_bad_sweep_configs_give_one_line(cli: Cli, tmp_path: Path) -> None:
             ("'compare_cycles' has no effect with algos mtf",),
         'algos = ["mtf"]\ndispatch = ["hash"]\nk = [1]\nmiss_cycles = 5\n[workload]\nm = 10\n':
             ("'miss_cycles' has no effect with algos mtf",),
+        # A trace's path beside a generated workload was ignored.
+        'algos = ["mtf"]\ndispatch = ["hash"]\nk = [1]\n[workload]\nm = 10\npath = "keys.txt"\n':
+            ("workload: path has no effect with kind = \"uniform\"",),
     }
     for text, fragments in cases.items():
         cfg = tmp_path / "bad.toml"
@@ -129,6 +132,15 @@ def test_bad_sweep_configs_give_one_line(cli: Cli, tmp_path: Path) -> None:
     assert_clean_error(cli("sweep", str(tmp_path / "missing.toml")), "missing.toml", "no such file")
     assert_clean_error(cli("sweep", str(tmp_path)), str(tmp_path), "a folder, not a file")
     assert_clean_error(cli("sweep", "/dev/null"), "/dev/null", "not a regular file")
+    # A trace shorter than `requests` ran what it held, and the rows counted fewer requests than
+    # the config said; as `run --trace`, it is refused before any figure, and no folder is left.
+    (tmp_path / "keys.txt").write_text("5\n6\n7\n")
+    cfg = tmp_path / "short.toml"
+    cfg.write_text('algos = ["mtf"]\ndispatch = ["hash"]\nk = [1, 2]\nrequests = 100\nmeasure = false\nrepeats = 1\n'
+                   '[workload]\nkind = "trace"\npath = "keys.txt"\n')
+    assert_clean_error(cli("sweep", str(cfg), "--out", str(tmp_path / "short")), "requests = 100: the trace",
+                       f"{tmp_path / 'keys.txt'} holds only 3 keys (set requests = 3 or fewer)")
+    assert not (tmp_path / "short").exists()
 
 
 def test_bad_run_inputs_give_one_line(cli: Cli, tmp_path: Path) -> None:

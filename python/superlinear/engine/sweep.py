@@ -7,13 +7,13 @@ Example::
     algos = ["mtf", "static"]      # registry names; caches as "lru:CAPACITY"
     dispatch = ["hash", "rr"]
     k = [1, 2, 4, 8, 16]
-    requests = 200000
+    requests = 200000             # optional: default 100000 (a trace must hold this many keys)
     # optional: seed, warmup with exclude_warmup = true, compare_cycles, miss_cycles, sharded,
     # repeats (independent runs of every point: each figure is their median, with their range;
     # default 3, --repeats overrides)
 
     [workload]                     # or several [[workload]] tables, one panel each
-    kind = "zipf"                  # uniform | zipf | trace
+    kind = "zipf"                  # uniform | zipf | trace (optional: default uniform)
     m = 100000
     alpha = 1.01                   # for kind = "zipf" only
     # path = "keys.bin"            # for kind = "trace"
@@ -191,6 +191,9 @@ def load_sweep(path: Path) -> tuple[Experiment, bool]:
                 raise ConfigError(f"{path}: workload path {wpath} {problem}")
             m = 0
         else:
+            if "path" in w:
+                raise ConfigError(f"{path}: workload: path has no effect with kind = \"{kind}\" (it names the keys "
+                                  "of kind = \"trace\")")
             m = _want(path, w, "m", int)
             if m <= 0:
                 raise ConfigError(f"{path}: workload m must be positive, got {m}")

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from superlinear.classify.workload import PacketWorkloadSpec
+from superlinear.common.errors import SuperlinearError
 from superlinear.common.progress import progress_bar
 from superlinear.common.rows import Row
 from superlinear.engine.runs import RunSpec, Workload, run
@@ -75,7 +76,24 @@ def _run(panel: Panel, series: Series, k: int, modes: tuple[str, ...]) -> RunRec
 
         return run_point(_packets(panel, series), series.algo, series.dispatch, k, modes, 1, panel.seed,
                          _timed_ms(panel, k))
-    return run(_spec(panel, series, k, modes))
+    result = run(_spec(panel, series, k, modes))
+    _refuse_a_short_trace(panel, series, result)
+    return result
+
+
+def _refuse_a_short_trace(panel: Panel, series: Series, result: RunRecord) -> None:
+    """A key trace that holds fewer keys than the panel's requests: the engine serves the keys it
+    has, and the rows would count fewer requests than the config asks for. Judged on the first
+    run (a k = 1 baseline), before any figure is shown, as ``run --trace`` does."""
+    w = panel.workload
+    if not (isinstance(w, Workload) and w.kind == "trace"):
+        return
+    served = next(a["requests"] for a in (result["projected"], result["measured"], result["single_core"]) if a)
+    if served < panel.requests:
+        warmup = panel.warmup if series.exclude_warmup else 0
+        raise SuperlinearError(
+            f"requests = {panel.requests:,}" + (f" after warmup = {warmup:,}" if warmup else "")
+            + f": the trace {w.path} holds only {served + warmup:,} keys (set requests = {served:,} or fewer)")
 
 
 def _packet_extras(panel: Panel, series: Series, k: int) -> Row:
