@@ -206,6 +206,13 @@ def test_user_mistakes_are_one_line_errors(tmp_path: Path, one_line_mistake: Cal
     check(["latency-sim", "run", "--requests", "100", "--bursty", "2", "--out", out], "bursty fraction")
     check(["latency-sim", "belatedly", "--requests", "100", "--z", "10,20", "--out", out], "one Z")
     check(["latency-sim", "gen", "--out", str(tmp_path / "g"), "--binary", "--latencies", "5"], "text trace")
+    # Requests 10 time units apart: --latency 1,2,3 ran three columns of Z = 1, and 15 became Z = 2.
+    spaced = tmp_path / "spaced.txt"
+    spaced.write_text("".join(f"{i % 7} {10 * i}\n" for i in range(100)))
+    check(["latency-sim", "run", "--trace", str(spaced), "--latency", "1,20", "--out", out],
+          "--latency 1: Z = 0.1 request-times (mean interval 10); the shortest miss is Z = 1, a latency of 10")
+    check(["latency-sim", "run", "--trace", str(spaced), "--latency", "20,24", "--out", out],
+          "--latency 20 and 24 both round to Z = 2 request-times (mean interval 10)")
     with pytest.raises(latency.SuperlinearError, match="at least 1"):
         latency.simulate(Trace.from_objects([1, 2]), "lru", 5, 0)
     with pytest.raises(latency.SuperlinearError, match="at least 1"):
