@@ -178,6 +178,7 @@ def test_ctrl_c_in_a_one_shot_study_keeps_what_it_finished(args: tuple[str, ...]
     (["latency-sim", "gen", "--requests", "200", "--objects", "5", "--latencies", "18446744073709551616",
       "--out", "never.txt"], "--latencies: values must be at most 4,611,686,018,427,387,904"),
     (["predict", "--requests", "1000000000000000"], "--requests 1,000,000,000,000,000 at k = 64 needs about"),
+    (["predict", "--algo", "lru:1000000000000"], "--algo lru:1000000000000 --m 10,000 --requests 1,000,000 at k = 64"),
     (["advise", "--m", "1000000000000", "--requests", "1000"], "--m 1,000,000,000,000 --requests 1,000 at k = 64"),
     (["law", "--k", "100000000000000000000"], "--k: values must be at most 65,535"),
     (["law", "--k", "1,,2"], "--k: empty entry in '1,,2'"),
@@ -199,6 +200,7 @@ def test_ctrl_c_in_a_one_shot_study_keeps_what_it_finished(args: tuple[str, ...]
     (["attack", "sim", "--quick", "--attack-rates", "1e9"], "--attack-rates 1e+09: at most 1,000"),
     (["attack", "worker", "--quick", "--attack-rates", "1000"], "--attack-rates 1000: at most 100"),
     (["attack", "sim", "--quick", "--jmax", "1e12"], "--jmax 1e+12: at most 1,000,000,000"),
+    (["attack", "worker", "--quick", "--buffer", "100000000000"], "--buffer 100,000,000,000 needs about"),
     (["attack", "classifier", "--quick", "--default", "bogus"], "--default has no effect without --rules"),
     # Commands with servers or namespaces: their flags are refused before anything starts.
     (["nft-bench", "--cpu", "999999"], "argument --cpu: CPU 999999 is not one this process may use"),

@@ -181,6 +181,11 @@ impl InnocentSampler<'_> {
     }
 }
 
+/// The largest job a trace line may give, in µs: the bound of `--jmax` (python attack/cli.py
+/// `MAX_JOB_US`), since a trace's largest job becomes J_max; past it the simulated clock runs
+/// away (a job of 1e300 µs ended in "more than 2^32 arrivals", naming no line).
+pub const MAX_TRACE_JOB_US: f64 = 1e9;
+
 /// Reads a job trace: one `BYTES JOB_US` pair per line (whitespace or comma separated), `#`
 /// comments and blank lines ignored. Errors name the file and line.
 pub fn read_job_trace(path: &str) -> Result<Vec<(u32, f64)>, Error> {
@@ -208,6 +213,13 @@ pub fn read_job_trace(path: &str) -> Result<Vec<(u32, f64)>, Error> {
         let job: f64 = fields[1].parse().ok().filter(|j: &f64| j.is_finite() && *j > 0.0).ok_or_else(|| {
             Error::input(path, Some(i + 1), format!("job size '{}' is not a positive number", fields[1]))
         })?;
+        if job > MAX_TRACE_JOB_US {
+            return Err(Error::input(
+                path,
+                Some(i + 1),
+                format!("job size {} µs is above {MAX_TRACE_JOB_US:e} µs, the largest --jmax", fields[1]),
+            ));
+        }
         pairs.push((bytes * 8, job));
     }
     if pairs.is_empty() {
@@ -253,5 +265,8 @@ mod tests {
         )
         .unwrap();
         assert_eq!(read_job_trace(&p).unwrap(), vec![(65_535 * 8, 1.0)]);
+        let p = superlinear_core::input::scratch_file("jobs", "huge-job.txt", b"1000 5\n1000 1e300\n");
+        let e = read_job_trace(&p).unwrap_err().to_string();
+        assert!(e.ends_with("huge-job.txt:2: job size 1e300 µs is above 1e9 µs, the largest --jmax"), "{e}");
     }
 }

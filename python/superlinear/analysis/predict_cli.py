@@ -65,7 +65,9 @@ def _check_size(args: argparse.Namespace, workload: Workload, requests: int, ks:
     fit in memory, before anything is generated."""
     spec = RunSpec(algo=args.algo or "mtf", dispatch=getattr(args, "dispatch", None) or "hash", k=max(ks),
                    workload=workload, requests=requests)
-    check_run_size(spec, ("" if args.trace else f"--m {args.m:,} ") + f"--requests {requests:,} at k = {max(ks):,}")
+    # Every flag that sizes it: a cache's capacity (--algo lru:C) held per worker too.
+    check_run_size(spec, (f"--algo {args.algo} " if args.algo else "") + ("" if args.trace else f"--m {args.m:,} ")
+                   + f"--requests {requests:,} at k = {max(ks):,}")
 
 
 def _fmt(v: float | None, digits: int = 2) -> str:

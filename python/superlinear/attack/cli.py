@@ -98,8 +98,15 @@ BYTES_PER_QUEUED = 64
 BYTES_PER_PAIR = 16
 
 
+def _check_buffer(args: argparse.Namespace) -> None:
+    """The queue's buffer against memory, named by its flag (the queue's own check named only
+    its capacity: "queue capacity 100000000000 exceeds 357913940")."""
+    check_memory(f"--buffer {args.buffer:,}", BYTES_PER_QUEUED * args.buffer)
+
+
 def _check_sim_size(args: argparse.Namespace, packets: int, rates: tuple[float, ...],
                     jmaxes: tuple[float, ...]) -> None:
+    _check_buffer(args)
     if args.packets:
         check_at_most("--packets", packets, MAX_SIM_PACKETS, "the simulator runs every policy at every attack rate "
                       "over them; beyond this a study takes days")
@@ -176,6 +183,7 @@ def _sim_tables(study: SimStudy, rows: list[Row], summary: dict[str, Any]) -> No
 def _work_clocked(args: argparse.Namespace) -> dict[str, Any]:
     """Options the work-clocked studies (worker, classifier) share: innocent packets, load,
     policies, buffer, µs per work unit and seed."""
+    _check_buffer(args)
     return {"packet": args.packet_size, "load": args.load, "buffer": args.buffer, "us_per_work": args.us_per_work,
             "policies": names("--policies", args.policies, ALL_POLICIES), "seed": args.seed}
 
@@ -597,7 +605,7 @@ def register(sub: Any) -> None:
     b.add_argument("--queue-size", dest="sizes", default="1000,10000,100000,1000000", metavar="SIZES",
                    help="elements queued, comma-separated (default 1000,10000,100000,1000000)")
     hidden_alias(b, "--sizes", dest="sizes")
-    b.add_argument("--pairs", type=positive_whole, help="timed pairs per queue (default 1e6, quick 3e5)")
+    b.add_argument("--pairs", type=positive_whole, help="timed pairs per queue (default 1,000,000; quick 300,000)")
     queues, patterns = cat["queues"], [p[0] for p in cat["patterns"]]
     b.add_argument("--queues", default=",".join(queues), help=f"comma-separated: {known(queues)} (default: all)")
     b.add_argument("--patterns", default=",".join(patterns),
