@@ -112,6 +112,10 @@ def test_cli_fits_the_projects_own_results(cli: Cli, tmp_path: Path) -> None:
             "algo=mtf,dispatch=hash", "--json", "--no-plot")
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["sigma"]["value"] < 0  # MTF + hash scales superlinearly
+    # Without --where the two series (hash and rr) were averaged into one curve.
+    r = cli("usl", "fit", str(out / "result.csv"), "--x", "k", "--y", "speedup_work", "--no-plot")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert "hold several series (column 'dispatch': hash, rr): pick one with --where dispatch=hash" in r.stderr
 
 
 @pytest.mark.parametrize(("text", "extra", "fragment"), [

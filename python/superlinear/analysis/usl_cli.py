@@ -101,6 +101,8 @@ def _read_measurements(path: Path, text: str, x: str | None, y: str | None, wher
         ps: list[float] = []
         ys: list[float] = []
         es: list[float] = []
+        # The text cells of the other columns at each p: two values at one p are two series.
+        labels: dict[float, dict[str, set[str]]] = {}
         for cells in reader:
             line = reader.line_num
             if not any(cell.strip() for cell in cells):
@@ -133,6 +135,19 @@ def _read_measurements(path: Path, text: str, x: str | None, y: str | None, wher
                 es.append(se)
             ps.append(pv)
             ys.append(yv)
+            at = labels.setdefault(pv, {})
+            for col, cell in row.items():
+                if col not in used and cell and not _is_number(cell):
+                    at.setdefault(col, set()).add(cell)
+    mixed = sorted({col for at in labels.values() for col, values in at.items() if len(values) > 1})
+    if mixed:
+        # Repeats at one p are averaged: rows of several series (a reproduce's result.csv) were
+        # averaged into one curve without a word.
+        col = mixed[0]
+        values = sorted({v for at in labels.values() for v in at.get(col, ())})
+        shown = ", ".join(values[:4]) + (", ..." if len(values) > 4 else "")
+        raise USLInputError(f"{path}: the rows{' matching --where' if where else ''} hold several series (column "
+                            f"{col!r}: {shown}): pick one with --where {col}={values[0]}")
     if not ps:
         matching = " matching --where" if where else ""
         raise USLInputError(f"{path}: no rows with values in {xcol!r} and {ycol!r}{matching}")
