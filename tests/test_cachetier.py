@@ -619,3 +619,119 @@ def test_cli_bench_counts_stale_values(tier: dict[str, Any], cli: Any) -> None:
     row = json.loads(r.stdout)["row"]
     assert row["stale_values"] > 0 and row["wrong_values"] == 0
     assert "stale values" in r.stderr and "Traceback" not in r.stderr
+
+
+def _gets(addresses: list[str]) -> int:
+    """Gets the replicas have served, in all."""
+    return sum(int(_native.cache_memcached_stats(a)["cmd_get"]) for a in addresses)
+
+
+def _stop_postgres_once_reads_flow(services: Services, running: Any) -> float:
+    """Stops PostgreSQL once a bench is under way (its reads reach the replicas) while
+    ``running()``; returns when it was stopped (time.monotonic)."""
+    addresses = services.state().addresses()
+    before = _gets(addresses)
+    deadline = time.monotonic() + 30
+    while _gets(addresses) < before + 200:
+        assert running() and time.monotonic() < deadline, "the bench did not start"
+        time.sleep(0.01)
+    services.stop_postgres()
+    return time.monotonic()
+
+
+def test_bench_deadline_holds_while_the_database_is_gone(tier: dict[str, Any]) -> None:
+    """The deadline was checked every 64 requests, and a failing request spent its whole backoff
+    (seconds) past it: with PostgreSQL gone, a 10 s bench ran for minutes. Each request checks it
+    now, retries stop there, and a request cut short by it is not done (not an error)."""
+    services = tier["services"]
+    # Each request would retry for about 10 s: far past the deadline.
+    c = _client(tier, "hash", db_attempts=40, db_backoff_s=0.05, db_max_backoff_s=0.25)
+    c.flush_all()
+    result: dict[str, Any] = {}
+    run = threading.Thread(target=lambda: result.setdefault(
+        "r", c.bench({"threads": 4, "requests": 50_000_000, "rows": ROWS, "max_seconds": 3})))
+    started = time.monotonic()
+    run.start()
+    try:
+        _stop_postgres_once_reads_flow(services, run.is_alive)
+        run.join(timeout=30)
+        took = time.monotonic() - started
+    finally:
+        run.join()
+        services.start_postgres()
+        c.flush_all()
+    r = result["r"]
+    # A wide margin for a loaded machine: without the deadline in the retries it took minutes.
+    assert took < 3 + 5, f"the 3 s bench took {took:.1f} s"
+    assert r["timed_out"] and r["errors"] == 0 and r["wrong_values"] == 0, (r["errors"], r["first_error"])
+    assert r["db_retries"] > 0 and 0 < r["requests"] < 50_000_000
+
+
+def test_cli_bench_gives_up_when_the_database_is_gone(tier: dict[str, Any]) -> None:
+    """With PostgreSQL gone, a bench does not retry for its whole --max-seconds: once as many
+    requests in a row as it has threads failed (each after the pool's retries, about 2.6 s), it
+    gives up, says so in one line and exits 1."""
+    services = tier["services"]
+    p = start("cache", "bench", "--dir", tier["dir"], "--flush", "--threads", "4", "--requests", "50000000",
+              "--max-seconds", "60", "--repeats", "3", "--json")
+    try:
+        stopped = _stop_postgres_once_reads_flow(services, lambda: p.poll() is None)
+        out, err = p.communicate(timeout=30)
+        took = time.monotonic() - stopped
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
+        services.start_postgres()
+    assert p.returncode == 1, err
+    # About 2.6 s here; a wide margin for a loaded machine: it ran its whole 60 s before.
+    assert took < 20, f"gave up {took:.1f} s after PostgreSQL stopped"
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "failed requests, the last ones in a row: the run gave up" in lines[0], err
+    assert "unavailable" in lines[0] and "Traceback" not in err
+    doc = json.loads(out)
+    assert len(doc["runs"]) == 1, "the runs after a run that gave up would fail alike"
+    row = doc["row"]
+    assert row["gave_up"] is True and row["timed_out"] is False and row["errors"] >= 4
+    assert row["requests"] < 50_000_000
+
+
+def test_cli_bench_warmup_cut_short_by_max_seconds_is_an_error(tier: dict[str, Any], one_line_mistake: Any) -> None:
+    # The warm-up's report was thrown away: a warm-up --max-seconds stopped was followed by a
+    # measured run on a colder cache than asked, and exit 0.
+    one_line_mistake(["cache", "bench", "--dir", tier["dir"], "--warmup", "50000000", "--max-seconds", "0.3",
+                      "--requests", "100", "--repeats", "1"],
+                     "--warmup 50,000,000: --max-seconds 0.3 stopped the warm-up after", "lower --warmup")
+
+
+def test_cli_bench_refuses_a_server_named_twice(one_line_mistake: Any) -> None:
+    # `--memcached A,B,A,B` was benched as 4 replicas.
+    one_line_mistake(["cache", "bench", "--memcached", "127.0.0.1:11311,127.0.0.1:11312,127.0.0.1:11311,"
+                      "127.0.0.1:11312", "--postgres", "host=x", "--requests", "10"],
+                     "--memcached: 127.0.0.1:11311 named twice")
+    # Two spellings of one server are one server too.
+    one_line_mistake(["cache", "bench", "--memcached", "Mc.local:11311, mc.LOCAL:011311", "--postgres", "host=x"],
+                     "--memcached: Mc.local:11311 and mc.LOCAL:011311 named twice")
+    one_line_mistake(["cache", "bench", "--memcached", "/tmp/mc.sock,/tmp//mc.sock", "--postgres", "host=x"],
+                     "--memcached: /tmp/mc.sock and /tmp//mc.sock named twice")
+
+
+def test_down_and_restart_write_nothing_into_a_folder_without_a_tier(cli: Any, tmp_path: Path) -> None:
+    # `down` and `restart` wrote a .gitignore and a .lock into any folder --dir named, and `down`
+    # said "nothing was running" as if it were a tier's.
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("keep")
+    r = cli("cache", "status", "--dir", str(mine))
+    assert r.returncode == 0 and "nothing running" in r.stdout, r.stdout + r.stderr
+    r = cli("cache", "down", "--dir", str(mine))
+    assert r.returncode == 0 and f"no cache tier in {mine}" in r.stdout.replace("\n", ""), r.stdout + r.stderr
+    r = cli("cache", "down", "--dir", str(mine), "--json")
+    assert r.returncode == 0 and json.loads(r.stdout) == {"stopped": False}, r.stdout + r.stderr
+    r = cli("cache", "restart", "--dir", str(mine))
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and f"no cache tier in {mine}" in r.stderr, r.stderr
+    assert sorted(p.name for p in mine.iterdir()) == ["notes.txt"]
+    # A tier's folder whose servers are stopped is still a tier's.
+    (mine / ".lock").touch()
+    r = cli("cache", "down", "--dir", str(mine))
+    assert r.returncode == 0 and "nothing was running" in r.stdout, r.stdout + r.stderr

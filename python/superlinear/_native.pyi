@@ -200,6 +200,7 @@ class CacheBenchRecord(TypedDict):
     requests: int
     wall_ns: int
     timed_out: bool
+    gave_up: bool
     thread_cpu_ns: list[int]
     replica_cpu_ns: list[int | None]
     db_backend_cpu_ns: list[int]

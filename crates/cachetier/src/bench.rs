@@ -9,6 +9,15 @@
 //!   CPU time or the client threads' mean request path, whichever is longer;
 //! * exact counts: hits, misses, delayed hits, database reads, requests per replica.
 //!
+//! The deadline holds for requests that fail too: every request checks it, and the database
+//! pool's retries stop there ([`crate::pg::PgPool::retry_until`]); a request that fails once the
+//! deadline has passed was cut short by it, and counts as not done. A run also gives up early
+//! when as many requests in a row as it has threads fail, none between reaching the database
+//! (cache hits do not count: a cache can serve on with its database gone): each had the pool's
+//! retries, so the database (or the table) is gone, and the rest of the budget would only repeat
+//! the failure; the requests still retrying then are cut short, not done. Such a run ends with
+//! fewer requests than asked and `timed_out` false.
+//!
 //! Every value read is checked against its key (values describe themselves, `store.rs`), so a
 //! run also counts wrong values; with writes, every read is also checked against the last write
 //! the bench finished for that key before the read began ([`Freshness`]), so it counts stale
@@ -51,7 +60,10 @@ pub struct BenchConfig {
 pub struct BenchReport {
     pub requests: u64,
     pub wall_ns: u64,
+    /// The deadline stopped the run (requests were left, or one was cut short by it).
     pub timed_out: bool,
+    /// The run gave up on failing requests before its requests were done (the module's doc).
+    pub gave_up: bool,
     /// Each client thread's own CPU time.
     pub thread_cpu_ns: Vec<u64>,
     /// Each replica's CPU time during the phase (from its `stats`; `None` if unavailable).
@@ -258,7 +270,12 @@ pub fn run(client: &CacheAsideClient, cfg: &BenchConfig) -> Result<BenchReport> 
     let retries0 = client.db().retries();
     let cpu0 = replica_cpu(client);
     let db0 = backend_cpu(client);
+    // Set by a thread that reaches the deadline, or that sees the run give up; every thread
+    // reads it before each request.
     let stop = AtomicBool::new(false);
+    let timed_out = AtomicBool::new(false);
+    let gave_up = AtomicBool::new(false);
+    let failed_in_a_row = AtomicU64::new(0);
     let issued = AtomicU64::new(0);
     let errors = AtomicU64::new(0);
     let wrong = AtomicU64::new(0);
@@ -270,11 +287,14 @@ pub fn run(client: &CacheAsideClient, cfg: &BenchConfig) -> Result<BenchReport> 
     let extra = cfg.requests % cfg.threads as u64;
     let started = Instant::now();
     let deadline = started + cfg.max_duration;
+    let retry_deadline = client.db().retry_until(deadline);
     let results: Vec<(u64, Vec<u32>)> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..cfg.threads)
             .map(|t| {
-                let (stop, issued, errors, wrong, stale, missing, first_error) =
-                    (&stop, &issued, &errors, &wrong, &stale, &missing, &first_error);
+                let (stop, timed_out, gave_up, failed_in_a_row, retry_deadline) =
+                    (&stop, &timed_out, &gave_up, &failed_in_a_row, &retry_deadline);
+                let (issued, errors, wrong, stale, missing, first_error) =
+                    (&issued, &errors, &wrong, &stale, &missing, &first_error);
                 let fresh = fresh.as_ref();
                 s.spawn(move || -> Result<(u64, Vec<u32>)> {
                     let n = per_thread + u64::from((t as u64) < extra);
@@ -282,9 +302,14 @@ pub fn run(client: &CacheAsideClient, cfg: &BenchConfig) -> Result<BenchReport> 
                     let mut rng = superlinear_core::hash::fmix64(cfg.seed ^ (t as u64 + 1) << 20);
                     let mut lat = Vec::with_capacity(n.min(1 << 20) as usize);
                     let cpu0 = thread_cpu_ns();
-                    for i in 0..n {
-                        let cancelled = superlinear_core::cancel::requested();
-                        if i % 64 == 0 && (cancelled || stop.load(Ordering::Relaxed) || Instant::now() >= deadline) {
+                    for _ in 0..n {
+                        if superlinear_core::cancel::requested() || stop.load(Ordering::Relaxed) {
+                            break;
+                        }
+                        // Every request: a clock read is cheap next to a round trip, and one
+                        // failing request can take seconds.
+                        if Instant::now() >= deadline {
+                            timed_out.store(true, Ordering::Relaxed);
                             stop.store(true, Ordering::Relaxed);
                             break;
                         }
@@ -294,43 +319,69 @@ pub fn run(client: &CacheAsideClient, cfg: &BenchConfig) -> Result<BenchReport> 
                         rng = superlinear_core::hash::fmix64(rng.wrapping_add(0x9e37_79b9_7f4a_7c15));
                         let write =
                             cfg.write_fraction > 0.0 && (rng >> 11) as f64 / (1u64 << 53) as f64 <= cfg.write_fraction;
+                        // Ok(whether the database answered it): a write, or a read past the cache.
                         let r = if write {
                             match fresh {
                                 Some(f) => {
                                     let w = f.write(id);
-                                    let r = client.put(&key, &store::value(id, w.tag())).map(|_| ());
+                                    let r = client.put(&key, &store::value(id, w.tag())).map(|_| true);
                                     if r.is_ok() {
                                         w.done();
                                     }
                                     r
                                 }
-                                None => client.put(&key, &store::value(id, rng >> 40)).map(|_| ()),
+                                None => client.put(&key, &store::value(id, rng >> 40)).map(|_| true),
                             }
                         } else {
                             let floor = fresh.map_or(0, |f| f.floor(id));
-                            client.get(&key, &mut rng).map(|(v, outcome)| match v {
-                                Some(v) => match store::check_value(id, &v.value) {
-                                    Some(tag) => {
-                                        if fresh.is_some_and(|f| f.is_stale(floor, tag)) {
-                                            stale.fetch_add(1, Ordering::Relaxed);
+                            client.get(&key, &mut rng).map(|(v, outcome)| {
+                                match v {
+                                    Some(v) => match store::check_value(id, &v.value) {
+                                        Some(tag) => {
+                                            if fresh.is_some_and(|f| f.is_stale(floor, tag)) {
+                                                stale.fetch_add(1, Ordering::Relaxed);
+                                            }
                                         }
-                                    }
+                                        None => {
+                                            wrong.fetch_add(1, Ordering::Relaxed);
+                                        }
+                                    },
                                     None => {
-                                        wrong.fetch_add(1, Ordering::Relaxed);
+                                        missing.fetch_add(1, Ordering::Relaxed);
                                     }
-                                },
-                                None => {
-                                    let _ = outcome == Outcome::Hit;
-                                    missing.fetch_add(1, Ordering::Relaxed);
                                 }
+                                outcome != Outcome::Hit
                             })
                         };
+                        match r {
+                            Err(_) if Instant::now() >= deadline => {
+                                // Cut short by the deadline (the pool stops retrying there): not done.
+                                timed_out.store(true, Ordering::Relaxed);
+                                stop.store(true, Ordering::Relaxed);
+                                break;
+                            }
+                            // Cut short by the run giving up (below, on another thread): not done.
+                            Err(_) if stop.load(Ordering::Relaxed) => break,
+                            Err(e) => {
+                                errors.fetch_add(1, Ordering::Relaxed);
+                                first_error.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(e.to_string());
+                                if failed_in_a_row.fetch_add(1, Ordering::Relaxed) + 1 >= cfg.threads as u64 {
+                                    // Gives up (see the module's doc), and so do the other threads'
+                                    // requests still retrying.
+                                    gave_up.store(true, Ordering::Relaxed);
+                                    stop.store(true, Ordering::Relaxed);
+                                    retry_deadline.end_now();
+                                }
+                            }
+                            // Read before written: a store on every request would bounce the
+                            // line between the threads' cores.
+                            Ok(true) if failed_in_a_row.load(Ordering::Relaxed) != 0 => {
+                                failed_in_a_row.store(0, Ordering::Relaxed)
+                            }
+                            Ok(_) => {}
+                        }
                         lat.push(t0.elapsed().as_nanos().min(u32::MAX as u128) as u32);
                         issued.fetch_add(1, Ordering::Relaxed);
-                        if let Err(e) = r {
-                            errors.fetch_add(1, Ordering::Relaxed);
-                            first_error.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(e.to_string());
-                        }
                     }
                     Ok((thread_cpu_ns().saturating_sub(cpu0), lat))
                 })
@@ -358,7 +409,8 @@ pub fn run(client: &CacheAsideClient, cfg: &BenchConfig) -> Result<BenchReport> 
     Ok(BenchReport {
         requests: issued.load(Ordering::Relaxed),
         wall_ns,
-        timed_out: stop.load(Ordering::Relaxed),
+        timed_out: timed_out.load(Ordering::Relaxed),
+        gave_up: gave_up.load(Ordering::Relaxed),
         thread_cpu_ns: results.iter().map(|(c, _)| *c).collect(),
         replica_cpu_ns: cpu0.iter().zip(&cpu1).map(|(a, b)| Some(b.as_ref()?.saturating_sub((*a)?))).collect(),
         db_backend_cpu_ns,

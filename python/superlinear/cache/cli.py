@@ -14,7 +14,7 @@ import re
 import sys
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape
@@ -39,6 +39,9 @@ from superlinear.common.listing import Listing, known, name_table
 from superlinear.common.rows import row_spread
 from superlinear.common.scope import conditional_scope
 
+if TYPE_CHECKING:
+    from superlinear._native import CacheBenchRecord
+
 console = Console()
 
 KINDS = ("measured = wall clock of this run on this machine; projected = CPU time on ideal cores (one per "
@@ -57,12 +60,35 @@ def memcached_address(text: str) -> str:
     return text
 
 
+def memcached_addresses(text: str) -> list[str]:
+    """``--memcached``: its comma-separated entries, each server once (a server named twice would
+    be counted as two replicas)."""
+    addresses = [memcached_address(a.strip()) for a in text.split(",")]
+    seen: dict[str, str] = {}
+    for a in addresses:
+        same = _server_identity(a)
+        if same in seen:
+            twice = a if seen[same] == a else f"{seen[same]} and {a}"
+            raise SuperlinearError(f"--memcached: {twice} named twice (each replica once)")
+        seen[same] = a
+    return addresses
+
+
+def _server_identity(address: str) -> str:
+    """What two spellings of one server share: the normalised socket path, or the host in lower
+    case with the port as a number."""
+    if address.startswith("/"):
+        return os.path.normpath(address)
+    host, _, port = address.rpartition(":")
+    return f"{host.lower()}:{int(port)}"
+
+
 def resolve_servers(args: argparse.Namespace, need_pg: bool = True, need_mc: bool = True) -> tuple[list[str], str]:
     """Memcached addresses and the DSN: ``--memcached``/``--postgres`` or the running services."""
     replicas: list[str] = []
     dsn = ""
     if getattr(args, "memcached", None) is not None:
-        replicas = [memcached_address(a.strip()) for a in args.memcached.split(",")]
+        replicas = memcached_addresses(args.memcached)
         if need_pg and not getattr(args, "postgres", None):
             # Your cache in front of the database `cache up` started would be a silent mix.
             raise SuperlinearError("--memcached needs --postgres DSN too (your servers, both named), or neither "
@@ -121,19 +147,23 @@ def cmd_up(args: argparse.Namespace) -> int:
 
 def cmd_down(args: argparse.Namespace) -> int:
     services = Services(args.dir)
+    tier = services.holds_tier()
     with services.locked("down"), (console.status(f"stopping the servers in {services.dir}", spinner="dots")
                                    if not args.json else _nullcontext()):
         stopped = services.down(purge=args.purge)
     if args.json:
         print(json.dumps({"stopped": stopped}))
     else:
-        console.print("stopped" if stopped else "nothing was running")
+        # A folder with no tier is said, not an error: as `status` on it.
+        console.print("stopped" if stopped else "nothing was running" if tier else f"no cache tier in {services.dir}")
     return 0
 
 
 def cmd_restart(args: argparse.Namespace) -> int:
     """Starts replica REPLICA again, or every replica (and PostgreSQL) that does not answer."""
     services = Services(args.dir)
+    if not services.holds_tier():
+        raise SuperlinearError(f"no cache tier in {services.dir}: start one with `superlinear cache up`")
     with services.locked("restart"):
         st = services.status()
         if not st["running"]:
@@ -302,20 +332,22 @@ def cmd_bench(args: argparse.Namespace) -> int:
         if args.prefill:
             interruptible(partial(client.prefill, args.rows, args.seed, args.dist))
         if args.warmup:
-            interruptible(lambda: client.bench({**bench, "requests": args.warmup, "seed": args.seed + 1000}))
+            _check_warmup(interruptible(lambda: client.bench({**bench, "requests": args.warmup,
+                                                               "seed": args.seed + 1000})), args)
         what = (f"{args.requests:,} requests, {threads} threads, {k} replicas, {args.router} routing"
                 + (f", run {rnd + 1}/{args.repeats}" if args.repeats > 1 else ""))
         with console.status(what, spinner="dots") if not args.json else _nullcontext():
             report = interruptible(lambda: client.bench({**bench, "requests": args.requests}))
         run = bench_row(report, k, _native.available_cores())
-        run.update(panel="bench", dispatch=args.router, round=rnd, replica_errors=report["stats"]["replica_errors"])
+        run.update(panel="bench", dispatch=args.router, round=rnd, replica_errors=report["stats"]["replica_errors"],
+                   gave_up=report["gave_up"])
         runs.append(run)
         reports.append(report)
-        if run["timed_out"]:
+        if run["timed_out"] or run["gave_up"]:
             break  # the bench has failed already; the runs left would fail alike
     (row,) = aggregate_rounds(runs)
     row.update(router=args.router, threads=threads, db_connections=cfg["db_connections"], dist=args.dist,
-               rows=args.rows)
+               rows=args.rows, gave_up=runs[-1]["gave_up"])
     failures = bench_failures(row, args.max_seconds)
     if args.json:
         print(json.dumps({"row": row, "runs": runs, "reports": reports, "failures": failures}, indent=1))
@@ -324,6 +356,19 @@ def cmd_bench(args: argparse.Namespace) -> int:
     for f in failures:
         print(f"superlinear: error: cache bench: {f}", file=sys.stderr)
     return 1 if failures else 0
+
+
+def _check_warmup(report: CacheBenchRecord, args: argparse.Namespace) -> None:
+    """Refuses to measure after a warm-up that did not finish: the run would measure a colder
+    cache than asked for."""
+    if report["requests"] >= args.warmup:
+        return
+    done = f"after {report['requests']:,} requests"
+    if report["timed_out"]:
+        raise SuperlinearError(f"--warmup {args.warmup:,}: --max-seconds {args.max_seconds:g} stopped the warm-up "
+                               f"{done} (it has a --max-seconds of its own); lower --warmup or raise --max-seconds")
+    raise SuperlinearError(f"--warmup {args.warmup:,}: the warm-up gave up {done}, its requests failing "
+                           f"(first: {report['first_error']})")
 
 
 def _refuse_another_tables_entries(client: Any, replicas: list[str], table: str) -> None:
@@ -355,8 +400,9 @@ def bench_failures(row: dict[str, Any], max_seconds: float) -> list[str]:
         out.append(f"{row['wrong_values']:,} wrong values")
     if row["stale_values"]:
         out.append(f"{row['stale_values']:,} stale values (older than the bench's last finished write of the key)")
-    if row["errors"]:
-        out.append(f"{row['errors']:,} failed requests (first: {row['first_error']})")
+    if row["errors"] or row["gave_up"]:
+        gave_up = ", the last ones in a row: the run gave up before its --requests were done" if row["gave_up"] else ""
+        out.append(f"{row['errors']:,} failed requests{gave_up} (first: {row['first_error']})")
     if row["missing"]:
         out.append(f"{row['missing']:,} keys missing from the table")
     if row["replica_errors"] or row["bypass"]:

@@ -43,6 +43,7 @@ from typing import Any, get_args, get_type_hints
 from superlinear.common.bounds import mem_available_bytes
 from superlinear.common.errors import SuperlinearError
 from superlinear.common.input_files import has_kind, kind_words
+from superlinear.common.processes import run_in_own_group
 
 DEFAULT_DIR = ".superlinear/services"
 PG_USER = "superlinear"
@@ -162,29 +163,6 @@ def _alive(pid: int) -> bool:
         if done == pid:
             return False
     return True
-
-
-def _run_to_the_end(cmd: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
-    """``cmd`` run in a process group of its own; cut short (its timeout, a Ctrl-C), the whole
-    group is killed and waited for, children included (initdb's bootstrap backend), so that
-    nothing it started still writes where the caller is about to clean up."""
-    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    except BaseException:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-        deadline = time.monotonic() + 5
-        while time.monotonic() < deadline:
-            try:
-                os.killpg(proc.pid, 0)
-            except ProcessLookupError:
-                break
-            time.sleep(0.01)
-        raise
-    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 
 def _runs(pid: int, program: str, *args: str) -> bool:
@@ -349,11 +327,16 @@ class Services:
         tmp.write_text(json.dumps(state.to_json(), indent=1) + "\n", encoding="utf-8")
         tmp.replace(self.state_file)
 
+    def holds_tier(self) -> bool:
+        """Whether the folder is a tier's: it names servers, or ``up`` locked it. Only ``up`` writes
+        into a folder that is not."""
+        return (self.dir / ".lock").is_file() or self.state_file.is_file()
+
     @contextlib.contextmanager
     def locked(self, action: str) -> Any:
         """Holds the directory's lock, so two `up`/`down`/`restart` never race on one tier."""
-        if action != "up" and not self.dir.is_dir():
-            yield  # no tier was ever set up here: nothing to lock, and no folder to make
+        if action != "up" and not self.holds_tier():
+            yield  # no tier was ever set up here: nothing to lock, and nothing to write
             return
         self._mkdir()
         with open(self.dir / ".lock", "w") as f:
@@ -437,7 +420,7 @@ class Services:
             partial = data.with_name(data.name + ".partial")
             shutil.rmtree(partial, ignore_errors=True)
             try:
-                out = _run_to_the_end(
+                out = run_in_own_group(
                     _as_user([str(bindir / "initdb"), "-D", str(partial), "-U", PG_USER, "--auth=trust", "-E",
                               "UTF8", "--no-sync", "--no-instructions"], user), INITDB_TIMEOUT_S)
                 if out.returncode != 0:

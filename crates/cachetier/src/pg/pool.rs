@@ -1,7 +1,8 @@
 //! A bounded pool of PostgreSQL connections with prepared statements on each, and bounded
 //! retries with exponential backoff when the database is unreachable or restarting. A pool of
 //! n connections is "n PostgreSQL client threads" of the paper: at most n queries run at once;
-//! further callers wait for a free connection.
+//! further callers wait for a free connection. A timed run bounds the retries by its deadline
+//! ([`PgPool::retry_until`]).
 
 use super::conn::{PgConn, Row};
 use super::dsn::Dsn;
@@ -43,6 +44,26 @@ pub struct PgPool {
     freed: Condvar,
     retries: AtomicU64,
     queries: AtomicU64,
+    /// Where retries stop, whatever attempts are left ([`PgPool::retry_until`]).
+    retry_deadline: Mutex<Option<Instant>>,
+}
+
+/// Holds a pool's retry deadline; dropping it lifts the deadline.
+pub struct RetryDeadline<'a> {
+    pool: &'a PgPool,
+}
+
+impl RetryDeadline<'_> {
+    /// Moves the deadline to now: the queries retrying stop at their next pause.
+    pub fn end_now(&self) {
+        *self.pool.retry_deadline.lock().unwrap_or_else(|p| p.into_inner()) = Some(Instant::now());
+    }
+}
+
+impl Drop for RetryDeadline<'_> {
+    fn drop(&mut self) {
+        *self.pool.retry_deadline.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    }
 }
 
 impl PgPool {
@@ -68,6 +89,7 @@ impl PgPool {
             freed: Condvar::new(),
             retries: AtomicU64::new(0),
             queries: AtomicU64::new(0),
+            retry_deadline: Mutex::new(None),
         };
         let first = pool.open()?;
         let mut s = pool.slots.lock().unwrap_or_else(|p| p.into_inner());
@@ -95,6 +117,14 @@ impl PgPool {
     /// Queries run so far.
     pub fn queries(&self) -> u64 {
         self.queries.load(Ordering::Relaxed)
+    }
+
+    /// Stops every query's retries at `deadline` until the guard is dropped (one timed run at a
+    /// time): a query still failing then fails at `deadline`, instead of spending the rest of its
+    /// backoff (seconds) past the end of the run.
+    pub fn retry_until(&self, deadline: Instant) -> RetryDeadline<'_> {
+        *self.retry_deadline.lock().unwrap_or_else(|p| p.into_inner()) = Some(deadline);
+        RetryDeadline { pool: self }
     }
 
     fn open_once(&self) -> Result<PgConn> {
@@ -196,6 +226,16 @@ impl PgPool {
                 Err(e) if e.is_transient() && attempt < self.retry.attempts => {
                     self.retries.fetch_add(1, Ordering::Relaxed);
                     self.drop_idle();
+                    let deadline = *self.retry_deadline.lock().unwrap_or_else(|p| p.into_inner());
+                    if let Some(end) = deadline.filter(|end| Instant::now() + pause >= *end) {
+                        // Fails at the deadline, not before: a timed run counts a query that
+                        // fails from then on as cut short by its end, not as failed.
+                        std::thread::sleep(end.saturating_duration_since(Instant::now()));
+                        return Err(Error::unavailable(
+                            self.dsn.redacted(),
+                            format!("stopped retrying at the run's deadline after {attempt} attempts: {e}"),
+                        ));
+                    }
                     std::thread::sleep(pause);
                     pause = (pause * 2).min(self.retry.max_backoff);
                     attempt += 1;
