@@ -16,16 +16,26 @@ from rich.markup import escape
 from rich.table import Table
 
 from superlinear import _native
-from superlinear.classify.compare import cmd_compare
+from superlinear.classify.compare import PEER_MIN_PACKETS_PER_S, PEER_SETUP_S, cmd_compare, peer_timeout
 from superlinear.classify.workload import (
     BYTES_PER_PACKET,
     CLASSBENCH_SETS,
     DEFAULT_PACKETS,
+    MAX_FLOWS_PER_RULE,
+    MAX_SYNTHETIC_RULES,
     PacketWorkloadSpec,
     check_packet_count,
     load,
 )
-from superlinear.common.args import comma_list, fraction, non_negative_int, positive_int, repeat_count
+from superlinear.common.args import (
+    comma_list,
+    duration_seconds,
+    fraction,
+    non_negative_int,
+    positive_int,
+    positive_int_at_most,
+    repeat_count,
+)
 from superlinear.common.bounds import MAX_WORKERS, check_memory
 from superlinear.common.defaults import config_defaults
 from superlinear.common.errors import SuperlinearError
@@ -68,12 +78,16 @@ def _workload(args: argparse.Namespace) -> Any:
 
 
 def check_workers(workers: int, rules: int, packets: int, flag: str = "--k") -> None:
-    """Refuses worker counts the dispatchers cannot name or this machine cannot hold: each
-    MRF worker keeps an order entry (4 bytes), a prefilter key (8) and an order label (8) per rule,
-    and every packet is copied into its worker's stream."""
+    """Refuses worker counts the dispatchers cannot name, the packets cannot keep busy (a worker
+    without a packet measures nothing) or this machine cannot hold: each MRF worker keeps an order
+    entry (4 bytes), a prefilter key (8) and an order label (8) per rule, and every packet is
+    copied into its worker's stream."""
     if workers > MAX_WORKERS:
         raise SuperlinearError(f"{flag} {workers:,}: at most {MAX_WORKERS:,} (the RSS indirection table "
                                "names workers with 16 bits)")
+    if workers > packets:
+        raise SuperlinearError(f"{flag} {workers:,}: more workers than the {packets:,} packets to classify (give "
+                               "--packets at least k)")
     check_memory(f"{flag} {workers:,} over {rules:,} rules and {packets:,} packets",
                  20.0 * workers * rules + BYTES_PER_PACKET * packets + 4096.0 * workers)
 
@@ -163,6 +177,10 @@ def cmd_updates(args: argparse.Namespace, w: Any, info: dict[str, Any]) -> int:
     return 1 if args.check and report["mismatches"] else 0
 
 
+#: The most workers the per-worker table shows (--json has them all).
+MAX_WORKER_ROWS = 32
+
+
 def _print_run(doc: dict[str, Any], top: int) -> None:
     info = doc["info"]
     warm = f" (the first {doc['warmup']:,} a warm-up, left out of throughput and work)" if doc["warmup"] else ""
@@ -196,11 +214,19 @@ def _print_run(doc: dict[str, Any], top: int) -> None:
                      else ""))
     console.print(f"  imbalance (busiest worker / mean): packets {p['load_imbalance']:.2f}, work "
                   f"{p['work_imbalance']:.2f}")
-    t = Table(title="per-worker statistics", caption=KINDS, caption_justify="left")
+    workers = doc["workers"]
+    # Thousands of rows would take minutes to draw and tell no one anything: the busiest workers
+    # (by rules compared), in worker order, are where the imbalance shows.
+    shown = sorted(sorted(range(len(workers)), key=lambda i: workers[i]["work"], reverse=True)[:MAX_WORKER_ROWS])
+    title = ("per-worker statistics" if len(shown) == len(workers) else
+             f"per-worker statistics (the {len(shown)} busiest of {len(workers):,} workers by rules compared; "
+             f"{len(workers) - len(shown):,} left out, --json lists all)")
+    t = Table(title=title, caption=KINDS, caption_justify="left")
     for c in ("worker", "packets", "rules compared / packet", "entries moved / packet", "mean position",
               "mean active rules / window", "max active", "mean chain levels", "distinct rules"):
         t.add_column(c, justify="right")
-    for i, s in enumerate(doc["workers"]):
+    for i in shown:
+        s = workers[i]
         n = max(s["packets"], 1)
         t.add_row(str(i), f"{s['packets']:,}", f"{s['work'] / n:,.1f}", f"{s['entries_moved'] / n:,.1f}",
                   f"{s['mean_position']:,.1f}", f"{s['mean_active_rules']:,.1f}",
@@ -427,7 +453,8 @@ def used_options(action: str, rules: bool) -> frozenset[str]:
         source = (FILE_OPTIONS | {"seed"}) if rules else frozenset({"data", "sizes", "actions"})
         return source | {"packets", "algo", "quick", "out", "json"}
     if action == "compare":
-        return frozenset({"data", "sizes", "actions", "packets", "repeats", "peer", "algo", "traffic", "json"})
+        return frozenset({"data", "sizes", "actions", "packets", "repeats", "peer", "peer_timeout", "algo", "traffic",
+                          "json"})
     if action == "gen-rules":
         return SYNTHETIC_OPTIONS | {"seed", "format", "out"}
     if action == "gen-trace":
@@ -678,12 +705,14 @@ def register(sub: Any) -> None:
     p.add_argument("--seed", type=non_negative_int, default=run_defaults["seed"],
                    help=f"seed of generators and seeded dispatchers (default {run_defaults['seed']})")
     p.add_argument("--synthetic", action="store_true", help="run on a generated workload (--rules-count, ...)")
-    p.add_argument("--rules-count", dest="synthetic_rules", type=positive_int, default=synthetic["rules"],
-                   help=f"synthetic base rules, ≤ 65535 (default {synthetic['rules']})")
+    p.add_argument("--rules-count", dest="synthetic_rules", type=positive_int_at_most(MAX_SYNTHETIC_RULES, "rules"),
+                   default=synthetic["rules"],
+                   help=f"synthetic base rules, ≤ {MAX_SYNTHETIC_RULES} (default {synthetic['rules']})")
     p.add_argument("--depth", type=int, default=synthetic["depth"], choices=range(0, 33), metavar="D",
                    help=f"synthetic dependency depth d (default {synthetic['depth']}; 0: independent rules)")
-    p.add_argument("--flows-per-rule", type=positive_int, default=synthetic["flows_per_rule"],
-                   help=f"synthetic flows per rule (default {synthetic['flows_per_rule']})")
+    p.add_argument("--flows-per-rule", type=positive_int_at_most(MAX_FLOWS_PER_RULE, "flows per rule"),
+                   default=synthetic["flows_per_rule"],
+                   help=f"synthetic flows per rule, ≤ {MAX_FLOWS_PER_RULE} (default {synthetic['flows_per_rule']})")
     p.add_argument("--catch-all", type=fraction, default=synthetic["catch_all"],
                    help=f"share of synthetic traffic to a final catch-all rule (default {synthetic['catch_all']:g}; "
                    "0: none)")
@@ -694,8 +723,13 @@ def register(sub: Any) -> None:
                    help="bench: ClassBench sizes, comma-separated (default 5k)")
     hidden_alias(p, "--sizes", dest="sizes")
     p.add_argument("--quick", action="store_true", help="bench: fewer packets, one run")
-    p.add_argument("--peer", metavar="DIR|TMBENCH", help="compare: the peer's tmbench binary, or a folder holding it "
-                   "(built there with shared/peers/build-tuplemerge when absent); without it, ours only")
+    p.add_argument("--peer", metavar="DIR|TMBENCH", help="compare: the peer's tmbench binary, or a folder holding it; "
+                   "an empty or new folder gets it built there with shared/peers/build-tuplemerge (a folder holding "
+                   "other files is refused); without it, ours only")
+    p.add_argument("--peer-timeout", type=duration_seconds, metavar="S",
+                   help="compare: seconds one run of the peer may take before it is stopped and compare fails "
+                   f"(default {PEER_SETUP_S:g} + 1 per {PEER_MIN_PACKETS_PER_S:,} packets: "
+                   f"{peer_timeout(1_000_000):g} for the default 1,000,000)")
     p.add_argument("--traffic", choices=("trace", "uniform"), default="trace",
                    help="compare: the set's own ClassBench trace (default), or headers without locality: each packet "
                    "a uniformly random rule and a header uniformly inside it, the same packets for both sides")

@@ -8,11 +8,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import shutil
+import signal
 import statistics
 import subprocess
+import sys
 import tempfile
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +25,8 @@ from rich.table import Table
 from superlinear.classify.workload import CLASSBENCH_SETS, PacketWorkloadSpec, load
 from superlinear.common.args import comma_list
 from superlinear.common.errors import SuperlinearError
+from superlinear.common.interrupt import interruptible
+from superlinear.common.processes import run_in_own_group
 from superlinear.common.study import console
 from superlinear.experiments.repeats import spread
 
@@ -28,13 +34,30 @@ from superlinear.experiments.repeats import spread
 PEER_ALGOS = ("TMOnline", "TMOffline", "PartitionSort")
 #: Where the peer's build script may be (``$SUPERLINEAR_PEERS`` first).
 PEER_DIRS = (Path("../shared/peers"), Path("shared/peers"), Path("/work/shared/peers"))
+#: What ``build-tuplemerge`` copies into its folder before compiling (the peer's source tree): a
+#: folder holding them but no tmbench is an earlier build that failed or was stopped.
+PEER_SOURCE_ENTRIES = ("makefile", "TupleMerge", "PartitionSort")
+#: The default time limit of one peer run: a minute to read the files and build its classifier,
+#: then the packets at 10,000 a second, a hundredth of its slowest measured rate (1.4 Mpps, on a
+#: loaded machine), so that only a peer that hangs reaches it.
+PEER_SETUP_S = 60.0
+PEER_MIN_PACKETS_PER_S = 10_000
+#: The build's time limit: it compiles in minutes; one still running after half an hour is stuck.
+BUILD_TIMEOUT_S = 1_800.0
 KIND = "measured: thread CPU time of the lookup loop, one pinned core; median [lo–hi] of alternated runs"
 
 
+def peer_timeout(packets: int) -> float:
+    """Seconds one run of the peer on ``packets`` packets may take unless ``--peer-timeout``."""
+    return PEER_SETUP_S + packets / PEER_MIN_PACKETS_PER_S
+
+
 def resolve_peer(arg: str) -> Path:
-    """The `tmbench` binary of ``--peer``: a path to it, or a folder holding it (built there with
-    ``build-tuplemerge`` when absent)."""
-    p = Path(arg)
+    """The `tmbench` binary of ``--peer`` as an absolute path (a bare name would have ``taskset``
+    search PATH): a path to it, or a folder holding it. An empty or new folder, or one that an
+    earlier build left without the binary, gets it built there with ``build-tuplemerge``; any other
+    folder is refused, since a typo or ``--peer ~`` would get 70 MB of C++ compiled into it."""
+    p = Path(arg).absolute()
     if p.is_file():
         if not os.access(p, os.X_OK):
             raise SuperlinearError(f"--peer {arg}: not executable")
@@ -44,18 +67,41 @@ def resolve_peer(arg: str) -> Path:
                                "in)")
     if (p / "tmbench").is_file():
         return p / "tmbench"
+    if p.is_dir() and any(p.iterdir()) and not all((p / entry).exists() for entry in PEER_SOURCE_ENTRIES):
+        raise SuperlinearError(f"--peer {arg}: a folder with other files and no tmbench in it (expected the tmbench "
+                               "binary, a folder holding it, or an empty or new folder to build the peer in)")
     env = os.environ.get("SUPERLINEAR_PEERS")
     dirs = ([Path(env)] if env else []) + list(PEER_DIRS)
     script = next((d / "build-tuplemerge" for d in dirs if (d / "build-tuplemerge").is_file()), None)
     if script is None:
         raise SuperlinearError(f"--peer {arg}: no tmbench there and no build-tuplemerge script found "
                                "(set SUPERLINEAR_PEERS to the peers folder)")
-    console.print(f"building the peer into {p} with {script} ...", highlight=False, markup=False)
-    r = subprocess.run([str(script), str(p)], capture_output=True, text=True, check=False)
-    if r.returncode != 0 or not (p / "tmbench").is_file():
-        last = (r.stderr or r.stdout).strip().splitlines()[-1:] or ["no output"]
-        raise SuperlinearError(f"--peer {arg}: building the peer failed: {last[0]}")
+    # On stderr: stdout may be the --json document.
+    print(f"superlinear: building the peer into {p} with {script} ...", file=sys.stderr, flush=True)
+    _output_of([str(script.absolute()), str(p)], f"--peer {arg}: building the peer with {script}", BUILD_TIMEOUT_S,
+               f"see {p / 'build.log'}")
+    if not (p / "tmbench").is_file():
+        raise SuperlinearError(f"--peer {arg}: building the peer with {script} left no tmbench in {p}")
     return p / "tmbench"
+
+
+def _output_of(cmd: list[str], who: str, timeout_s: float, limit: str) -> str:
+    """The standard output of ``cmd``, which must exit 0 within ``timeout_s`` seconds (``limit``:
+    what sets the limit, or where to look). It runs in a process group of its own, which the
+    timeout or a Ctrl-C kills whole, a peer script's own children too. Any failure is one error
+    naming ``who``."""
+    try:
+        r = run_in_own_group(cmd, timeout_s)
+    except subprocess.TimeoutExpired:
+        raise SuperlinearError(f"{who}: still running after {timeout_s:g} s, stopped ({limit})") from None
+    except OSError as e:
+        raise SuperlinearError(f"{who}: cannot be started ({e.strerror or e})") from None
+    if r.returncode != 0:
+        status = (f"killed by {signal.Signals(-r.returncode).name}" if r.returncode < 0 else
+                  f"exit status {r.returncode}")
+        last = (r.stderr or r.stdout).strip().splitlines()[-1:] or ["no output"]
+        raise SuperlinearError(f"{who}: failed ({status}): {last[0]}")
+    return r.stdout
 
 
 def _core() -> int:
@@ -63,27 +109,62 @@ def _core() -> int:
     return max(os.sched_getaffinity(0))
 
 
-def _run_peer(exe: Path, rules: Path, trace: Path, packets: int, algo: str, core: int,
-              counts: Path) -> dict[str, Any]:
+def _is_count(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _json_object(text: str, what: str) -> dict[str, Any]:
+    """``text`` read as a JSON object (``what`` names it in the error)."""
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise SuperlinearError(f"{what} is not JSON ({e})") from None
+    if not isinstance(doc, dict):
+        raise SuperlinearError(f"{what} is not a JSON object")
+    return doc
+
+
+def _run_peer(exe: Path, rules: Path, trace: Path, packets: int, algo: str, core: int, counts: Path,
+              timeout_s: float) -> tuple[float, tuple[list[int], int]]:
+    """One run of the peer's ``algo``: its Mpps (thread CPU time) and its per-rule first-match
+    counts with its default-policy hits, checked to be what `tmbench` prints and writes (its usage
+    is at the top of ``build-tuplemerge``)."""
+    who = f"peer {exe} ({algo} on {rules.name})"
     cmd = [str(exe), str(rules), str(trace), str(packets), algo, str(counts)]
     if shutil.which("taskset"):
         cmd = ["taskset", "-c", str(core), *cmd]
-    r = subprocess.run(cmd, capture_output=True, text=True, check=False)
-    if r.returncode != 0:
-        last = (r.stderr or r.stdout).strip().splitlines()[-1:] or ["no output"]
-        raise SuperlinearError(f"peer {algo} on {rules.name} failed: {last[0]}")
-    lines = [ln for ln in r.stdout.splitlines() if ln.startswith("{")]
+    out = _output_of(cmd, who, timeout_s, "--peer-timeout sets the limit")
+    lines = [ln for ln in out.splitlines() if ln.startswith("{")]
     if not lines:
-        raise SuperlinearError(f"peer {algo} on {rules.name}: no result line")
-    doc: dict[str, Any] = json.loads(lines[-1])
-    return doc
+        raise SuperlinearError(f"{who}: no result line (a JSON object with mpps_cpu) in its output")
+    result = _json_object(lines[-1], f"{who}: its result line")
+    mpps = result.get("mpps_cpu")
+    if not (isinstance(mpps, int | float) and not isinstance(mpps, bool) and 0 < mpps < math.inf):
+        got = "no mpps_cpu" if mpps is None else f"mpps_cpu {json.dumps(mpps)}"
+        raise SuperlinearError(f"{who}: its result line has {got} (expected a positive number, the Mpps)")
+    try:
+        text = counts.read_text()
+    except FileNotFoundError:
+        raise SuperlinearError(f"{who}: wrote no per-rule counts file") from None
+    except (OSError, UnicodeDecodeError) as e:
+        reason = e.strerror if isinstance(e, OSError) else "not UTF-8 text"
+        raise SuperlinearError(f"{who}: its per-rule counts file cannot be read ({reason})") from None
+    doc = _json_object(text, f"{who}: its per-rule counts file")
+    matches, default = doc.get("counts"), doc.get("default", 0)
+    if not (isinstance(matches, list) and all(_is_count(c) for c in matches)):
+        raise SuperlinearError(f"{who}: its per-rule counts file has no counts (a list of whole numbers, one "
+                               "per rule)")
+    if not _is_count(default):
+        raise SuperlinearError(f"{who}: its per-rule counts file has default {json.dumps(default)} (expected a "
+                               "whole number)")
+    return float(mpps), (matches, default)
 
 
 def _our_counts(w: Any, algo: str) -> tuple[list[int], int]:
     """Per-rule first-match counts as the classifier itself recorded them (one worker)."""
     cfg = {"algo": algo, "dispatch": "rss", "k": 1, "modes": ["projected"], "stats": True, "window": 10_000,
            "seed": 1, "warmup": 0}
-    stats = w.run(cfg)["stats"][0]
+    stats = interruptible(lambda: w.run(cfg))["stats"][0]
     return list(stats["matches"]), int(stats["default_hits"])
 
 
@@ -93,60 +174,62 @@ def cmd_compare(args: argparse.Namespace) -> int:
     root = find_data(Path(args.data) if args.data else None)
     if root is None:
         raise SuperlinearError("classify compare needs --data DIR (ClassBench files)")
+    if args.peer_timeout is not None and not args.peer:
+        raise SuperlinearError("--peer-timeout has no effect without --peer (it limits each run of the peer)")
     exe = resolve_peer(args.peer) if args.peer else None
+    # Every set checked before any is run, so that a missing one is not found after the others.
+    sets = [(f"{name}_{size}", root / f"{name}_{size}") for size in comma_list("--classbench-size", args.sizes)
+            for name in CLASSBENCH_SETS]
+    for _, rules in sets:
+        if not rules.exists() or not Path(f"{rules}_trace").exists():
+            raise SuperlinearError(f"{rules}: no such ClassBench rule set (or its _trace)")
     packets = args.packets or 1_000_000
+    timeout_s = args.peer_timeout or peer_timeout(packets)
     core = _core()
     rows: list[dict[str, Any]] = []
     agree = True
     with tempfile.TemporaryDirectory() as tmp:
-        for size in comma_list("--classbench-size", args.sizes):
-            for name in CLASSBENCH_SETS:
-                rules = root / f"{name}_{size}"
-                trace = Path(str(rules) + "_trace")
-                if not rules.exists() or not trace.exists():
-                    raise SuperlinearError(f"{rules}: no such ClassBench rule set (or its _trace)")
-                label = f"{name}_{size}"
-                if args.traffic == "uniform":
-                    # No locality: every packet a random rule's random header (generated once and
-                    # written for the peer, so that both sides classify the same packets).
-                    w = load(PacketWorkloadSpec(kind="files", rules=str(rules), packets=packets,
-                                                actions=args.actions))
-                    trace = Path(tmp) / f"{label}_uniform_trace"
-                    w.write_trace(str(trace), "classbench")
-                else:
-                    w = load(PacketWorkloadSpec(kind="files", rules=str(rules), trace=str(trace), packets=packets,
-                                                actions=args.actions))
-                reference = _our_counts(w, "static")
-                ours: dict[str, list[float]] = {a: [] for a in args.algos}
-                work: dict[str, float] = {}
-                peers: dict[str, list[float]] = {a: [] for a in (PEER_ALGOS if exe else ())}
-                counts_ok: dict[str, bool] = {a: _our_counts(w, a) == reference for a in args.algos}
-                previous = os.sched_getaffinity(0)
-                for _ in range(args.repeats):
-                    for algo in args.algos:
-                        os.sched_setaffinity(0, {core})
-                        try:
-                            pps, work[algo] = w.bench(algo, 1)
-                        finally:
-                            os.sched_setaffinity(0, previous)
-                        ours[algo].append(pps / 1e6)
-                    for algo in peers:
-                        assert exe is not None
-                        out = Path(tmp) / f"{label}_{algo}.json"
-                        doc = _run_peer(exe, rules, trace, packets, algo, core, out)
-                        peers[algo].append(float(doc["mpps_cpu"]))
-                        if algo not in counts_ok:
-                            peer = json.loads(out.read_text())
-                            counts_ok[algo] = (list(peer["counts"]), int(peer.get("default", 0))) == reference
-                best_peer = max(peers, key=lambda a: statistics.median(peers[a])) if peers else None
-                for algo, runs in [*ours.items(), *peers.items()]:
-                    ratio = ([o / p for o, p in zip(runs, peers[best_peer], strict=True)]
-                             if best_peer and algo in ours else [])
-                    rows.append({"rules_set": label, "side": "ours" if algo in ours else "peer", "algo": algo,
-                                 "packets": packets, "mpps_runs": runs, "mpps_median": statistics.median(runs),
-                                 "work_per_packet": work.get(algo), "counts_agree": counts_ok[algo],
-                                 "ratio_to": best_peer if ratio else None, "ratio_runs": ratio})
-                    agree &= counts_ok[algo]
+        for label, rules in sets:
+            trace = Path(f"{rules}_trace")
+            if args.traffic == "uniform":
+                # No locality: every packet a random rule's random header (generated once and
+                # written for the peer, so that both sides classify the same packets).
+                w = load(PacketWorkloadSpec(kind="files", rules=str(rules), packets=packets,
+                                            actions=args.actions))
+                trace = Path(tmp) / f"{label}_uniform_trace"
+                w.write_trace(str(trace), "classbench")
+            else:
+                w = load(PacketWorkloadSpec(kind="files", rules=str(rules), trace=str(trace), packets=packets,
+                                            actions=args.actions))
+            reference = _our_counts(w, "static")
+            ours: dict[str, list[float]] = {a: [] for a in args.algos}
+            work: dict[str, float] = {}
+            peers: dict[str, list[float]] = {a: [] for a in (PEER_ALGOS if exe else ())}
+            counts_ok: dict[str, bool] = {a: _our_counts(w, a) == reference for a in args.algos}
+            previous = os.sched_getaffinity(0)
+            for _ in range(args.repeats):
+                for algo in args.algos:
+                    os.sched_setaffinity(0, {core})
+                    try:
+                        pps, work[algo] = interruptible(partial(w.bench, algo, 1))
+                    finally:
+                        os.sched_setaffinity(0, previous)
+                    ours[algo].append(pps / 1e6)
+                for algo in peers:
+                    assert exe is not None
+                    out = Path(tmp) / f"{label}_{algo}.json"
+                    mpps, counts = _run_peer(exe, rules, trace, packets, algo, core, out, timeout_s)
+                    peers[algo].append(mpps)
+                    counts_ok.setdefault(algo, counts == reference)
+            best_peer = max(peers, key=lambda a: statistics.median(peers[a])) if peers else None
+            for algo, runs in [*ours.items(), *peers.items()]:
+                ratio = ([o / p for o, p in zip(runs, peers[best_peer], strict=True)]
+                         if best_peer and algo in ours else [])
+                rows.append({"rules_set": label, "side": "ours" if algo in ours else "peer", "algo": algo,
+                             "packets": packets, "mpps_runs": runs, "mpps_median": statistics.median(runs),
+                             "work_per_packet": work.get(algo), "counts_agree": counts_ok[algo],
+                             "ratio_to": best_peer if ratio else None, "ratio_runs": ratio})
+                agree &= counts_ok[algo]
     doc = {"kind": KIND, "core": core, "repeats": args.repeats, "traffic": args.traffic,
            "peer": str(exe) if exe else None, "rows": rows}
     if args.json:

@@ -26,6 +26,12 @@ _SYNTHETIC = config_defaults("classify_synthetic")
 #: Packets of a workload whose ``packets`` is 0 (the loader's generated-trace length).
 DEFAULT_PACKETS: int = _LOAD["generate"]
 
+#: The synthetic generator's bounds (crates/classify, generate.rs), checked where the flags are
+#: parsed so that the error names the flag: each base rule matches one destination port
+#: (1..=65535), and each of its flows is a source port from 1024 up.
+MAX_SYNTHETIC_RULES = 65_535
+MAX_FLOWS_PER_RULE = 65_535 - 1_024
+
 #: ClassBench files of the shared data folder (``--data DIR``), by set name.
 CLASSBENCH_SETS = ("acl1", "ipc1", "fw1")
 
