@@ -88,7 +88,8 @@ def test_user_mistakes_are_one_line_errors(tmp_path: Path, one_line_mistake: Cal
     check(["attack", "classifier", "--adversary", "rotate:0", *small], "rotate:N")
     check(["attack", "classifier", "--algo", "tcam", *small], "--algo", "tcam")
     check(["attack", "classifier", "--attack-rate", "0.1,x", *small], "--attack-rates", "'x'")
-    check(["attack", "classifier", "--depth", "40", *small], "dependency depth")
+    check(["attack", "classifier", "--depth", "40", *small], "--depth 40: at most 32")
+    check(["attack", "classifier", "--flows", "70000", *small], "--flows 70,000: at most 64,511")
     check(["attack", "classifier", "--attack-bytes", "9000", *small], "1 to 1500 bytes")
     bad = tmp_path / "bad.rules"
     bad.write_text("accept dport 80\naccept dport banana\n")

@@ -531,7 +531,9 @@ pub fn run_classifier_attacks(
             adversary: adversary.clone(),
             targets: r.targets.len(),
             target_rules: r.targets.iter().take(16).map(|t| t.map_or(-1, |x| x as i64)).collect(),
-            target_depth_mean: depths.iter().sum::<f64>() / depths.len().max(1) as f64,
+            // A fold from 0.0: the sum of no f64 is -0.0, printed "mean chain -0.0" when the only
+            // target is the default policy (no catch-all rule).
+            target_depth_mean: depths.iter().fold(0.0, |a, d| a + d) / depths.len().max(1) as f64,
             probe_innocent_work: r.probe_innocent_work,
             probe_attack_work: r.probe_attack_work,
             probe_attack_packets: r.probe_attack_packets,

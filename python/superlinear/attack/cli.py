@@ -33,8 +33,10 @@ from superlinear.attack.studies import (
     run_sim_study,
     run_worker_study,
 )
+from superlinear.classify.workload import MAX_FLOWS_PER_RULE, MAX_SYNTHETIC_RULES
 from superlinear.common.args import (
     floats,
+    fraction,
     int_list,
     names,
     non_negative_int,
@@ -88,7 +90,8 @@ MAX_ATTACK_FRACTION = 100
 MAX_JOB_US = 1_000_000_000
 U32_MAX = 2**32 - 1
 MAX_PACKET_BYTES = 65_535
-MAX_SYNTHETIC_RULES = 65_535
+#: The synthetic generator's deepest dependency chain (crates/classify generate.rs).
+MAX_DEPTH = 32
 #: ``--pmin``/``--pmax``: a packet size, 1 to :data:`MAX_PACKET_BYTES` (crates/sched traffic.rs).
 packet_bytes = positive_int_at_most(MAX_PACKET_BYTES, "bytes (the largest IP packet)")
 BYTES_PER_KEY_REQUEST = 64
@@ -270,6 +273,9 @@ def _classifier_config(args: argparse.Namespace) -> ClassifierStudy:
         check_memory(f"--packets {args.packets:,}", BYTES_PER_CLASSIFIER_PACKET * args.packets)
     check_at_most("--attack-bytes", args.attack_bytes, MAX_PACKET_BYTES, "an IP packet's largest size")
     check_at_most("--chains", args.chains, MAX_SYNTHETIC_RULES, "synthetic rules are numbered with 16 bits")
+    # The generator's own bounds (crates/classify generate.rs), named by this command's flags.
+    check_at_most("--depth", args.depth, MAX_DEPTH, "dependencies per chain")
+    check_at_most("--flows", args.flows, MAX_FLOWS_PER_RULE, "each flow is a source port from 1024 up")
     study = ClassifierStudy(
         rules=args.rules,
         trace=args.trace,
@@ -296,13 +302,15 @@ def _classifier_config(args: argparse.Namespace) -> ClassifierStudy:
 def _classifier_tables(study: ClassifierStudy, rows: list[Row], summary: dict[str, Any]) -> None:
     w = summary["workload"]
     source = f"{study.rules}" + (f" + {study.trace}" if study.trace else " + generated headers") if study.rules \
-        else f"synthetic: {study.chains} chains of depth {study.depth} + catch-all"
+        else f"synthetic: {study.chains} chains of depth {study.depth}" + (" + catch-all" if study.catch_all else "")
     console.print(f"[bold]{study.algo}[/bold] classifier: {w['rules']:,} rules ({source}), {w['packets']:,} innocent "
                   f"packets, {w['dependency_edges']:,} dependency edges, longest chain {w['max_dependency_depth']}")
     for adv, s in summary["adversaries"].items():
         calibrated = " calibrated here" if s["calibrated"] else ""
-        t = Table(title=f"'{adv}' adversary ({s['targets']} target rule{'s' if s['targets'] != 1 else ''}, mean "
-                        f"chain {s['target_depth_mean']:.1f}): innocent goodput (work-clocked, "
+        targets = ("the default policy (no rule matches)" if s["target_rules"] == [-1] else
+                   f"{s['targets']} target rule{'s' if s['targets'] != 1 else ''}, mean chain "
+                   f"{s['target_depth_mean']:.1f}")
+        t = Table(title=f"'{adv}' adversary ({targets}): innocent goodput (work-clocked, "
                         f"{s['us_per_work'] * 1e3:.3g} ns per rule compared{calibrated}"
                         f"; load {study.load:g} of {s['r_max_gbps']:.3g} Gbit/s)",
                   caption=f"DF = innocent bits lost per attack bit; fcfs = unprotected, wsjf = SurgeProtector "
@@ -568,7 +576,7 @@ def register(sub: Any) -> None:
                    help=with_default("synthetic: innocent flows per chain", "attack_classifier", "flows_per_chain"))
     c.add_argument("--alpha", type=positive_number, default=cd["alpha"],
                    help=with_default("synthetic: Zipf popularity", "attack_classifier", "alpha"))
-    c.add_argument("--catch-all", type=float, default=cd["catch_all"],
+    c.add_argument("--catch-all", type=fraction, default=cd["catch_all"],
                    help=f"synthetic: innocent share to the catch-all rule (default {cd['catch_all']:g}; "
                         "0: no catch-all rule)")
     c.add_argument("--packets", type=positive_whole,
