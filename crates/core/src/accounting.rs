@@ -23,8 +23,8 @@ pub struct Accounting {
     pub dispatcher_cpu_total_ns: u64,
     /// Each worker's own thread CPU time over its counted requests (the least of its runs). In a
     /// real-thread run it runs from the worker's Start to its Stop, so it holds its waits where
-    /// it spins on a core of its own; where worker 0's thread routes, worker 0's is its serving
-    /// time ([`crate::runner`]).
+    /// it spins on a core of its own; where worker 0's thread routes, worker 0's is its serving's
+    /// share of that thread's CPU time ([`crate::runner`]).
     pub worker_cpu_ns: Vec<u64>,
     /// Each worker's projected time: its CPU time calibrated against the run's cost per unit of
     /// work ([`crate::calibrate::estimates`]); equal to `worker_cpu_ns` for real-thread runs.

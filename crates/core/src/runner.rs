@@ -956,9 +956,10 @@ fn serve_inboxes<R>(
 /// scheduler's hand-overs between three threads on two of them (docs/design.md); this gives
 /// each worker a core of its own and adds the dispatch to worker 0's, the projection's serial
 /// dispatch plus the slowest worker when worker 0 is the slowest.
-/// Every thread spins while it waits (each has its core). The dispatcher's CPU time is its
-/// thread's CPU time over the counted requests less worker 0's serving and its waits on full
-/// rings; worker 0's is its serving time (wall clock on its own core).
+/// Every thread spins while it waits (each has its core). The thread's CPU time over the counted
+/// requests is shared out between worker 0's serving, the waits on full rings and the dispatch
+/// in proportion to the wall clock each took: worker 0's CPU time is its serving's share, the
+/// dispatcher's what is left.
 fn run_threaded_in_worker<R: Copy + Default + Send + Sync>(
     streams: Streams<'_, R>,
     dispatcher: &mut dyn Dispatcher<R>,
@@ -1009,12 +1010,20 @@ fn run_threaded_in_worker<R: Copy + Default + Send + Sync>(
                 let t_start = Instant::now();
                 let c0 = thread_cpu_ns();
                 rings.send(streams.counted, dispatcher, Some((worker.as_mut(), &mut tally)));
-                (thread_cpu_ns() - c0, rings.blocked_ns, t_start)
+                (thread_cpu_ns() - c0, t_start.elapsed().as_nanos() as u64, rings.blocked_ns, t_start)
             }));
             rings.broadcast(|| Message::Stop);
-            let (thread_ns, blocked_ns, t_start) = routed.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-            let first = tally.outcome(worker.as_ref(), tally.serve_wall_ns);
-            let dispatcher_cpu_ns = thread_ns.saturating_sub(tally.serve_wall_ns).saturating_sub(blocked_ns);
+            let (thread_ns, thread_wall_ns, blocked_ns, t_start) =
+                routed.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            // Worker 0's serving and the waits on full rings are timed by the wall clock (a CPU
+            // clock read per batch would cost a system call per 256 requests). The thread's CPU
+            // time is shared out in proportion to the wall clock of each part, so that a
+            // preemption falls on each alike: taken whole off the dispatch, one inside a batch
+            // left the dispatch 0 ns.
+            let on_cpu = |wall: u64| (wall as u128 * thread_ns as u128 / thread_wall_ns.max(1) as u128) as u64;
+            let serve_ns = on_cpu(tally.serve_wall_ns).min(thread_ns);
+            let dispatcher_cpu_ns = thread_ns.saturating_sub(serve_ns).saturating_sub(on_cpu(blocked_ns));
+            let first = tally.outcome(worker.as_ref(), serve_ns);
             (first, dispatcher_cpu_ns, blocked_ns, t_start)
         });
         let (first, dispatcher_cpu_ns, blocked_ns, t_start) = side.join().expect("dispatching worker thread panicked");
