@@ -24,9 +24,9 @@ from superlinear import _native
 from superlinear.cache.client import aggregate_rounds, bench_row, client_config
 from superlinear.cache.services import Services, check_replica_bounds, server_answers
 from superlinear.common.args import (
+    duration_seconds,
     fraction,
     non_negative_int,
-    positive_float,
     positive_int,
     positive_int_at_most,
     repeat_count,
@@ -540,8 +540,8 @@ def register(sub: Any) -> None:
     b.add_argument("--flush", action="store_true", help="flush the replicas first (a cold start)")
     b.add_argument("--prefill", action="store_true", help="pre-fill the replicas from the table (steady state)")
     b.add_argument("--no-coalesce", action="store_true", help="do not coalesce concurrent misses (no delayed hits)")
-    b.add_argument("--max-seconds", type=positive_float, default=120.0,
-                   help="stop after this long (default 120; a bench it stops fails)")
+    b.add_argument("--max-seconds", type=duration_seconds, default=120.0,
+                   help="stop after this long, at most 3600 (default 120; a bench it stops fails)")
     b.add_argument("--seed", type=non_negative_int, default=bench_defaults["seed"])
     b.add_argument("--repeats", type=repeat_count, default=3, metavar="N",
                    help="runs, each after the same --flush/--prefill/--warmup: timed figures are their median "
