@@ -219,6 +219,8 @@ def test_ctrl_c_in_a_one_shot_study_keeps_what_it_finished(args: tuple[str, ...]
      "hot:2000: the hot set is larger than the 1000 rows"),
     (["cache", "advise", "--items", "5", "--memory-mb", "4"], "--memory-mb has no effect with --items"),
     (["cache", "bench", "--memcached", "127.0.0.1:1"], "--memcached needs --postgres DSN too"),
+    (["reproduce", "fig5", "--quick", "--timed-window", "1e15"],
+     "argument --timed-window: expected at most 600 seconds, got 1e15"),
     (["cache", "bench", "--memcached", "127.0.0.1:1", "--postgres", "host=x", "--max-seconds", "1e15"],
      "argument --max-seconds: expected at most 3,600 seconds, got 1e15"),
     (["cache", "up", "--dir", ""], "argument --dir: expected a folder, got an empty name"),

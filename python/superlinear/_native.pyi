@@ -2,6 +2,8 @@ from typing import Any, Literal, TypedDict
 
 class SuperlinearError(Exception): ...
 
+MAX_WINDOW_PASSES: int
+
 # Result records (crates' serde records; crates/py/src/convert.rs turns them into dicts), declared
 # once here: Python has no other copy of them.
 

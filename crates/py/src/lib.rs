@@ -159,6 +159,8 @@ fn bench_dispatcher(py: Python<'_>, dispatch: &str, k: usize, requests: usize, s
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("SuperlinearError", m.py().get_type::<SuperlinearError>())?;
+    // The most timed passes a window repeats, which `--timed-window`'s help names.
+    m.add("MAX_WINDOW_PASSES", superlinear_core::runner::MAX_WINDOW_PASSES)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(cancel_request, m)?)?;
     m.add_function(wrap_pyfunction!(cancel_clear, m)?)?;

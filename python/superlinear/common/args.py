@@ -19,6 +19,7 @@ import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from superlinear import _native
 from superlinear.common.bounds import MAX_WORKERS
 from superlinear.common.errors import SuperlinearError
 
@@ -225,14 +226,21 @@ def names(option: str, text: str, known: Sequence[str]) -> tuple[str, ...]:
 TIMED_WINDOW_ENV = "SUPERLINEAR_TIMED_WINDOW"
 
 
+#: The longest ``--timed-window``: each point's window, and 3 times it for a baseline (1e15 was
+#: taken and recorded as the run's window, which the passes' cap then cut short unsaid).
+MAX_TIMED_WINDOW_S = 600.0
+
+
 def non_negative_seconds(text: str) -> float:
-    """A duration in seconds, 0 or more (a finite number)."""
+    """A timed window in seconds, from 0 to :data:`MAX_TIMED_WINDOW_S`."""
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
     if not math.isfinite(value) or value < 0:
         raise argparse.ArgumentTypeError(f"must be a finite number of seconds ≥ 0, got {text!r}")
+    if value > MAX_TIMED_WINDOW_S:
+        raise argparse.ArgumentTypeError(f"expected at most {MAX_TIMED_WINDOW_S:g} seconds, got {text}")
     return value
 
 
@@ -240,8 +248,9 @@ def add_timed_window_option(parser: argparse.ArgumentParser) -> None:
     """``--timed-window S``: the least wall-clock time the timed passes of each point span."""
     parser.add_argument("--timed-window", type=non_negative_seconds, metavar="S",
                         help="each point's timed passes (projected) and threaded runs (measured) are repeated until "
-                             "they span S seconds, keeping the least time; a k = 1 baseline's span 3·S (default 1, "
-                             f"or ${TIMED_WINDOW_ENV}; 0: no window)")
+                             f"they span S seconds (at most {_native.MAX_WINDOW_PASSES} times), keeping the least "
+                             f"time; a k = 1 baseline's span 3·S (default 1, or ${TIMED_WINDOW_ENV}; 0: no window; "
+                             f"at most {MAX_TIMED_WINDOW_S:g})")
 
 
 def timed_window(args: argparse.Namespace) -> float | None:
