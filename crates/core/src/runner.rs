@@ -896,8 +896,8 @@ fn serve_inboxes<R>(
     dedicated: bool,
 ) -> Outcome {
     let d = inbox.len();
-    let (mut tally, mut t0) = (Tally::default(), 0);
-    // Per dispatcher: whether its Start and its Stop have come.
+    let (mut tally, mut t0, mut starts, mut stops) = (Tally::default(), 0, 0, 0);
+    // Per dispatcher: whether its Start and its Stop have come (each is counted once).
     let (mut started_by, mut stopped_by) = (vec![false; d], vec![false; d]);
     // Spinning only where the worker and the dispatchers each have a core: with k ≥ CPUs a
     // dispatcher thread shares a worker's core, and a worker spinning on an empty ring took the
@@ -925,19 +925,21 @@ fn serve_inboxes<R>(
             if start && !started_by[j] {
                 idle = false;
                 started_by[j] = true;
+                starts += 1;
                 // Measuring begins once every dispatcher's warm-up is served.
-                if started_by.iter().all(|&s| s) {
+                if starts == d {
                     tally.start(worker);
                     t0 = thread_cpu_ns();
                     started.fetch_add(1, Ordering::Release);
                 }
             }
-            if stop {
+            if stop && !stopped_by[j] {
                 idle = false;
                 stopped_by[j] = true;
+                stops += 1;
             }
         }
-        if stopped_by.iter().all(|&s| s) {
+        if stops == d {
             // Idle waiting after the last batch is not part of the run.
             return tally.outcome(worker, thread_cpu_ns() - t0);
         }
@@ -1106,19 +1108,21 @@ mod tests {
         let k = 8;
         let first_build = std::sync::atomic::AtomicBool::new(true);
         let factory = |i: usize| -> Box<dyn Worker> {
-            let burst = if i == 3 && first_build.swap(false, Ordering::Relaxed) { 40_000_000 } else { 0 };
+            let burst = if i == 3 && first_build.swap(false, Ordering::Relaxed) { 80_000_000 } else { 0 };
             Box::new(Spinner { per_request: 2_000, burst })
         };
         let rr = || -> Box<dyn Dispatcher> { Box::new(RoundRobinDispatcher::new(k)) };
         let acc = run_projected(streams, &rr, k, &factory, 1, 1, Duration::ZERO);
-        // The burst (about 20 times a worker's own time) made worker 3 a suspect, its re-run came
+        // The burst (about 40 times a worker's own time) made worker 3 a suspect, its re-run came
         // back without it, and the slowest worker's projected time is near its work at the
-        // calibrated cost (within a wide margin for other noise on the machine), not the burst.
+        // calibrated cost, not the burst. The margin is wide: under `cargo test` the other tests
+        // spin beside this one, and a worker slowed by them in every one of its runs keeps its own
+        // time (2.2 times the calibrated one has been seen on a 2-CPU CI machine).
         assert!(acc.worker_runs[3] >= 2, "runs {:?}", acc.worker_runs);
         assert_eq!(acc.worker_work, vec![1_000; k]);
         let cost = acc.cost_per_work_ns.expect("eight workers calibrate");
         let slowest = *acc.worker_estimate_ns.iter().max().unwrap() as f64;
-        assert!(slowest <= cost * 1_000.0 * 1.5, "slowest {slowest}, cost {cost}");
+        assert!(slowest <= cost * 1_000.0 * 5.0, "slowest {slowest}, cost {cost}");
         assert!(acc.projected_max_cpu_ns() >= acc.projected_ns());
     }
 

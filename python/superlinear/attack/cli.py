@@ -33,7 +33,7 @@ from superlinear.attack.studies import (
     run_sim_study,
     run_worker_study,
 )
-from superlinear.classify.workload import MAX_FLOWS_PER_RULE, MAX_SYNTHETIC_RULES
+from superlinear.classify.workload import MAX_DEPTH, MAX_FLOWS_PER_RULE, MAX_SYNTHETIC_RULES
 from superlinear.common.args import (
     floats,
     fraction,
@@ -90,8 +90,6 @@ MAX_ATTACK_FRACTION = 100
 MAX_JOB_US = 1_000_000_000
 U32_MAX = 2**32 - 1
 MAX_PACKET_BYTES = 65_535
-#: The synthetic generator's deepest dependency chain (crates/classify generate.rs).
-MAX_DEPTH = 32
 #: ``--pmin``/``--pmax``: a packet size, 1 to :data:`MAX_PACKET_BYTES` (crates/sched traffic.rs).
 packet_bytes = positive_int_at_most(MAX_PACKET_BYTES, "bytes (the largest IP packet)")
 BYTES_PER_KEY_REQUEST = 64

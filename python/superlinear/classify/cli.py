@@ -21,6 +21,7 @@ from superlinear.classify.workload import (
     BYTES_PER_PACKET,
     CLASSBENCH_SETS,
     DEFAULT_PACKETS,
+    MAX_DEPTH,
     MAX_FLOWS_PER_RULE,
     MAX_SYNTHETIC_RULES,
     PacketWorkloadSpec,
@@ -43,7 +44,7 @@ from superlinear.common.interrupt import interruptible
 from superlinear.common.listing import Listing, known, name_table, show_listing
 from superlinear.common.progress import progress_bar
 from superlinear.common.rows import Row
-from superlinear.common.scope import OptionScope, hidden_alias, spelled
+from superlinear.common.scope import OptionScope, hidden_alias, needs_option, spelled
 from superlinear.common.study import Outcome, Study, console, run_study
 from superlinear.common.study import Progress as ProgressLine
 from superlinear.experiments.repeats import median_run, spread
@@ -708,7 +709,7 @@ def register(sub: Any) -> None:
     p.add_argument("--rules-count", dest="synthetic_rules", type=positive_int_at_most(MAX_SYNTHETIC_RULES, "rules"),
                    default=synthetic["rules"],
                    help=f"synthetic base rules, ≤ {MAX_SYNTHETIC_RULES} (default {synthetic['rules']})")
-    p.add_argument("--depth", type=int, default=synthetic["depth"], choices=range(0, 33), metavar="D",
+    p.add_argument("--depth", type=int, default=synthetic["depth"], choices=range(0, MAX_DEPTH + 1), metavar="D",
                    help=f"synthetic dependency depth d (default {synthetic['depth']}; 0: independent rules)")
     p.add_argument("--flows-per-rule", type=positive_int_at_most(MAX_FLOWS_PER_RULE, "flows per rule"),
                    default=synthetic["flows_per_rule"],
@@ -736,6 +737,7 @@ def register(sub: Any) -> None:
     p.add_argument("--json", action="store_true", help="machine-readable output")
     scope = OptionScope(p)
     p.set_defaults(func=lambda args: cmd_classify(args, scope))
+    needs_option(p, ("peer_timeout",), "peer", "it limits each run of the peer")
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -174,8 +174,6 @@ def cmd_compare(args: argparse.Namespace) -> int:
     root = find_data(Path(args.data) if args.data else None)
     if root is None:
         raise SuperlinearError("classify compare needs --data DIR (ClassBench files)")
-    if args.peer_timeout is not None and not args.peer:
-        raise SuperlinearError("--peer-timeout has no effect without --peer (it limits each run of the peer)")
     exe = resolve_peer(args.peer) if args.peer else None
     # Every set checked before any is run, so that a missing one is not found after the others.
     sets = [(f"{name}_{size}", root / f"{name}_{size}") for size in comma_list("--classbench-size", args.sizes)

@@ -31,6 +31,8 @@ DEFAULT_PACKETS: int = _LOAD["generate"]
 #: (1..=65535), and each of its flows is a source port from 1024 up.
 MAX_SYNTHETIC_RULES = 65_535
 MAX_FLOWS_PER_RULE = 65_535 - 1_024
+#: The deepest dependency chain the generator makes.
+MAX_DEPTH = 32
 
 #: ClassBench files of the shared data folder (``--data DIR``), by set name.
 CLASSBENCH_SETS = ("acl1", "ipc1", "fw1")

@@ -97,14 +97,20 @@ STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 _received: list[int] = []
 
 
+def _stop_signal() -> int:
+    """The signal that stopped the command: the first received, else SIGINT (a KeyboardInterrupt
+    raised before the handlers were in place)."""
+    return _received[0] if _received else signal.SIGINT
+
+
 def stopped_exit_code() -> int:
     """The exit status of a command that a signal stopped: 130 for Ctrl-C, 143 for SIGTERM."""
-    return 128 + (_received[0] if _received else signal.SIGINT)
+    return 128 + _stop_signal()
 
 
 def stopped_line() -> str:
     """The one line a stopped command ends with."""
-    signum = _received[0] if _received else signal.SIGINT
+    signum = _stop_signal()
     return "superlinear: interrupted" if signum == signal.SIGINT else \
         f"superlinear: terminated by {signal.Signals(signum).name}"
 

@@ -88,7 +88,7 @@ def _refuse_a_short_trace(panel: Panel, series: Series, result: RunRecord) -> No
     w = panel.workload
     if not (isinstance(w, Workload) and w.kind == "trace"):
         return
-    served = next(a["requests"] for a in (result["projected"], result["measured"], result["single_core"]) if a)
+    served = _requests(result)
     if served < panel.requests:
         warmup = panel.warmup if series.exclude_warmup else 0
         raise SuperlinearError(
@@ -123,6 +123,11 @@ def _throughput(acc: Accounting | None, time_ns: int | None) -> float | None:
     return acc["requests"] * 1e9 / time_ns
 
 
+def _requests(result: RunRecord) -> int:
+    """The requests a run counted (every mode of one run counts the same)."""
+    return next((a["requests"] for a in (result["projected"], result["measured"], result["single_core"]) if a), 0)
+
+
 def baseline_dispatch(panel: Panel) -> str:
     """Dispatcher of the k = 1 baselines: round-robin, or key hash for sharded state (which
     needs a key-affine dispatcher to define the partitions)."""
@@ -137,8 +142,7 @@ def _base_row(panel: Panel, series: Series, k: int, result: RunRecord) -> Row:
         "workload": panel.workload.label(),
         "m": result["items"],
         "k": k,
-        "requests": next((a["requests"] for a in (result["projected"], result["measured"], result["single_core"]) if a),
-                         0),
+        "requests": _requests(result),
         "warmup": "excluded" if series.exclude_warmup else "included",
         "warmup_requests": panel.warmup if series.exclude_warmup else 0,
         "state": "sharded" if panel.sharded else "replicated",

@@ -103,17 +103,18 @@ def _zs(args: argparse.Namespace, trace: Trace) -> list[int | None]:
                 raise SuperlinearError(f"--latency: '{part}' is not a number") from None
         if not values or any(not (0 < v < math.inf) for v in values):
             raise SuperlinearError("--latency: give positive, finite numbers")
-        zs = [trace.z_from_latency(v) for v in values]
-        r = trace.mean_interval or 1.0
+        zs = []
+        for v in values:
+            try:
+                zs.append(trace.z_from_latency(v))
+            except SuperlinearError as e:
+                raise SuperlinearError(f"--latency {v:g}: {e}") from None
+        r = trace.mean_interval
         seen: dict[int, float] = {}
         for v, z in zip(values, zs, strict=True):
             if z > MAX_Z:
                 raise SuperlinearError(f"--latency {v:g}: Z = {z:.3g} request-times, at most {MAX_Z:.3g}")
-            # Z is whole request-times: a latency under half of one was raised to 1, and two
-            # latencies that round alike ran the same column twice, without a word.
-            if v / r < 0.5:
-                raise SuperlinearError(f"--latency {v:g}: Z = {v / r:.3g} request-times (mean interval {r:g}); the "
-                                       f"shortest miss is Z = 1, a latency of {r:g}")
+            # Z is whole request-times: two latencies that round alike ran one column twice.
             if z in seen:
                 raise SuperlinearError(f"--latency {seen[z]:g} and {v:g} both round to Z = {z} request-times (mean "
                                        f"interval {r:g}): give latencies at least {r:g} apart")

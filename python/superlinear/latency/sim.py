@@ -99,11 +99,15 @@ class Trace:
         return list(self.native.miss_latencies(z))
 
     def z_from_latency(self, latency: float) -> int:
-        """Z = L / R (footnote 1) for a latency in the trace's timestamp unit."""
+        """Z = L / R (footnote 1) for a latency in the trace's timestamp unit, in whole
+        request-times; a latency under half of one is refused (it was raised to Z = 1 unsaid)."""
         r = self.mean_interval
         if r is None or r <= 0:
             raise SuperlinearError("a latency in time units needs a trace with advancing timestamps")
-        return max(1, round(latency / r))
+        if latency / r < 0.5:
+            raise SuperlinearError(f"Z = {latency / r:.3g} request-times (mean interval {r:g}); the shortest miss "
+                                   f"is Z = 1, a latency of {r:g}")
+        return round(latency / r)
 
     def write(self, path: str | Path, binary: bool = False, latencies: list[int] | None = None) -> None:
         self.native.write(str(path), binary, latencies)
