@@ -696,6 +696,43 @@ def test_cli_bench_gives_up_when_the_database_is_gone(tier: dict[str, Any]) -> N
     assert row["requests"] < 50_000_000
 
 
+def test_bench_stops_on_ctrl_c_while_its_requests_retry(tier: dict[str, Any]) -> None:
+    """A request whose database is gone waits out the pool's backoff pauses (up to 1 s each by
+    default, 3 s here). A Ctrl-C ended the run only after the pauses in progress: now within a
+    poll of the stop request."""
+    services = tier["services"]
+    c = _client(tier, "hash", db_attempts=10, db_backoff_s=3.0, db_max_backoff_s=3.0)
+    c.flush_all()
+    result: dict[str, Any] = {}
+
+    def bench() -> None:
+        try:
+            result["r"] = c.bench({"threads": 4, "requests": 50_000_000, "rows": ROWS, "max_seconds": 60})
+        except Exception as e:  # the interrupted run's error, checked below
+            result["error"] = e
+
+    _native.cancel_clear()
+    run = threading.Thread(target=bench)
+    run.start()
+    try:
+        stopped = _stop_postgres_once_reads_flow(services, run.is_alive)
+        # Every thread's request is then in its first 3 s pause.
+        time.sleep(max(0.0, stopped + 1.0 - time.monotonic()))
+        asked = time.monotonic()
+        _native.cancel_request()
+        run.join(timeout=30)
+        took = time.monotonic() - asked
+    finally:
+        _native.cancel_request()
+        run.join()
+        _native.cancel_clear()
+        services.start_postgres()
+        c.flush_all()
+    assert "interrupted" in str(result.get("error")), result
+    # Without the stop read inside the pauses: about 2 s, the rest of the pause.
+    assert took < 1.0, f"stopped {took:.2f} s after the request"
+
+
 def test_cli_bench_warmup_cut_short_by_max_seconds_is_an_error(tier: dict[str, Any], one_line_mistake: Any) -> None:
     # The warm-up's report was thrown away: a warm-up --max-seconds stopped was followed by a
     # measured run on a colder cache than asked, and exit 0.

@@ -267,6 +267,27 @@ def test_convert_to_classbench_says_which_actions_it_leaves_out(cli: Cli, rules:
     assert out.read_text() == cb.read_text()
 
 
+def test_values_taken_as_asked_that_do_less_than_they_seem_get_a_note(cli: Cli, rules: Path, trace: Path,
+                                                                      tmp_path: Path) -> None:
+    r = cli("classify", "--rules", str(rules), "--trace", str(trace), "--algo", "rule-cache", "--front", "2",
+            "--k", "2", "--no-measure")
+    assert r.returncode == 0 and r.stderr.strip() == (
+        "superlinear: note: --front 2 holds all 2 rules: the front never evicts (the tuple-space search behind it "
+        "serves the packets whose rule is not in it yet)"), r.stderr
+    r = cli("classify", "--rules", str(rules), "--trace", str(trace), "--algo", "rule-cache", "--front", "1",
+            "--k", "2", "--no-measure")
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    r = cli("latency-sim", "run", "--requests", "2000", "--objects", "50", "--policies", "lru", "--z", "10",
+            "--cache-size", "10,60", "--out", str(tmp_path / "l"), "--json")
+    assert r.returncode == 0 and r.stderr.strip() == (
+        "superlinear: note: --cache-size 60: more than the trace's 50 objects, so every object fits and only the "
+        "compulsory misses are left"), r.stderr
+    r = cli("advise", "--rules", str(rules), "--trace", str(trace), "--k", "2", "--candidates", "rr;spray",
+            "--verify", "5", "--out", str(tmp_path / "a"), "--json")
+    assert r.returncode == 0, r.stderr
+    assert "superlinear: note: --verify 5: there are 2 candidates, each is run" in r.stderr, r.stderr
+
+
 def test_a_refused_input_leaves_no_empty_output_folder(cli: Cli, tmp_path: Path) -> None:
     # The output folder is made before the input is read; a run refused for its input removes
     # the folders it made (all of them, parents too) and keeps a folder that was there already.

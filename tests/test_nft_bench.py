@@ -109,11 +109,14 @@ def _generated(tmp: Path, packets: int = 3_000) -> tuple[Path, Path]:
     return rules, trace
 
 
-def test_emit_writes_one_linear_chain_without_privileges(tmp_path: Path) -> None:
+def test_emit_writes_one_linear_chain_without_privileges(tmp_path: Path,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
     rules, trace = _generated(tmp_path, 200)
     out = tmp_path / "t.nft"
     assert cli.main(["nft-bench", "--rules", str(rules), "--trace", str(trace), "--emit", str(out),
                      "--device", "eth9"]) == 0
+    # The trace is taken beside the rules, and said to be unread.
+    assert f"superlinear: note: --trace {trace} was not read" in capsys.readouterr().err
     text = out.read_text(encoding="utf-8")
     w = _native.NftWorkload.load(str(rules), str(trace), {})
     classify = text.split("chain classify {")[1].split("}")[0].strip().splitlines()

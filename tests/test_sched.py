@@ -114,6 +114,10 @@ def test_user_mistakes_are_one_line_errors(tmp_path: Path, one_line_mistake: Cal
     bad = tmp_path / "bad.txt"
     bad.write_text("100 1.0\n200 oops\n")
     check(["attack", "sim", "--trace", str(bad), "--out", out], f"{bad}:2:", "oops")
+    bad.write_text("100 1.0\n40 2.0\n")
+    check(["attack", "sim", "--trace", str(bad), "--out", out], f"{bad}:2: a packet of 40 bytes is below --pmin 64",
+          "give --pmin 40 or less")
+    check(["attack", "worker", "--us-per-work", "1e300", "--out", out], "--us-per-work 1e+300: at most 1,000,000")
     check(["attack", "worker", "--adversary", "rotate:0", "--requests", "100", "--out", out], "rotate:N")
     check(["attack", "worker", "--algo", "quicksort", "--out", out], "unknown algorithm")
     check(["attack", "bench-queue", "--width", "65", "--sizes", "10", "--out", out], "between 2 and 64")

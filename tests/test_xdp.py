@@ -264,6 +264,35 @@ def test_the_cli_loads_reports_updates_and_unloads(pair: Any, tmp_path: Path) ->
 
 
 @needs_xdp
+def test_a_datapath_whose_namespace_was_deleted_is_listed_as_gone(tmp_path: Path) -> None:
+    """The pins outlive the namespace (and with it the interface): `list` showed such a datapath
+    like a live one, and `stats` its last counters without a word."""
+    ns, dev = f"{netns.PREFIX}-{os.getpid()}-gone", "slgone0"
+    rules = tmp_path / "r.txt"
+    synthetic(20, 2, 10).write(str(rules), None)
+    name = pins.datapath_name(dev, ns)
+    subprocess.run(["ip", "netns", "add", ns], check=True)
+    try:
+        subprocess.run(["ip", "-n", ns, "link", "add", dev, "type", "veth", "peer", "name", "slgone1"], check=True)
+        subprocess.run(["ip", "-n", ns, "link", "set", dev, "up"], check=True)
+        out = run_cli("xdp", "load", "--rules", str(rules), "--iface", dev, "--netns", ns, "--workers", "1")
+        assert out.returncode == 0, out.stderr
+        listed = {x["name"]: x for x in json.loads(run_cli("xdp", "list", "--json").stdout)}
+        assert listed[name]["gone"] is None
+        subprocess.run(["ip", "netns", "del", ns], check=True)
+        listed = {x["name"]: x for x in json.loads(run_cli("xdp", "list", "--json").stdout)}
+        assert listed[name]["gone"] == f"namespace {ns} is gone"
+        assert "gone:" in run_cli("xdp", "list").stdout  # (the table wraps the reason in its cell)
+        stats = run_cli("xdp", "stats", "--name", name, "--json")
+        assert stats.returncode == 0 and json.loads(stats.stdout)["gone"] == f"namespace {ns} is gone"
+        assert f"superlinear: note: namespace {ns} is gone: datapath {name} sees no traffic" in stats.stderr
+    finally:
+        subprocess.run(["ip", "netns", "del", ns], check=False, capture_output=True)
+        out = run_cli("xdp", "unload", "--name", name)
+    assert out.returncode == 0 and "unloaded" in out.stdout, out.stderr
+
+
+@needs_xdp
 def test_xdp_bench_end_to_end(tmp_path: Path) -> None:
     w = synthetic(150, 5, 4000)
     rules, trace = tmp_path / "rules.txt", tmp_path / "trace.txt"

@@ -360,8 +360,9 @@ pub fn run(client: &CacheAsideClient, cfg: &BenchConfig) -> Result<BenchReport> 
                                 stop.store(true, Ordering::Relaxed);
                                 break;
                             }
-                            // Cut short by the run giving up (below, on another thread): not done.
-                            Err(_) if stop.load(Ordering::Relaxed) => break,
+                            // Cut short by the run giving up (below, on another thread), or by a
+                            // stop request that ended its retries: not done.
+                            Err(_) if stop.load(Ordering::Relaxed) || superlinear_core::cancel::requested() => break,
                             Err(e) => {
                                 errors.fetch_add(1, Ordering::Relaxed);
                                 first_error.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(e.to_string());

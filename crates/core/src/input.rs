@@ -11,6 +11,7 @@ use crate::error::Error;
 use std::fs::File;
 use std::io::{ErrorKind, Read};
 use std::os::unix::fs::FileTypeExt;
+use std::path::Path;
 
 /// Bytes of memory that reading a binary file (pcap, pcapng, the binary key and packet traces)
 /// may take per byte of the file, at most: the file's bytes, held while the parsed form, no
@@ -187,19 +188,51 @@ pub fn io_words(e: &std::io::Error) -> String {
 
 /// A file holding `body`, named `name` in a scratch folder of this process (under the system's
 /// temporary folder, `tag` naming the folder): the readers' tests, in every crate, write their
-/// inputs with it.
+/// inputs with it. A test binary has no hook at its exit, so each folder outlives its process;
+/// the folders of `tag` whose process has ended are removed here instead, when this process
+/// makes its own.
 #[doc(hidden)]
 pub fn scratch_file(tag: &str, name: &str, body: &[u8]) -> String {
     let dir = std::env::temp_dir().join(format!("superlinear-{tag}-{}", std::process::id()));
+    if !dir.exists() {
+        remove_ended_scratch(tag);
+    }
     std::fs::create_dir_all(&dir).expect("a scratch folder under the temporary folder");
     let p = dir.join(name);
     std::fs::write(&p, body).expect("a scratch file");
     p.to_string_lossy().into_owned()
 }
 
+/// Removes the scratch folders of `tag` left by processes that have ended (no `/proc/PID`).
+fn remove_ended_scratch(tag: &str) {
+    let prefix = format!("superlinear-{tag}-");
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().and_then(|n| n.strip_prefix(&prefix)) else { continue };
+        if !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()) && !Path::new("/proc").join(pid).exists() {
+            // Another test binary may be sweeping too: whoever comes second finds it gone.
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn scratch_folders_of_ended_processes_are_removed() {
+        // A process id above the kernel's limit (2^22) is never running.
+        let stale = std::env::temp_dir().join("superlinear-sweep-4294967295");
+        let kept = std::env::temp_dir().join("superlinear-sweep-4294967295x");
+        for d in [&stale, &kept] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        let p = scratch_file("sweep", "a.txt", b"a");
+        assert!(!stale.exists() && kept.exists() && Path::new(&p).exists());
+        std::fs::remove_dir_all(&kept).unwrap();
+    }
 
     fn tmp(name: &str, body: &[u8]) -> String {
         scratch_file("input", name, body)

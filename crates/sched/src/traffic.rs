@@ -107,10 +107,34 @@ impl InnocentTraffic {
     }
 
     /// Pairs read from a trace (`BYTES JOB_US` per line); P_min, P_max and J_max default to the
-    /// trace's own extremes (`bytes_min` lowers P_min: the adversary's smallest packet may be
-    /// smaller than any innocent one; `job_max` raises J_max).
+    /// trace's own extremes. A given `bytes_min` may lie below every innocent packet (the
+    /// adversary's smallest packet may be smaller) and a given `job_max` above every innocent job,
+    /// but a line beyond either is an error naming it: the bounds of the report (J_max / P_min)
+    /// would otherwise be the trace's, not the ones asked for.
     pub fn from_trace(path: &str, bytes_min: Option<u32>, job_max: Option<f64>, flows: u32) -> Result<Self, Error> {
-        let pairs = read_job_trace(path)?;
+        let lines = read_job_trace_lines(path)?;
+        if let Some(b) = bytes_min {
+            if let Some(&(line, bits, _)) = lines.iter().find(|p| p.1 < b * 8) {
+                let bytes = bits / 8;
+                return Err(Error::input(
+                    path,
+                    Some(line),
+                    format!("a packet of {bytes} bytes is below --pmin {b} (P_min, the smallest packet); give --pmin {bytes} or less"),
+                ));
+            }
+        }
+        if let Some(j) = job_max {
+            if let Some(&(line, _, job)) = lines.iter().find(|p| p.2 > j) {
+                return Err(Error::input(
+                    path,
+                    Some(line),
+                    format!(
+                        "a job of {job} µs is above --jmax {j} (J_max, the largest job); give --jmax {job} or more"
+                    ),
+                ));
+            }
+        }
+        let pairs: Vec<(u32, f64)> = lines.into_iter().map(|(_, bits, job)| (bits, job)).collect();
         let lo = pairs.iter().map(|p| p.0).min().expect("non-empty");
         let hi = pairs.iter().map(|p| p.0).max().expect("non-empty");
         let jmax = pairs.iter().map(|p| p.1).fold(0.0, f64::max);
@@ -119,9 +143,9 @@ impl InnocentTraffic {
         }
         Ok(Self {
             source: Source::Trace(pairs),
-            bits_min: bytes_min.map_or(lo, |b| (b * 8).min(lo)),
+            bits_min: bytes_min.map_or(lo, |b| b * 8),
             bits_max: hi,
-            job_max: job_max.map_or(jmax, |j| j.max(jmax)),
+            job_max: job_max.unwrap_or(jmax),
             flows,
         })
     }
@@ -189,6 +213,11 @@ pub const MAX_TRACE_JOB_US: f64 = 1e9;
 /// Reads a job trace: one `BYTES JOB_US` pair per line (whitespace or comma separated), `#`
 /// comments and blank lines ignored. Errors name the file and line.
 pub fn read_job_trace(path: &str) -> Result<Vec<(u32, f64)>, Error> {
+    Ok(read_job_trace_lines(path)?.into_iter().map(|(_, bits, job)| (bits, job)).collect())
+}
+
+/// [`read_job_trace`] with each pair's line number (from 1): (line, bits, µs).
+fn read_job_trace_lines(path: &str) -> Result<Vec<(usize, u32, f64)>, Error> {
     let text = superlinear_core::input::read_text(path)?;
     let mut pairs = Vec::new();
     for (i, raw) in text.lines().enumerate() {
@@ -220,7 +249,7 @@ pub fn read_job_trace(path: &str) -> Result<Vec<(u32, f64)>, Error> {
                 format!("job size {} µs is above {MAX_TRACE_JOB_US:e} µs, the largest --jmax", fields[1]),
             ));
         }
-        pairs.push((bytes * 8, job));
+        pairs.push((i + 1, bytes * 8, job));
     }
     if pairs.is_empty() {
         return Err(Error::input(path, None, "no (BYTES JOB_US) pairs in the file"));
@@ -268,5 +297,25 @@ mod tests {
         let p = superlinear_core::input::scratch_file("jobs", "huge-job.txt", b"1000 5\n1000 1e300\n");
         let e = read_job_trace(&p).unwrap_err().to_string();
         assert!(e.ends_with("huge-job.txt:2: job size 1e300 µs is above 1e9 µs, the largest --jmax"), "{e}");
+    }
+
+    #[test]
+    fn a_trace_line_beyond_the_given_pmin_or_jmax_is_named_not_taken_as_the_bound() {
+        let p = superlinear_core::input::scratch_file("jobs", "bounds.txt", b"# b us\n200 2\n\n40 1\n300 12.5\n");
+        let e = InnocentTraffic::from_trace(&p, Some(64), Some(20.0), 1).err().unwrap().to_string();
+        assert!(e.ends_with("bounds.txt:4: a packet of 40 bytes is below --pmin 64 (P_min, the smallest packet); give --pmin 40 or less"), "{e}");
+        let e = InnocentTraffic::from_trace(&p, Some(40), Some(10.0), 1).err().unwrap().to_string();
+        assert!(
+            e.ends_with(
+                "bounds.txt:5: a job of 12.5 µs is above --jmax 10 (J_max, the largest job); give --jmax 12.5 or more"
+            ),
+            "{e}"
+        );
+        // Within the bounds, the given ones stand (the adversary's packets and jobs may lie beyond
+        // every innocent one); with none given, the trace's extremes.
+        let t = InnocentTraffic::from_trace(&p, Some(32), Some(50.0), 1).unwrap();
+        assert_eq!((t.bits_min, t.bits_max, t.job_max), (256, 2400, 50.0));
+        let t = InnocentTraffic::from_trace(&p, None, None, 1).unwrap();
+        assert_eq!((t.bits_min, t.bits_max, t.job_max), (320, 2400, 12.5));
     }
 }

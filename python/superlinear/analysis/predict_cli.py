@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
@@ -251,6 +252,9 @@ def _packet_advice(args: argparse.Namespace, ks: list[int], progress: Any) -> Cl
     advice = advise_classifier(w, names, ks, algo=algo, sample=args.sample, seed=args.seed,
                                workload=f"packets {args.trace}", progress=progress)
     if args.verify:
+        if args.verify > len(names):
+            print(f"superlinear: note: --verify {args.verify:,}: there are {len(names)} candidates, each is run",
+                  file=sys.stderr)
         top = [p for k in ks for p in advice.top(k, args.verify)]
         advice = replace(advice, verified=tuple(verify(w, algo, top, args.seed)))
     return advice

@@ -181,10 +181,17 @@ def _sim_tables(study: SimStudy, rows: list[Row], summary: dict[str, Any]) -> No
         console.print(g)
 
 
+#: The most µs a work unit may cost (one second): beyond it the rates underflow the tables' Gbit/s.
+MAX_US_PER_WORK = 1_000_000
+
+
 def _work_clocked(args: argparse.Namespace) -> dict[str, Any]:
     """Options the work-clocked studies (worker, classifier) share: innocent packets, load,
     policies, buffer, µs per work unit and seed."""
     _check_buffer(args)
+    if args.us_per_work is not None:
+        check_at_most("--us-per-work", args.us_per_work, MAX_US_PER_WORK,
+                      "µs per work unit: at a second a unit, a worker serves less than a packet a second")
     return {"packet": args.packet_size, "load": args.load, "buffer": args.buffer, "us_per_work": args.us_per_work,
             "policies": names("--policies", args.policies, ALL_POLICIES), "seed": args.seed}
 

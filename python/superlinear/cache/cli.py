@@ -22,7 +22,7 @@ from rich.table import Table
 
 from superlinear import _native
 from superlinear.cache.client import aggregate_rounds, bench_row, client_config
-from superlinear.cache.services import Services, check_replica_bounds, server_answers
+from superlinear.cache.services import Services, address_problem, check_replica_bounds, server_answers
 from superlinear.common.args import (
     duration_seconds,
     fraction,
@@ -31,7 +31,7 @@ from superlinear.common.args import (
     positive_int_at_most,
     repeat_count,
 )
-from superlinear.common.bounds import check_at_most, size_text
+from superlinear.common.bounds import check_at_most, check_memory, size_text
 from superlinear.common.defaults import config_defaults, field_default, with_default
 from superlinear.common.errors import SuperlinearError
 from superlinear.common.interrupt import interruptible
@@ -287,6 +287,10 @@ class _nullcontext:  # noqa: N801 - mirrors contextlib.nullcontext, typed for my
         return None
 
 
+#: Worker threads per memcached at most (memcached itself warns above 64; a million ran it out
+#: of file descriptors).
+MAX_MEMCACHED_THREADS = 256
+
 #: Client threads (and PostgreSQL connections) one bench starts at most: each is an OS thread.
 MAX_BENCH_THREADS = 4096
 
@@ -298,8 +302,13 @@ def cmd_bench(args: argparse.Namespace) -> int:
     _check_key_choice(args.router, args.dist, MAX_ROWS)
     for flag, n in (("--threads", args.threads), ("--db-connections", args.db_connections)):
         check_at_most(flag, n or 0, MAX_BENCH_THREADS, "each is an OS thread")
+    # Each request's latency is kept (a 4-byte count) for the percentiles.
+    check_memory(f"--requests {args.requests:,}", 4 * args.requests)
     replicas, dsn = resolve_servers(args)
     down = [a for a in replicas if not server_answers(a, timeout=1.0)]
+    for address in down:
+        if (problem := address_problem(address)) is not None:
+            raise SuperlinearError(f"memcached {address}: {problem}")
     if down:
         raise SuperlinearError(f"memcached {', '.join(down)} does not answer: the cache is down or the address is "
                                "wrong (for replicas `superlinear cache up` started, `superlinear cache restart` "
@@ -483,7 +492,9 @@ def register(sub: Any) -> None:
                     help="start more than 64 replicas, or more memory than is available")
     up.add_argument("--memory-mb", type=positive_int, default=4,
                     help="memory per replica in MB (default 4, as the paper)")
-    up.add_argument("--threads", type=positive_int, default=1, help="worker threads per memcached (default 1)")
+    up.add_argument("--threads", type=positive_int_at_most(MAX_MEMCACHED_THREADS, "threads per memcached: each is an "
+                                                           "OS thread with its own descriptors"),
+                    default=1, help=f"worker threads per memcached (default 1, at most {MAX_MEMCACHED_THREADS})")
     up.add_argument("--pg", action=argparse.BooleanOptionalAction, default=True,
                     help="also start PostgreSQL (default on; --no-pg for memcached only)")
     up.add_argument("--unix", action="store_true", help="listen on unix sockets instead of loopback ports")

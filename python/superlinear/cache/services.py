@@ -196,6 +196,19 @@ MEMCACHED_PING = (b"version\r\n", (b"VERSION ",))
 POSTGRES_PING = (struct.pack("!II", 8, 80877103), (b"N", b"S"))
 
 
+def address_problem(address: str) -> str | None:
+    """Why ``address`` cannot be reached whatever runs there (a host name that does not resolve,
+    a unix socket path that does not exist), or None: then a server that does not answer is down."""
+    if address.startswith("/"):
+        return None if os.path.exists(address) else "no such socket"
+    host = address.rsplit(":", 1)[0].strip("[]")
+    try:
+        socket.getaddrinfo(host, None)
+    except (OSError, UnicodeError) as e:
+        return f"host {host} cannot be resolved ({getattr(e, 'strerror', None) or e})"
+    return None
+
+
 def server_answers(address: str, ping: tuple[bytes, tuple[bytes, ...]] = MEMCACHED_PING, timeout: float = 0.2) -> bool:
     """Whether the server at ``address`` (``host:port`` or a unix socket path) answers ``ping``."""
     request, answers = ping

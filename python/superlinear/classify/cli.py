@@ -99,6 +99,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.updates:
         return cmd_updates(args, w, info)
     check_workers(args.workers, info["rules"], info["packets"], spelled(args, "workers", "--k"))
+    if args.algo.startswith("rule-cache") and args.front >= info["rules"]:
+        print(f"superlinear: note: --front {args.front:,} holds all {info['rules']:,} rules: the front never evicts "
+              "(the tuple-space search behind it serves the packets whose rule is not in it yet)", file=sys.stderr)
     modes = ["projected"] + (["measured"] if not args.no_measure else [])
     config = {"algo": args.algo, "dispatch": args.dispatch, "k": args.workers, "modes": modes, "stats": True,
               "window": args.window, "seed": args.seed, "warmup": args.warmup, "front": args.front,

@@ -182,12 +182,24 @@ class Run(Study[RunConfig]):
         _run_tables(config, outcome.rows)
 
 
+def _sizes(text: str | None, trace: Any, default: str, option: str) -> list[int]:
+    """The cache sizes of ``option``, with a note for one that holds every object of the trace
+    (taken as asked: such a cache shows the compulsory misses alone, the same for every policy)."""
+    sizes = latency.parse_sizes(text, trace.objects, default, option)
+    over = [c for c in sizes if c > trace.objects]
+    if over:
+        print(f"superlinear: note: {option} {', '.join(f'{c:,}' for c in over)}: more than the trace's "
+              f"{trace.objects:,} objects, so every object fits and only the compulsory misses are left",
+              file=sys.stderr)
+    return sizes
+
+
 def _run_config(args: argparse.Namespace) -> RunConfig:
     trace = _trace(args)
     names = latency.policy_names() if args.policies is None else comma_list("--policies", args.policies)
     latency.check_policies(names)
     zs = _zs(args, trace)
-    sizes = latency.parse_sizes(args.sizes, trace.objects, RUN_SIZES, spelled(args, "sizes", "--cache-size"))
+    sizes = _sizes(args.sizes, trace, RUN_SIZES, spelled(args, "sizes", "--cache-size"))
     if args.belatedly and len(trace) > args.belatedly_max:
         raise SuperlinearError(f"--belatedly: the trace has {len(trace):,} requests, more than --belatedly-max "
                                f"{args.belatedly_max:,} (Belatedly's LP grows with the trace; see the README's limits)")
@@ -312,7 +324,7 @@ def _belatedly(args: argparse.Namespace, progress: ProgressLine | None) -> Outco
     if len(zs) != 1:
         raise SuperlinearError("belatedly: give one Z")
     z = zs[0]
-    sizes = latency.parse_sizes(args.size, trace.objects, BELATEDLY_SIZE, spelled(args, "size", "--cache-size"))
+    sizes = _sizes(args.size, trace, BELATEDLY_SIZE, spelled(args, "size", "--cache-size"))
     if len(sizes) != 1:
         raise SuperlinearError("belatedly: give one --cache-size")
     c = sizes[0]
@@ -381,7 +393,7 @@ def _bench(args: argparse.Namespace, progress: ProgressLine | None) -> Outcome:
     t0 = time.perf_counter()
     trace = _trace(args)
     gen_s = time.perf_counter() - t0
-    sizes = latency.parse_sizes(args.size, trace.objects, BENCH_SIZE, spelled(args, "size", "--cache-size"))
+    sizes = _sizes(args.size, trace, BENCH_SIZE, spelled(args, "size", "--cache-size"))
     if len(sizes) != 1:
         raise SuperlinearError("bench: give one --cache-size")
     c = sizes[0]

@@ -73,6 +73,10 @@ def cmd_emit(args: argparse.Namespace, inputs: list[RuleSetInput]) -> int:
         write_text_atomic(target, text)
         err.print(f"{w.rules():,} rules written to {args.emit} as table netdev {TABLE} on {args.device} ingress "
                   f"(load with: nft -f {args.emit})")
+    if args.trace:
+        # Accepted (commands that name the pair keep working), but said: it was not read.
+        print(f"superlinear: note: --trace {args.trace} was not read (--emit makes the table from the rules alone)",
+              file=sys.stderr)
     return 0
 
 

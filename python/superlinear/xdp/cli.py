@@ -21,6 +21,7 @@ from typing import Any
 
 from rich.console import Console
 from rich.live import Live
+from rich.markup import escape
 from rich.table import Table
 
 from superlinear import _native
@@ -243,8 +244,12 @@ def cmd_stats(args: argparse.Namespace) -> int:
     name = _name(args, only_one_will_do=True)
     meta = pins.read_meta(name)
     c = counters(name)
+    gone = pins.gone(meta)
+    if gone is not None:
+        print(f"superlinear: note: {gone}: datapath {name} sees no traffic, its counters are the last ones "
+              f"(`superlinear xdp unload --name {name}` removes it)", file=sys.stderr)
     if args.json:
-        print(json.dumps({"name": name, "meta": meta, **c}, indent=1))
+        print(json.dumps({"name": name, "meta": meta, "gone": gone, **c}, indent=1))
         return 0
     if not args.watch:
         console.print(stats_tables(name, c, meta, args.top, None))
@@ -273,7 +278,10 @@ def cmd_unload(args: argparse.Namespace) -> int:
 
 def cmd_list(args: argparse.Namespace) -> int:
     names = pins.loaded()
-    rows = [{"name": n, **pins.read_meta(n)} for n in names]
+    rows = []
+    for n in names:
+        meta = pins.read_meta(n)
+        rows.append({"name": n, **meta, "gone": pins.gone(meta)})
     if args.json:
         print(json.dumps(rows, indent=1))
         return 0
@@ -281,12 +289,13 @@ def cmd_list(args: argparse.Namespace) -> int:
         console.print("no datapath is loaded")
         return 0
     t = Table()
-    for col in ("name", "interface", "namespace", "rules", "algo", "fields", "k", "CPUs", "rule file"):
+    for col in ("name", "interface", "namespace", "rules", "algo", "fields", "k", "CPUs", "rule file", "state"):
         t.add_column(col)
     for r in rows:
         t.add_row(r["name"], str(r.get("iface", "?")), str(r.get("netns") or "-"), f"{r.get('rules', '?')}",
                   str(r.get("algo", "?")), str(r.get("fields", "?")), str(r.get("k", "?")),
-                  ",".join(map(str, r.get("cpus", []))), str(r.get("rules_file", "?")))
+                  ",".join(map(str, r.get("cpus", []))), str(r.get("rules_file", "?")),
+                  escape(f"gone: {r['gone']}") if r["gone"] else "attached")
     console.print(t)
     return 0
 

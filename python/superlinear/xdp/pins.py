@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -107,6 +108,24 @@ def read_meta(name: str) -> dict[str, Any]:
 
 def remove_meta(name: str) -> None:
     (META_ROOT / f"{name}.json").unlink(missing_ok=True)
+
+
+def gone(meta: dict[str, Any]) -> str | None:
+    """Why the interface a datapath was loaded on is no longer there (its namespace or the
+    interface deleted), or None: the pins outlive both, and the counters then stop where the
+    traffic stopped."""
+    iface, ns = meta.get("iface"), meta.get("netns") or ""
+    if not iface:
+        return None
+    if not ns:
+        return None if (Path("/sys/class/net") / iface).exists() else f"interface {iface} is gone"
+    if not (Path("/run/netns") / ns).exists():
+        return f"namespace {ns} is gone"
+    ip = shutil.which("ip")
+    if ip is not None and subprocess.run([ip, "-n", ns, "link", "show", "dev", iface], capture_output=True,
+                                         check=False, timeout=10).returncode != 0:
+        return f"interface {iface} in namespace {ns} is gone"
+    return None
 
 
 def loaded() -> list[str]:

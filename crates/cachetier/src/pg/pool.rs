@@ -144,7 +144,9 @@ impl PgPool {
             match self.open_once() {
                 Err(e) if e.is_transient() && attempt < self.retry.attempts => {
                     self.retries.fetch_add(1, Ordering::Relaxed);
-                    std::thread::sleep(pause);
+                    if !sleep_unless_stopped(pause) {
+                        return Err(stopped(&self.dsn, attempt, e));
+                    }
                     pause = (pause * 2).min(self.retry.max_backoff);
                     attempt += 1;
                 }
@@ -230,13 +232,15 @@ impl PgPool {
                     if let Some(end) = deadline.filter(|end| Instant::now() + pause >= *end) {
                         // Fails at the deadline, not before: a timed run counts a query that
                         // fails from then on as cut short by its end, not as failed.
-                        std::thread::sleep(end.saturating_duration_since(Instant::now()));
+                        sleep_unless_stopped(end.saturating_duration_since(Instant::now()));
                         return Err(Error::unavailable(
                             self.dsn.redacted(),
                             format!("stopped retrying at the run's deadline after {attempt} attempts: {e}"),
                         ));
                     }
-                    std::thread::sleep(pause);
+                    if !sleep_unless_stopped(pause) {
+                        return Err(stopped(&self.dsn, attempt, e));
+                    }
                     pause = (pause * 2).min(self.retry.max_backoff);
                     attempt += 1;
                 }
@@ -264,5 +268,53 @@ impl PgPool {
     /// Executes a prepared statement (see [`PgConn::execute`]) with retries.
     pub fn execute(&self, name: &str, params: &[Option<&[u8]>]) -> Result<Vec<Row>> {
         self.with(|c| c.execute(name, params))
+    }
+}
+
+/// Slices of a backoff pause between two reads of the stop request.
+const STOP_POLL: Duration = Duration::from_millis(50);
+
+/// Sleeps `pause` unless a stop (Ctrl-C, SIGTERM) is requested meanwhile: false then, at most
+/// [`STOP_POLL`] after it. A pause is up to the policy's `max_backoff` (1 s by default), and a run
+/// must stop within a fraction of a second.
+fn sleep_unless_stopped(pause: Duration) -> bool {
+    sleep_unless(pause, superlinear_core::cancel::requested)
+}
+
+fn sleep_unless(pause: Duration, stop: impl Fn() -> bool) -> bool {
+    let end = Instant::now() + pause;
+    loop {
+        if stop() {
+            return false;
+        }
+        let left = end.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return true;
+        }
+        std::thread::sleep(left.min(STOP_POLL));
+    }
+}
+
+/// The error of a query whose retries a stop request ended.
+fn stopped(dsn: &Dsn, attempt: u32, last: Error) -> Error {
+    Error::unavailable(dsn.redacted(), format!("stopped retrying after {attempt} attempts (interrupted): {last}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pause_ends_within_a_poll_of_a_stop_request() {
+        let started = Instant::now();
+        let calls = std::cell::Cell::new(0);
+        // The stop arrives after the second read: the 10 s pause ends at about 50 ms.
+        let slept = sleep_unless(Duration::from_secs(10), || {
+            calls.set(calls.get() + 1);
+            calls.get() > 2
+        });
+        assert!(!slept);
+        assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+        assert!(sleep_unless(Duration::from_millis(20), || false));
     }
 }
