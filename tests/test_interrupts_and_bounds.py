@@ -9,8 +9,10 @@ import json
 import os
 import random
 import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -33,6 +35,39 @@ def test_ctrl_c_stops_a_long_native_run_within_two_seconds(args: tuple[str, ...]
     assert code == 130, err
     assert took < 2.0, f"stopped {took:.2f} s after SIGINT"
     assert err.strip() == "superlinear: interrupted"
+
+
+def test_a_server_that_accepts_and_never_answers_does_not_hold_ctrl_c_up() -> None:
+    """A PostgreSQL that hangs (a listening socket nobody answers on): `cache load` waited out the
+    first query's 10 s I/O timeout before it read a Ctrl-C, and a native read held a stop request
+    as long. The CLI's calls are now interruptible and a read waits in slices of 100 ms."""
+    with socket.socket() as hanging:
+        hanging.bind(("127.0.0.1", 0))
+        hanging.listen(16)  # the kernel completes the connections; nothing reads or answers
+        dsn = f"postgresql://u@127.0.0.1:{hanging.getsockname()[1]}/db"
+        code, took, err = interrupt_after(start("cache", "load", "--postgres", dsn, "--rows", "10"), 1.5)
+        assert code == 130 and err.strip() == "superlinear: interrupted", err
+        assert took < 2.0, f"stopped {took:.2f} s after SIGINT"
+        # The native read itself returns (not the CLI's forced exit after 0.75 s).
+        outcome: dict[str, BaseException] = {}
+
+        def query() -> None:
+            try:
+                _native.cache_sql(dsn, "SELECT 1")
+            except SuperlinearError as e:
+                outcome["error"] = e
+
+        _native.cancel_clear()
+        t = threading.Thread(target=query)
+        t.start()
+        time.sleep(0.5)
+        asked = time.monotonic()
+        _native.cancel_request()
+        t.join(timeout=30)
+        returned = time.monotonic() - asked
+        _native.cancel_clear()
+    assert "interrupted while waiting for its answer" in str(outcome.get("error")), outcome
+    assert returned < 1.0, f"the read returned {returned:.2f} s after the stop request"
 
 
 def test_timed_benchmarks_and_simulators_read_the_stop_flag() -> None:

@@ -230,7 +230,7 @@ def local_data_directory(dsn: str) -> Path | None:
     """The server's data directory where it is on this machine (it holds the running server's
     ``postmaster.pid``); None for a remote server, or one that does not tell a plain user."""
     try:
-        found = _native.cache_sql(dsn, "SHOW data_directory")
+        found = interruptible(partial(_native.cache_sql, dsn, "SHOW data_directory"))
     except SuperlinearError:
         return None
     path = Path(found[0][0]) if found and found[0] and found[0][0] else None
@@ -274,7 +274,7 @@ def loaded_rows(dsn: str, table: str) -> int | None:
     """Rows `cache load` recorded in ``table``'s comment, or None if it did not load it."""
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", table):
         return None  # the loader names the problem
-    rows = _native.cache_sql(dsn, f"SELECT obj_description(to_regclass('{table}'), 'pg_class')")
+    rows = interruptible(partial(_native.cache_sql, dsn, f"SELECT obj_description(to_regclass('{table}'), 'pg_class')"))
     found = re.match(r"superlinear kv rows=(\d+) ", (rows[0][0] or "") if rows and rows[0] else "")
     return int(found.group(1)) if found else None
 
@@ -326,7 +326,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     threads = args.threads or 4 * k
     cfg = client_config(replicas, dsn, args.router, args.db_connections or threads, args.table,
                         coalesce=not args.no_coalesce, seed=args.seed)
-    client = _native.CacheClient(cfg)
+    # Connects (a hanging server is waited on in slices, so Ctrl-C stops it there too).
+    client = interruptible(partial(_native.CacheClient, cfg))
     if not args.flush:
         _refuse_another_tables_entries(client, replicas, args.table)
     bench = {"threads": threads, "rows": args.rows, "dist": args.dist, "seed": args.seed,

@@ -14,8 +14,11 @@ use postgres_protocol::authentication::sasl::{ChannelBinding, ScramSha256, SCRAM
 use postgres_protocol::message::backend::{ErrorFields, Message};
 use postgres_protocol::message::frontend;
 use postgres_protocol::IsNull;
-use std::io::{Read, Write};
-use std::time::Duration;
+use std::io::{ErrorKind, Read, Write};
+use std::time::{Duration, Instant};
+
+/// The longest one socket read waits before the stop request is read again.
+const READ_SLICE: Duration = Duration::from_millis(100);
 
 /// One result row: each column's text, `None` for NULL.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -41,6 +44,8 @@ pub struct PgConn {
     wbuf: BytesMut,
     backend_pid: i32,
     broken: bool,
+    /// How long a read may wait for the server's next bytes.
+    timeout: Duration,
 }
 
 fn db_error(fields: ErrorFields<'_>) -> Error {
@@ -61,13 +66,17 @@ impl PgConn {
     pub fn connect(dsn: &Dsn, timeout: Duration) -> Result<Self> {
         let endpoint = dsn.endpoint();
         let stream = endpoint.connect(timeout)?;
+        let server = format!("postgresql {}", dsn.redacted());
+        // Reads wait in slices, so that a stop request is read while a server hangs ([`Self::read`]).
+        stream.set_read_timeout(Some(timeout.min(READ_SLICE))).map_err(|e| Error::io(&server, e))?;
         let mut c = PgConn {
             stream,
-            server: format!("postgresql {}", dsn.redacted()),
+            server,
             rbuf: BytesMut::with_capacity(16 * 1024),
             wbuf: BytesMut::with_capacity(4096),
             backend_pid: 0,
             broken: false,
+            timeout,
         };
         let params = [
             ("user", dsn.user.as_str()),
@@ -165,7 +174,11 @@ impl PgConn {
         })
     }
 
+    /// The next message. A server that sends nothing for `timeout` fails the read; meanwhile a
+    /// stop request (Ctrl-C, SIGTERM) is read every [`READ_SLICE`], so that a hanging (not dead)
+    /// server holds a run up no longer than that.
     fn read(&mut self) -> Result<Message> {
+        let mut waiting_since = Instant::now();
         loop {
             match Message::parse(&mut self.rbuf) {
                 Ok(Some(m)) => return Ok(m),
@@ -178,9 +191,19 @@ impl PgConn {
                     self.broken = true;
                     return Err(Error::io(&self.server, std::io::ErrorKind::UnexpectedEof.into()));
                 }
-                Ok(n) => self.rbuf.put_slice(&chunk[..n]),
+                Ok(n) => {
+                    self.rbuf.put_slice(&chunk[..n]);
+                    waiting_since = Instant::now();
+                }
+                Err(e)
+                    if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted)
+                        && !superlinear_core::cancel::requested()
+                        && waiting_since.elapsed() < self.timeout => {}
                 Err(e) => {
                     self.broken = true;
+                    if superlinear_core::cancel::requested() {
+                        return Err(Error::unavailable(&self.server, "interrupted while waiting for its answer"));
+                    }
                     return Err(Error::io(&self.server, e));
                 }
             }
