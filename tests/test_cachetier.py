@@ -4,6 +4,7 @@ them with apt)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -639,27 +640,46 @@ def _stop_postgres_once_reads_flow(services: Services, running: Any) -> float:
     return time.monotonic()
 
 
+@contextlib.contextmanager
+def _bench_while_postgres_stops(tier: dict[str, Any], c: Any, max_seconds: float) -> Iterator[dict[str, Any]]:
+    """Runs ``c.bench`` (4 threads, far more requests than it can serve) in a thread and stops
+    PostgreSQL once its reads flow; yields ``run`` (the thread), ``started`` and ``stopped``
+    (time.monotonic) and, once the bench has returned, its ``r`` or ``error``. Afterwards the bench
+    has ended (a stop request ends it if the body left it running), PostgreSQL runs again and the
+    replicas are flushed."""
+    c.flush_all()
+    state: dict[str, Any] = {}
+
+    def bench() -> None:
+        try:
+            state["r"] = c.bench({"threads": 4, "requests": 50_000_000, "rows": ROWS, "max_seconds": max_seconds})
+        except Exception as e:  # the run's error, for the caller to check
+            state["error"] = e
+
+    _native.cancel_clear()
+    state["run"] = run = threading.Thread(target=bench)
+    state["started"] = time.monotonic()
+    run.start()
+    try:
+        state["stopped"] = _stop_postgres_once_reads_flow(tier["services"], run.is_alive)
+        yield state
+    finally:
+        _native.cancel_request()
+        run.join()
+        _native.cancel_clear()
+        tier["services"].start_postgres()
+        c.flush_all()
+
+
 def test_bench_deadline_holds_while_the_database_is_gone(tier: dict[str, Any]) -> None:
     """The deadline was checked every 64 requests, and a failing request spent its whole backoff
     (seconds) past it: with PostgreSQL gone, a 10 s bench ran for minutes. Each request checks it
     now, retries stop there, and a request cut short by it is not done (not an error)."""
-    services = tier["services"]
     # Each request would retry for about 10 s: far past the deadline.
     c = _client(tier, "hash", db_attempts=40, db_backoff_s=0.05, db_max_backoff_s=0.25)
-    c.flush_all()
-    result: dict[str, Any] = {}
-    run = threading.Thread(target=lambda: result.setdefault(
-        "r", c.bench({"threads": 4, "requests": 50_000_000, "rows": ROWS, "max_seconds": 3})))
-    started = time.monotonic()
-    run.start()
-    try:
-        _stop_postgres_once_reads_flow(services, run.is_alive)
-        run.join(timeout=30)
-        took = time.monotonic() - started
-    finally:
-        run.join()
-        services.start_postgres()
-        c.flush_all()
+    with _bench_while_postgres_stops(tier, c, max_seconds=3) as result:
+        result["run"].join(timeout=30)
+        took = time.monotonic() - result["started"]
     r = result["r"]
     # A wide margin for a loaded machine: without the deadline in the retries it took minutes.
     assert took < 3 + 5, f"the 3 s bench took {took:.1f} s"
@@ -700,34 +720,14 @@ def test_bench_stops_on_ctrl_c_while_its_requests_retry(tier: dict[str, Any]) ->
     """A request whose database is gone waits out the pool's backoff pauses (up to 1 s each by
     default, 3 s here). A Ctrl-C ended the run only after the pauses in progress: now within a
     poll of the stop request."""
-    services = tier["services"]
     c = _client(tier, "hash", db_attempts=10, db_backoff_s=3.0, db_max_backoff_s=3.0)
-    c.flush_all()
-    result: dict[str, Any] = {}
-
-    def bench() -> None:
-        try:
-            result["r"] = c.bench({"threads": 4, "requests": 50_000_000, "rows": ROWS, "max_seconds": 60})
-        except Exception as e:  # the interrupted run's error, checked below
-            result["error"] = e
-
-    _native.cancel_clear()
-    run = threading.Thread(target=bench)
-    run.start()
-    try:
-        stopped = _stop_postgres_once_reads_flow(services, run.is_alive)
+    with _bench_while_postgres_stops(tier, c, max_seconds=60) as result:
         # Every thread's request is then in its first 3 s pause.
-        time.sleep(max(0.0, stopped + 1.0 - time.monotonic()))
+        time.sleep(max(0.0, result["stopped"] + 1.0 - time.monotonic()))
         asked = time.monotonic()
         _native.cancel_request()
-        run.join(timeout=30)
+        result["run"].join(timeout=30)
         took = time.monotonic() - asked
-    finally:
-        _native.cancel_request()
-        run.join()
-        _native.cancel_clear()
-        services.start_postgres()
-        c.flush_all()
     assert "interrupted" in str(result.get("error")), result
     # Without the stop read inside the pauses: about 2 s, the rest of the pause.
     assert took < 1.0, f"stopped {took:.2f} s after the request"

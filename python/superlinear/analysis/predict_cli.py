@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
@@ -25,6 +24,7 @@ from superlinear.analysis.classifier_model import (
 )
 from superlinear.analysis.predict import ENGINE_ROUNDS, Prediction, parse_ks, plot_prediction, predict
 from superlinear.common.args import comma_list, non_negative_finite, non_negative_int, positive_int
+from superlinear.common.errors import note
 from superlinear.common.listing import known
 from superlinear.common.progress import progress_bar
 from superlinear.common.scope import OptionScope, alpha_scope, generator_scope
@@ -253,8 +253,7 @@ def _packet_advice(args: argparse.Namespace, ks: list[int], progress: Any) -> Cl
                                workload=f"packets {args.trace}", progress=progress)
     if args.verify:
         if args.verify > len(names):
-            print(f"superlinear: note: --verify {args.verify:,}: there are {len(names)} candidates, each is run",
-                  file=sys.stderr)
+            note(f"--verify {args.verify:,}: there are {len(names)} candidates, each is run")
         top = [p for k in ks for p in advice.top(k, args.verify)]
         advice = replace(advice, verified=tuple(verify(w, algo, top, args.seed)))
     return advice

@@ -39,7 +39,7 @@ from superlinear.common.args import (
 )
 from superlinear.common.bounds import MAX_WORKERS, check_memory
 from superlinear.common.defaults import config_defaults
-from superlinear.common.errors import SuperlinearError
+from superlinear.common.errors import SuperlinearError, note
 from superlinear.common.interrupt import interruptible
 from superlinear.common.listing import Listing, known, name_table, show_listing
 from superlinear.common.progress import progress_bar
@@ -100,8 +100,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         return cmd_updates(args, w, info)
     check_workers(args.workers, info["rules"], info["packets"], spelled(args, "workers", "--k"))
     if args.algo.startswith("rule-cache") and args.front >= info["rules"]:
-        print(f"superlinear: note: --front {args.front:,} holds all {info['rules']:,} rules: the front never evicts "
-              "(the tuple-space search behind it serves the packets whose rule is not in it yet)", file=sys.stderr)
+        note(f"--front {args.front:,} holds all {info['rules']:,} rules: the front never evicts "
+             "(the tuple-space search behind it serves the packets whose rule is not in it yet)")
     modes = ["projected"] + (["measured"] if not args.no_measure else [])
     config = {"algo": args.algo, "dispatch": args.dispatch, "k": args.workers, "modes": modes, "stats": True,
               "window": args.window, "seed": args.seed, "warmup": args.warmup, "front": args.front,
@@ -396,8 +396,8 @@ def cmd_convert(args: argparse.Namespace) -> int:
     if lost:
         # Said, not refused: a ClassBench copy of a rule set is how it is benchmarked beside the
         # peers (the reader assigns actions again), but the user must know what it left out.
-        print(f"superlinear: note: ClassBench filters carry no actions: {lost} are not in {args.out} "
-              "(--format native or nft keeps them)", file=sys.stderr)
+        note(f"ClassBench filters carry no actions: {lost} are not in {args.out} "
+             "(--format native or nft keeps them)")
     return 0
 
 

@@ -231,7 +231,7 @@ TIMED_WINDOW_ENV = "SUPERLINEAR_TIMED_WINDOW"
 MAX_TIMED_WINDOW_S = 600.0
 
 
-def non_negative_seconds(text: str) -> float:
+def timed_window_seconds(text: str) -> float:
     """A timed window in seconds, from 0 to :data:`MAX_TIMED_WINDOW_S`."""
     try:
         value = float(text)
@@ -246,7 +246,7 @@ def non_negative_seconds(text: str) -> float:
 
 def add_timed_window_option(parser: argparse.ArgumentParser) -> None:
     """``--timed-window S``: the least wall-clock time the timed passes of each point span."""
-    parser.add_argument("--timed-window", type=non_negative_seconds, metavar="S",
+    parser.add_argument("--timed-window", type=timed_window_seconds, metavar="S",
                         help="each point's timed passes (projected) and threaded runs (measured) are repeated until "
                              f"they span S seconds (at most {_native.MAX_WINDOW_PASSES} times), keeping the least "
                              f"time; a k = 1 baseline's span 3·S (default 1, or ${TIMED_WINDOW_ENV}; 0: no window; "
@@ -261,7 +261,7 @@ def timed_window(args: argparse.Namespace) -> float | None:
     if env is None or env == "":
         return None
     try:
-        return non_negative_seconds(env)
+        return timed_window_seconds(env)
     except argparse.ArgumentTypeError as e:
         raise SuperlinearError(f"${TIMED_WINDOW_ENV}: {e}") from None
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import math
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +18,7 @@ from typing import Any
 from rich.console import Console
 
 from superlinear.common.args import add_repeats_option, add_timed_window_option, timed_window
-from superlinear.common.errors import SuperlinearError
+from superlinear.common.errors import SuperlinearError, note
 from superlinear.common.listing import known
 from superlinear.common.study import Outcome, Progress, Study, console, run_study
 from superlinear.experiments.spec import Experiment
@@ -231,8 +230,7 @@ def _without_real_thread_panels(experiment: Experiment, figure: str, panels: lis
                                "(all k workers on one core); leave --no-measure out to run it")
     if not threaded or (panels and not named):
         return experiment
-    print(f"superlinear: note: --no-measure leaves out panel {', '.join(threaded)} of {figure} (real-thread runs "
-          "only)", file=sys.stderr)
+    note(f"--no-measure leaves out panel {', '.join(threaded)} of {figure} (real-thread runs only)")
     return dataclasses.replace(experiment, panels=tuple(p for p in experiment.panels if p.name not in threaded))
 
 
@@ -266,8 +264,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
         if find_data(data) is None:
             _refuse_data_panels(args.figure, args.quick, experiment, args.panel or [])
-            print("superlinear: note: no ClassBench data found (give --data DIR); ClassBench panels skipped",
-                  file=sys.stderr)
+            note("no ClassBench data found (give --data DIR); ClassBench panels skipped")
     else:
         experiment = REGISTRY[args.figure](args.quick)
     if args.exclude_warmup:

@@ -36,7 +36,7 @@ from superlinear.common.args import (
 )
 from superlinear.common.bounds import check_at_most, check_memory
 from superlinear.common.defaults import field_default, with_default
-from superlinear.common.errors import SuperlinearError
+from superlinear.common.errors import SuperlinearError, note
 from superlinear.common.listing import Listing, add_listing_options, known, name_table
 from superlinear.common.rows import Row, ranged, row_spread
 from superlinear.common.scope import conditional_scope, generator_scope, hidden_alias, needs_option, spelled
@@ -188,9 +188,8 @@ def _sizes(text: str | None, trace: Any, default: str, option: str) -> list[int]
     sizes = latency.parse_sizes(text, trace.objects, default, option)
     over = [c for c in sizes if c > trace.objects]
     if over:
-        print(f"superlinear: note: {option} {', '.join(f'{c:,}' for c in over)}: more than the trace's "
-              f"{trace.objects:,} objects, so every object fits and only the compulsory misses are left",
-              file=sys.stderr)
+        note(f"{option} {', '.join(f'{c:,}' for c in over)}: more than the trace's "
+             f"{trace.objects:,} objects, so every object fits and only the compulsory misses are left")
     return sizes
 
 
@@ -348,8 +347,8 @@ def _belatedly(args: argparse.Namespace, progress: ProgressLine | None) -> Outco
         # HiGHS reads its limit between iterations only, so a solve can end past it (the LP is
         # then solved all the same, and the bound holds): said, not left to look as if it held.
         config["time_limit_overrun_s"] = b.solve_s - args.time_limit
-        print(f"superlinear: note: HiGHS solved the LP in {b.solve_s:.1f} s, past --time-limit {args.time_limit:g} "
-              "(it reads the limit between its iterations only); the bound is that of the solved LP", file=sys.stderr)
+        note(f"HiGHS solved the LP in {b.solve_s:.1f} s, past --time-limit {args.time_limit:g} "
+             "(it reads the limit between its iterations only); the bound is that of the solved LP")
     return Outcome(rows, config, extra=(trace, z, c, b))
 
 

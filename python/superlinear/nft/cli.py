@@ -27,7 +27,7 @@ from superlinear.common.args import (
     repeat_count,
     usable_cpu,
 )
-from superlinear.common.errors import SuperlinearError
+from superlinear.common.errors import SuperlinearError, note
 from superlinear.common.scope import OptionScope, hidden_alias
 from superlinear.nft.bench import (
     DATA_SETS,
@@ -75,8 +75,7 @@ def cmd_emit(args: argparse.Namespace, inputs: list[RuleSetInput]) -> int:
                   f"(load with: nft -f {args.emit})")
     if args.trace:
         # Accepted (commands that name the pair keep working), but said: it was not read.
-        print(f"superlinear: note: --trace {args.trace} was not read (--emit makes the table from the rules alone)",
-              file=sys.stderr)
+        note(f"--trace {args.trace} was not read (--emit makes the table from the rules alone)")
     return 0
 
 

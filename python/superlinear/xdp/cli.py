@@ -36,7 +36,7 @@ from superlinear.common.args import (
     repeat_count,
     usable_cpu,
 )
-from superlinear.common.errors import SuperlinearError
+from superlinear.common.errors import SuperlinearError, note
 from superlinear.common.interrupt import stopped_exit_code
 from superlinear.common.scope import OptionScope, conditional_scope, generator_scope, unless_chosen
 from superlinear.nft.bench import require_file
@@ -246,8 +246,8 @@ def cmd_stats(args: argparse.Namespace) -> int:
     c = counters(name)
     gone = pins.gone(meta)
     if gone is not None:
-        print(f"superlinear: note: {gone}: datapath {name} sees no traffic, its counters are the last ones "
-              f"(`superlinear xdp unload --name {name}` removes it)", file=sys.stderr)
+        note(f"{gone}: datapath {name} sees no traffic, its counters are the last ones "
+             f"(`superlinear xdp unload --name {name}` removes it)")
     if args.json:
         print(json.dumps({"name": name, "meta": meta, "gone": gone, **c}, indent=1))
         return 0

@@ -178,7 +178,8 @@ impl PgConn {
     /// stop request (Ctrl-C, SIGTERM) is read every [`READ_SLICE`], so that a hanging (not dead)
     /// server holds a run up no longer than that.
     fn read(&mut self) -> Result<Message> {
-        let mut waiting_since = Instant::now();
+        // Set at the first slice that passes without bytes (no clock read while the server answers).
+        let mut waiting_since: Option<Instant> = None;
         loop {
             match Message::parse(&mut self.rbuf) {
                 Ok(Some(m)) => return Ok(m),
@@ -193,12 +194,9 @@ impl PgConn {
                 }
                 Ok(n) => {
                     self.rbuf.put_slice(&chunk[..n]);
-                    waiting_since = Instant::now();
+                    waiting_since = None;
                 }
-                Err(e)
-                    if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted)
-                        && !superlinear_core::cancel::requested()
-                        && waiting_since.elapsed() < self.timeout => {}
+                Err(e) if self.waits_on(&e, &mut waiting_since) => {}
                 Err(e) => {
                     self.broken = true;
                     if superlinear_core::cancel::requested() {
@@ -208,6 +206,22 @@ impl PgConn {
                 }
             }
         }
+    }
+
+    /// Whether a read that ended with `e` goes on waiting: it was a slice that passed without
+    /// bytes, no stop is requested, and less than `timeout` has passed since the server's last
+    /// bytes (`since`, set at the first such slice, which counts as waited).
+    fn waits_on(&self, e: &std::io::Error, since: &mut Option<Instant>) -> bool {
+        if !matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted)
+            || superlinear_core::cancel::requested()
+        {
+            return false;
+        }
+        let first = since.get_or_insert_with(|| {
+            let now = Instant::now();
+            now.checked_sub(self.timeout.min(READ_SLICE)).unwrap_or(now)
+        });
+        first.elapsed() < self.timeout
     }
 
     /// Reads replies up to ReadyForQuery, collecting data rows; the first server error is
