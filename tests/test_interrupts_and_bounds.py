@@ -49,25 +49,53 @@ def test_a_server_that_accepts_and_never_answers_does_not_hold_ctrl_c_up() -> No
         assert code == 130 and err.strip() == "superlinear: interrupted", err
         assert took < 2.0, f"stopped {took:.2f} s after SIGINT"
         # The native read itself returns (not the CLI's forced exit after 0.75 s).
-        outcome: dict[str, BaseException] = {}
-
-        def query() -> None:
-            try:
-                _native.cache_sql(dsn, "SELECT 1")
-            except SuperlinearError as e:
-                outcome["error"] = e
-
-        _native.cancel_clear()
-        t = threading.Thread(target=query)
-        t.start()
-        time.sleep(0.5)
-        asked = time.monotonic()
-        _native.cancel_request()
-        t.join(timeout=30)
-        returned = time.monotonic() - asked
-        _native.cancel_clear()
-    assert "interrupted while waiting for its answer" in str(outcome.get("error")), outcome
+        error, returned = _stop_a_native_query(dsn)
+    assert "interrupted while waiting for its answer" in error, error
     assert returned < 1.0, f"the read returned {returned:.2f} s after the stop request"
+
+
+def test_a_server_that_never_completes_the_connect_does_not_hold_ctrl_c_up() -> None:
+    """A host that drops the handshake (here a full accept queue: the kernel drops the SYNs)
+    held a native connect for its whole timeout, 10 s, whatever the stop request said."""
+    with socket.socket() as full:
+        full.bind(("127.0.0.1", 0))
+        full.listen(0)
+        port = full.getsockname()[1]
+        queued = [socket.create_connection(("127.0.0.1", port), timeout=1)]  # fills the queue
+        try:
+            with socket.socket() as dropped:  # the queue is full: this one's SYNs go unanswered
+                dropped.settimeout(0.3)
+                with pytest.raises(TimeoutError):
+                    dropped.connect(("127.0.0.1", port))
+            error, returned = _stop_a_native_query(f"postgresql://u@127.0.0.1:{port}/db")
+        finally:
+            for s in queued:
+                s.close()
+    assert "interrupted while connecting" in error, error
+    assert returned < 1.0, f"the connect returned {returned:.2f} s after the stop request"
+
+
+def _stop_a_native_query(dsn: str) -> tuple[str, float]:
+    """Starts a native query on `dsn`, requests a stop half a second later, and says the error
+    the query ended with and how many seconds after the request it returned."""
+    outcome: dict[str, BaseException] = {}
+
+    def query() -> None:
+        try:
+            _native.cache_sql(dsn, "SELECT 1")
+        except SuperlinearError as e:
+            outcome["error"] = e
+
+    _native.cancel_clear()
+    t = threading.Thread(target=query)
+    t.start()
+    time.sleep(0.5)
+    asked = time.monotonic()
+    _native.cancel_request()
+    t.join(timeout=30)
+    returned = time.monotonic() - asked
+    _native.cancel_clear()
+    return str(outcome.get("error")), returned
 
 
 def test_timed_benchmarks_and_simulators_read_the_stop_flag() -> None:

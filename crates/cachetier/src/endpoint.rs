@@ -1,13 +1,19 @@
 //! Server addresses and the byte streams to them: TCP (`host:port`, loopback or any host the user
 //! runs servers on) or a unix-domain socket (`/path/to/socket`, or `unix:/path`). Every stream has
-//! connect, read and write timeouts, so a dead server costs a bounded wait, never a hang.
+//! connect, read and write timeouts, so a dead server costs a bounded wait, never a hang; a TCP
+//! connect also reads the stop request (Ctrl-C) while it waits.
 
 use crate::error::{Error, Result};
 use std::io::{self, Read, Write};
-use std::net::{TcpStream, ToSocketAddrs};
+use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::thread;
 use std::time::Duration;
+
+/// The longest a TCP connect waits before the stop request is read again.
+const CONNECT_SLICE: Duration = Duration::from_millis(50);
 
 /// Where a server listens.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -57,9 +63,9 @@ impl Endpoint {
         match self {
             Endpoint::Tcp { host, port } => {
                 let addrs = (host.as_str(), *port).to_socket_addrs().map_err(|e| Error::io(&name, e))?;
-                let mut last = io::Error::new(io::ErrorKind::NotFound, "host has no address");
+                let mut last = Error::unavailable(&name, "host has no address");
                 for addr in addrs {
-                    match TcpStream::connect_timeout(&addr, timeout) {
+                    match connect_unless_stopped(addr, timeout) {
                         Ok(s) => {
                             // Request/response traffic of small messages: Nagle would add delays.
                             s.set_nodelay(true).map_err(|e| Error::io(&name, e))?;
@@ -67,10 +73,15 @@ impl Endpoint {
                             s.set_write_timeout(Some(timeout)).map_err(|e| Error::io(&name, e))?;
                             return Ok(Stream::Tcp(s));
                         }
-                        Err(e) => last = e,
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => return Err(Error::io(&name, e)),
+                        Err(e) if e.kind() == io::ErrorKind::TimedOut => {
+                            let waited = format!("no answer to the connect within {:.1} s", timeout.as_secs_f64());
+                            last = Error::unavailable(&name, waited);
+                        }
+                        Err(e) => last = Error::io(&name, e),
                     }
                 }
-                Err(Error::io(&name, last))
+                Err(last)
             }
             Endpoint::Unix(path) => {
                 let s = UnixStream::connect(path).map_err(|e| Error::io(&name, e))?;
@@ -87,6 +98,28 @@ impl Endpoint {
         match self {
             Endpoint::Unix(_) => true,
             Endpoint::Tcp { host, .. } => host == "localhost" || host.starts_with("127.") || host == "::1",
+        }
+    }
+}
+
+/// `TcpStream::connect_timeout`, returning early (`Interrupted`) on a stop request. A host that
+/// drops the handshake (a firewall, a full accept queue) holds a connect for its whole timeout,
+/// and std's connect cannot be cancelled: it runs on a thread of its own, which a stop request
+/// leaves behind to end by that timeout and drop what it made.
+fn connect_unless_stopped(addr: SocketAddr, timeout: Duration) -> io::Result<TcpStream> {
+    let (done, outcome) = mpsc::channel();
+    thread::Builder::new().name("tcp-connect".into()).spawn(move || {
+        // The receiver is gone when the caller stopped waiting: nothing is left to tell.
+        let _ = done.send(TcpStream::connect_timeout(&addr, timeout));
+    })?;
+    loop {
+        match outcome.recv_timeout(CONNECT_SLICE) {
+            Ok(connected) => return connected,
+            Err(RecvTimeoutError::Timeout) if superlinear_core::cancel::requested() => {
+                return Err(io::Error::new(io::ErrorKind::Interrupted, "interrupted while connecting"));
+            }
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => return Err(io::Error::other("the connecting thread ended")),
         }
     }
 }
