@@ -21,6 +21,7 @@ from conftest import interrupt_after, start
 
 from superlinear import __version__, _native, cli
 from superlinear.common.errors import SuperlinearError
+from superlinear.output.results import record_plots, write_results
 
 
 @pytest.mark.parametrize("args", [
@@ -192,14 +193,23 @@ def test_ctrl_c_in_a_sweep_keeps_the_points_it_finished(tmp_path: Path) -> None:
 ])
 def test_ctrl_c_in_a_one_shot_study_keeps_what_it_finished(args: tuple[str, ...], tmp_path: Path) -> None:
     # Each finishes its first figures within about a second here; the sweep and the reproductions
-    # already kept their points, these lost everything.
+    # already kept their points, these lost everything. The folder holds a finished earlier result,
+    # which the stopped run must not cost: it waits, whole, in previous-result/.
     out = tmp_path / "out"
+    earlier = write_results(out, "earlier", {"quick": True}, [{"k": k} for k in range(5)])
+    for suffix in (".png", ".svg"):
+        (out / f"earlier{suffix}").write_text("a plot")
+    record_plots(earlier, [out / "earlier.png"])
     code, took, err = interrupt_after(start(*args, "--out", str(out), cwd=tmp_path), 4.0)
     assert code == 130 and took < 2.0, (code, took, err)
     assert err.strip() == "superlinear: interrupted"
     doc = json.loads((out / "result.json").read_text())
     assert doc["config"]["interrupted"] is True and len(doc["rows"]) >= 1
-    assert (out / "result.csv").exists()
+    assert doc["config"]["previous_result"] == "previous-result/result.json"
+    assert (out / "result.csv").exists() and not (out / "earlier.png").exists()
+    kept = out / "previous-result"
+    assert sorted(p.name for p in kept.iterdir()) == ["earlier.png", "earlier.svg", "result.csv", "result.json"]
+    assert json.loads((kept / "result.json").read_text())["rows"] == [{"k": k} for k in range(5)]
 
 
 @pytest.mark.parametrize(("args", "message"), [

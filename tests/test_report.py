@@ -44,16 +44,35 @@ def test_report_collects_every_experiment(cli: Cli, tmp_path: Path) -> None:
 
 def test_a_result_a_run_did_not_finish_says_so_and_shows_no_plot(cli: Cli, tmp_path: Path) -> None:
     # A sweep stopped (or killed) part way leaves the rows it had finished, written as each
-    # finished, in a folder that may still hold a finished earlier run's plots.
+    # finished, in a folder that held a finished earlier run: that one waits in previous-result/.
     folder = tmp_path / "reused"
     _experiment(folder, "sweep-a", [{"k": 1, "speedup_projected": 1.0}, {"k": 2, "speedup_projected": 1.9}])
     write_progress(folder, "sweep-b", {"quick": True}, [{"k": 1, "speedup_projected": 1.0}])
     doc = json.loads((folder / "result.json").read_text())
     assert doc["config"]["interrupted"] is True and doc["plots"] == []
+    assert doc["config"]["previous_result"] == "previous-result/result.json"
+    assert sorted(p.name for p in folder.iterdir()) == ["previous-result", "result.csv", "result.json"]
+    earlier = folder / "previous-result"
+    assert sorted(p.name for p in earlier.iterdir()) == ["result.csv", "result.json", "sweep-a.png", "sweep-a.svg"]
+    assert len(json.loads((earlier / "result.json").read_text())["rows"]) == 2
     assert cli("report", str(folder)).returncode == 0
     page = (folder / "index.html").read_text(encoding="utf-8")
-    assert "data:image/png;base64," not in page, "an earlier run's plot shown for this one"
-    assert "interrupted: this run did not finish; 1 rows are what it had finished" in page
+    assert page.count("<section ") == 2 and page.count("data:image/png;base64,") == 1  # the earlier run's own
+    assert ("interrupted: this run did not finish; 1 rows are what it had finished; the earlier finished "
+            "result is in previous-result/result.json") in page
+
+
+def test_a_finished_run_replaces_the_result_it_set_aside(tmp_path: Path) -> None:
+    folder = tmp_path / "reused"
+    _experiment(folder, "sweep-a", [{"k": 1, "speedup_projected": 1.0}])
+    for rows in ([{"k": 1}], [{"k": 1}, {"k": 2}]):  # two progress writes: the first sets aside
+        write_progress(folder, "sweep-b", {"quick": True}, rows)
+        assert len(json.loads((folder / "previous-result" / "result.json").read_text())["rows"]) == 1
+    write_results(folder, "sweep-b", {"quick": True}, [{"k": 1}, {"k": 2}, {"k": 3}])
+    assert sorted(p.name for p in folder.iterdir()) == ["result.csv", "result.json"]
+    # An interrupted result is only ever replaced, never set aside over a finished one.
+    write_progress(tmp_path / "fresh", "sweep-c", {}, [{"k": 1}])
+    assert not (tmp_path / "fresh" / "previous-result").exists()
 
 
 def test_report_leaves_out_an_earlier_runs_plots_in_a_reused_folder(cli: Cli, tmp_path: Path) -> None:
@@ -65,8 +84,9 @@ def test_report_leaves_out_an_earlier_runs_plots_in_a_reused_folder(cli: Cli, tm
             "--out", str(out))
     assert r.returncode == 0, r.stderr
     named = json.loads((out / "result.json").read_text())["plots"]
-    assert named and not set(named) & set(before), (named, before)  # the folder still holds both
-    assert set(before) <= {p.name for p in out.glob("*.png")}
+    assert named and not set(named) & set(before), (named, before)
+    # The earlier result went aside with its plots at the first progress write, and the finished run replaced it.
+    assert not set(before) & {p.name for p in out.glob("*.png")} and not (out / "previous-result").exists()
     assert cli("report", str(out)).returncode == 0
     page = (out / "index.html").read_text(encoding="utf-8")
     assert page.count("data:image/png;base64,") == len(named)

@@ -93,8 +93,10 @@ def _section(result: ExperimentResult, root: Path) -> str:
     machine = doc.get("machine") or {}
     machine_line = html.escape(", ".join(f"{k} {v}" for k, v in machine.items()) if isinstance(machine, dict) else "")
     if isinstance(doc.get("config"), dict) and doc["config"].get("interrupted"):
+        previous = doc["config"].get("previous_result")
+        kept = f"; the earlier finished result is in {html.escape(str(previous))}" if previous else ""
         machine_line = (f"<strong>interrupted: this run did not finish; {len(doc['rows'])} rows are what it had "
-                        f"finished</strong><br>{machine_line}")
+                        f"finished{kept}</strong><br>{machine_line}")
     plots = "\n".join(
         f"<figure><img alt='{html.escape(p.name)}' src='data:image/png;base64,"
         f"{base64.b64encode(p.read_bytes()).decode('ascii')}'><figcaption>{html.escape(p.name)}</figcaption></figure>"

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
+import os
 import platform
 import subprocess
 from pathlib import Path
@@ -51,16 +53,70 @@ def record_plots(json_path: Path, plots: list[Path], **more: Any) -> None:
     write_text_atomic(json_path, json.dumps(doc, indent=1, default=str) + "\n")
 
 
+#: The folder inside an output folder where a finished earlier result waits while a new run
+#: writes its progress there: a run stopped part way must not cost the result it would replace.
+PREVIOUS_RESULT = "previous-result"
+
+#: The output folders whose earlier result this process has already set aside (or found none in).
+_set_aside: set[Path] = set()
+
+
 def write_progress(out_dir: Path, experiment: str, config: dict[str, Any], rows: list[Row]) -> Path:
     """The rows a long run has finished so far, written as each finishes: flagged ``interrupted``
     until the run's own last write, so that a run stopped or killed part way leaves a result that
-    says it did not finish (``report`` says so too)."""
-    return write_results(out_dir, experiment, {**config, "interrupted": True}, rows)
+    says it did not finish (``report`` says so too). A finished result of an earlier run in the
+    same folder (its JSON, CSV and plots) is moved to ``previous-result/`` at the first write, and
+    removed by the run's own last write: until then it is what the folder's last finished run
+    made, and the interrupted result names it (``config.previous_result``)."""
+    out_dir = output_dir(out_dir)
+    extra = {"previous_result": f"{PREVIOUS_RESULT}/result.json"} if _set_aside_earlier(out_dir) else {}
+    return write_results(out_dir, experiment, {**config, "interrupted": True, **extra}, rows)
+
+
+def _set_aside_earlier(out_dir: Path) -> bool:
+    """Moves a finished result in ``out_dir`` to ``previous-result/`` the first time this process
+    writes progress there; says whether an earlier finished result waits there."""
+    aside = out_dir / PREVIOUS_RESULT
+    if out_dir.resolve() not in _set_aside:
+        _set_aside.add(out_dir.resolve())
+        files = _result_files(out_dir)
+        if files:  # a finished result (an interrupted one is only ever replaced)
+            _remove_result(aside)
+            aside.mkdir(exist_ok=True)
+            for f in files:
+                os.replace(f, aside / f.name)
+    return (aside / "result.json").is_file()
+
+
+def _result_files(folder: Path) -> list[Path]:
+    """The files of the finished result in ``folder`` (result.json, result.csv and the plots it
+    names), or none if it holds no result or only an interrupted one."""
+    try:
+        doc = json.loads((folder / "result.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    if not isinstance(doc, dict) or not isinstance(doc.get("config"), dict) or doc["config"].get("interrupted"):
+        return []
+    plots = [n for n in doc.get("plots") or [] if isinstance(n, str) and n == Path(n).name]
+    plots += [str(Path(n).with_suffix(".svg")) for n in plots if n.endswith(".png")]
+    names = ["result.json", "result.csv", *plots]
+    return [folder / n for n in dict.fromkeys(names) if (folder / n).is_file()]
+
+
+def _remove_result(folder: Path) -> None:
+    """Removes the result files this module moved into ``folder``, and the folder once empty."""
+    for f in _result_files(folder):
+        f.unlink(missing_ok=True)
+    with contextlib.suppress(OSError):
+        folder.rmdir()
 
 
 def write_results(out_dir: Path, experiment: str, config: dict[str, Any], rows: list[Row]) -> Path:
-    """Writes result.json and result.csv into ``out_dir`` (created if missing); returns the JSON path."""
+    """Writes result.json and result.csv into ``out_dir`` (created if missing); returns the JSON path.
+    A finished write replaces the earlier result that progress writes set aside."""
     output_dir(out_dir)
+    if not config.get("interrupted"):
+        _remove_result(out_dir / PREVIOUS_RESULT)
     doc: ResultDoc = {"experiment": experiment, "config": config, "machine": machine_info(), "rows": rows,
                       "plots": []}
     json_path = out_dir / "result.json"
