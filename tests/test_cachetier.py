@@ -8,6 +8,7 @@ import contextlib
 import json
 import os
 import signal
+import socket
 import subprocess
 import tempfile
 import threading
@@ -359,6 +360,15 @@ def test_cli_bench_refuses_what_it_cannot_measure(tier: dict[str, Any], cli: Any
     r = cli("cache", "bench", "--dir", d, "--requests", "50000000", "--max-seconds", "0.3", "--json")
     assert r.returncode == 1 and "stopped by --max-seconds" in r.stderr, r.stderr
     assert json.loads(r.stdout)["row"]["timed_out"] is True
+    # More connections than the server takes failed after the start with "too many clients", and
+    # more than the threads were recorded though no thread could use them.
+    max_connections = int(_native.cache_sql(tier["dsn"], "SHOW max_connections")[0][0])
+    r = cli("cache", "bench", "--dir", d, "--requests", "100", "--threads", str(max_connections + 1))
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert f"--threads {max_connections + 1:,}: the run opens {max_connections + 1:,} PostgreSQL connections and " \
+           "the server takes" in r.stderr, r.stderr
+    r = cli("cache", "bench", "--dir", d, "--requests", "100", "--threads", "8", "--db-connections", "9")
+    assert r.returncode == 2 and "--db-connections 9: at most the 8 threads" in r.stderr, r.stderr
 
 
 def test_cli_load_says_it_replaced_rows(tier: dict[str, Any], cli: Any) -> None:
@@ -366,6 +376,56 @@ def test_cli_load_says_it_replaced_rows(tier: dict[str, Any], cli: Any) -> None:
     assert r.returncode == 0, r.stderr
     r = cli("cache", "load", "--rows", "100", "--table", "shrink_kv", "--dir", tier["dir"])
     assert r.returncode == 0 and "replaced the 400 rows" in r.stdout, r.stdout
+
+
+def test_cli_load_never_replaces_a_table_it_did_not_make(tier: dict[str, Any], cli: Any) -> None:
+    # A table of that name made by somebody else was dropped and reloaded, `--force` or not.
+    _native.cache_sql(tier["dsn"], "CREATE TABLE precious (id int PRIMARY KEY, note text); "
+                                   "INSERT INTO precious VALUES (1, 'my data'), (2, 'more')")
+    for force in ((), ("--force",)):
+        r = cli("cache", "load", "--rows", "100", "--table", "precious", "--dir", tier["dir"], *force)
+        assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+        assert "table precious exists and was not made by superlinear" in r.stderr, r.stderr
+        assert "name another --table or drop it yourself" in r.stderr, r.stderr
+    assert _native.cache_sql(tier["dsn"], "SELECT count(*) FROM precious") == [["2"]]
+
+
+def _held(addresses: list[str], keys: int) -> int:
+    """How many of the first ``keys`` keys the replicas hold, all together (``stats`` counts
+    items a flush invalidated until they are reclaimed: a get does not)."""
+    held = 0
+    for address in addresses:
+        host, port = address.rsplit(":", 1)
+        with socket.create_connection((host, int(port)), timeout=2) as s:
+            for i in range(keys):
+                s.sendall(f"get {_key(i)}\r\n".encode())
+                answer = b""
+                while not answer.endswith(b"END\r\n"):
+                    answer += s.recv(4096)
+                held += answer.startswith(b"VALUE ")
+    return held
+
+
+def test_cli_reload_flushes_the_tiers_replicas(tier: dict[str, Any], cli: Any) -> None:
+    # Values a bench wrote stayed cached after a reload put the loaded ones back in the table:
+    # the next bench served them as hits (right values of their keys, only older) and passed.
+    replicas = tier["replicas"]
+    r = cli("cache", "load", "--rows", "300", "--table", "reload_kv", "--dir", tier["dir"])
+    assert r.returncode == 0, r.stderr
+    r = cli("cache", "bench", "--table", "reload_kv", "--rows", "300", "--requests", "3000", "--flush",
+            "--write-fraction", "0.5", "--dist", "hot:50", "--dir", tier["dir"])
+    assert r.returncode == 0, r.stderr
+    assert _held(replicas, 50) > 0
+    r = cli("cache", "load", "--rows", "300", "--table", "reload_kv", "--force", "--dir", tier["dir"], "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout) == {"rows": 300, "loaded": True, "table": "reload_kv",
+                                    "flushed_replicas": len(replicas)}, r.stdout
+    assert _held(replicas, 50) == 0
+    # Servers the load does not know of (a DSN of its own, no tier): it says what to do.
+    r = cli("cache", "load", "--rows", "300", "--table", "reload_kv", "--force", "--postgres", tier["dsn"])
+    assert r.returncode == 0, r.stderr
+    assert "note: memcached servers in front of this database may hold entries of the 300 rows replaced: " \
+           "start the next bench with --flush" in r.stderr, r.stderr
 
 
 def test_cli_load_stops_on_ctrl_c_and_keeps_the_table_as_it_was(tier: dict[str, Any], cli: Any) -> None:
@@ -396,6 +456,18 @@ def test_cli_up_bounds_lock_and_restart(tier: dict[str, Any], cli: Any, tmp_path
     r = cli("cache", "up", "--replicas", "100000", "--no-pg", "--dir", str(tmp_path / "big"))
     assert r.returncode == 2 and "--allow-many" in r.stderr and "Traceback" not in r.stderr, r.stderr
     assert not (tmp_path / "big" / "state.json").exists()
+    # --allow-many lifts the 64-replica bound, not what the kernel can run: 1,688 memcacheds started
+    # over a minute before a timeout stopped them.
+    r = cli("cache", "up", "--replicas", "100000", "--allow-many", "--no-pg", "--dir", str(tmp_path / "big"))
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert "--replicas 100,000: about 900,000 threads (1 + 8 a memcached), and the kernel has room for" in r.stderr
+    assert not (tmp_path / "big" / "state.json").exists()
+    # advise --verify starts a tier too: the same bounds (200 replicas started and failed on connections).
+    for k, message in (("200", "--k 200: more than 64 memcached processes"),
+                       ("1,60", "--k 60 × --memory-mb 99999999")):
+        r = cli("cache", "advise", "--rows", "20000", "--dist", "hot:2000", "--k", k, "--verify",
+                "--memory-mb", "99999999" if "memory" in message else "4", "--out", str(tmp_path / "advice"))
+        assert r.returncode == 2 and message in r.stderr and r.stderr.count("\n") == 1, r.stderr
     services = tier["services"]
     with services.locked("up"):
         r = cli("cache", "up", "--replicas", str(REPLICAS), "--memory-mb", "16", "--dir", tier["dir"])
@@ -409,7 +481,10 @@ def test_cli_up_bounds_lock_and_restart(tier: dict[str, Any], cli: Any, tmp_path
     r = cli("cache", "restart", "7", "--dir", tier["dir"])
     assert r.returncode == 2 and "REPLICA 7" in r.stderr, r.stderr
     r = cli("cache", "status", "--dir", tier["dir"])
-    assert tier["dsn"].split("://")[1][:10] in r.stdout.replace("\n", "")
+    assert r.returncode == 0 and "postgresql 1" in r.stdout, r.stdout  # the server row, its version
+    # (The DSN's column wraps where the terminal's width puts it: the JSON names it whole.)
+    r = cli("cache", "status", "--dir", tier["dir"], "--json")
+    assert json.loads(r.stdout)["postgres"]["dsn"] == tier["dsn"], r.stdout
 
 
 
@@ -484,6 +559,9 @@ def test_down_purge_and_stop_only_touch_what_up_made(cli: Any, tmp_path: Path) -
     assert (mine / "notes.txt").read_text() == "keep"
     r = cli("cache", "down", "--dir", str(tmp_path / "never"))
     assert r.returncode == 0 and not (tmp_path / "never").exists(), r.stderr
+    (tmp_path / "empty").mkdir()  # an empty folder is nobody's tier: it was deleted
+    r = cli("cache", "down", "--purge", "--dir", str(tmp_path / "empty"))
+    assert r.returncode == 0 and "no cache tier in" in r.stdout and (tmp_path / "empty").is_dir(), r.stdout
     bystander = subprocess.Popen(["sleep", "60"])
     try:
         tier = tmp_path / "stale"

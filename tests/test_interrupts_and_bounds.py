@@ -55,6 +55,22 @@ def test_a_server_that_accepts_and_never_answers_does_not_hold_ctrl_c_up() -> No
     assert returned < 1.0, f"the read returned {returned:.2f} s after the stop request"
 
 
+def test_a_dsns_connect_timeout_bounds_the_connect_and_the_startup() -> None:
+    """`connect_timeout` was accepted and ignored (any value, `abc` too): a server that never
+    answers the startup held the connect for the I/O timeout, 10 s."""
+    with socket.socket() as hanging:
+        hanging.bind(("127.0.0.1", 0))
+        hanging.listen(16)
+        dsn = f"postgresql://u@127.0.0.1:{hanging.getsockname()[1]}/db?connect_timeout=1"
+        started = time.monotonic()
+        with pytest.raises(SuperlinearError, match="timed out"):
+            _native.cache_sql(dsn, "SELECT 1")
+        took = time.monotonic() - started
+    assert 0.9 < took < 3.0, f"{took:.2f} s"
+    with pytest.raises(SuperlinearError, match="connect_timeout 'abc' is not a whole number of seconds"):
+        _native.cache_sql("host=127.0.0.1 connect_timeout=abc", "SELECT 1")
+
+
 def test_a_server_that_never_completes_the_connect_does_not_hold_ctrl_c_up() -> None:
     """A host that drops the handshake (here a full accept queue: the kernel drops the SYNs)
     held a native connect for its whole timeout, 10 s, whatever the stop request said."""

@@ -59,13 +59,18 @@ impl Endpoint {
 
     /// Opens a stream with the given timeouts (connect and each read/write).
     pub fn connect(&self, timeout: Duration) -> Result<Stream> {
+        self.connect_with(timeout, timeout)
+    }
+
+    /// Opens a stream whose connect may wait `connect_timeout` and each read and write `timeout`.
+    pub fn connect_with(&self, connect_timeout: Duration, timeout: Duration) -> Result<Stream> {
         let name = self.to_string();
         match self {
             Endpoint::Tcp { host, port } => {
                 let addrs = (host.as_str(), *port).to_socket_addrs().map_err(|e| Error::io(&name, e))?;
                 let mut last = Error::unavailable(&name, "host has no address");
                 for addr in addrs {
-                    match connect_unless_stopped(addr, timeout) {
+                    match connect_unless_stopped(addr, connect_timeout) {
                         Ok(s) => {
                             // Request/response traffic of small messages: Nagle would add delays.
                             s.set_nodelay(true).map_err(|e| Error::io(&name, e))?;
@@ -75,7 +80,8 @@ impl Endpoint {
                         }
                         Err(e) if e.kind() == io::ErrorKind::Interrupted => return Err(Error::io(&name, e)),
                         Err(e) if e.kind() == io::ErrorKind::TimedOut => {
-                            let waited = format!("no answer to the connect within {:.1} s", timeout.as_secs_f64());
+                            let waited =
+                                format!("no answer to the connect within {:.1} s", connect_timeout.as_secs_f64());
                             last = Error::unavailable(&name, waited);
                         }
                         Err(e) => last = Error::io(&name, e),

@@ -89,8 +89,11 @@ pub struct LoadReport {
     pub loaded: bool,
 }
 
+/// How the loader's comment on its tables begins: a table without it is somebody else's.
+const MARKER_PREFIX: &str = "superlinear kv ";
+
 fn marker(rows: u64) -> String {
-    format!("superlinear kv rows={rows} key={KEY_LEN} value={VALUE_LEN}")
+    format!("{MARKER_PREFIX}rows={rows} key={KEY_LEN} value={VALUE_LEN}")
 }
 
 /// Most rows the loader makes: a key is `k` and 15 decimal digits, so more rows would repeat keys.
@@ -99,7 +102,8 @@ pub const MAX_ROWS: u64 = 1_000_000_000_000_000;
 /// Loads `rows` rows into `table` with COPY, in one transaction (readers see the old table or the
 /// complete new one). Idempotent: a table already holding this data set is left alone unless
 /// `force`. Rows get version 1 and the value of tag 1. A stop request (Ctrl-C) between batches
-/// rolls the transaction back, so the table is as it was.
+/// rolls the transaction back, so the table is as it was. A table of that name that this loader
+/// did not make (no marker comment) is refused, `force` or not: it is replaced, so it would be lost.
 pub fn load(conn: &mut PgConn, table: &str, rows: u64, force: bool) -> Result<LoadReport> {
     check_table(table)?;
     if rows == 0 {
@@ -108,13 +112,20 @@ pub fn load(conn: &mut PgConn, table: &str, rows: u64, force: bool) -> Result<Lo
     if rows > MAX_ROWS {
         return Err(Error::config(format!("the loader makes at most {MAX_ROWS} rows (keys are k and 15 digits)")));
     }
-    if !force {
-        let comment = conn.simple(&format!("SELECT obj_description(to_regclass('{table}'), 'pg_class')"))?;
-        if comment.first().and_then(|r| r.text(0)) == Some(marker(rows).as_str()) {
-            let n = conn.simple(&format!("SELECT count(*) FROM {table}"))?;
-            if n.first().and_then(|r| r.int(0)) == Some(rows as i64) {
-                return Ok(LoadReport { rows, loaded: false });
-            }
+    let found = conn.simple(&format!(
+        "SELECT to_regclass('{table}') IS NOT NULL, obj_description(to_regclass('{table}'), 'pg_class')"
+    ))?;
+    let (exists, comment) = found.first().map_or((false, None), |r| (r.text(0) == Some("t"), r.text(1)));
+    if exists && !comment.is_some_and(|c| c.starts_with(MARKER_PREFIX)) {
+        return Err(Error::config(format!(
+            "table {table} exists and was not made by superlinear (its comment is not the loader's): \
+             loading would replace it; name another --table or drop it yourself"
+        )));
+    }
+    if !force && comment == Some(marker(rows).as_str()) {
+        let n = conn.simple(&format!("SELECT count(*) FROM {table}"))?;
+        if n.first().and_then(|r| r.int(0)) == Some(rows as i64) {
+            return Ok(LoadReport { rows, loaded: false });
         }
     }
     conn.simple(&format!(

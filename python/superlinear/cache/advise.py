@@ -26,11 +26,15 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from superlinear import _native
 from superlinear.cache.work import Counts, UnitCosts
 from superlinear.cache.work import work_span as _work_span
 from superlinear.common.rows import Row
+
+if TYPE_CHECKING:
+    from superlinear.experiments.fig11 import CacheStudy
 
 #: Items of 16-byte keys and 48-byte values in one MB of a memcached replica (27,592 in 4 MB,
 #: measured with memcached 1.6: ``curr_items`` after offering every row).
@@ -228,19 +232,25 @@ class Verification:
         return self.tier_peak - self.predicted_peak
 
 
+def verify_study(dist: str, rows: int, ks: Sequence[int], memory_mb: int, requests: int) -> CacheStudy:
+    """The real tier's runs that check an advice: key hash at each k, cache and backend scaled together."""
+    from superlinear.experiments.fig11 import CachePanel, CacheStudy
+
+    return CacheStudy(name="cache-advise-verify", description=f"advise --verify: {dist}", rows=rows,
+                      memory_mb=memory_mb, replicas=max(ks),
+                      panels=(CachePanel("verify", f"key hash, {dist}", ("hash",), tuple(ks), dist=dist,
+                                         requests=requests),))
+
+
 def verify(advice: CacheAdvice, memory_mb: int, requests: int, out: str, show_progress: bool) -> Verification:
     """Runs the real tier (key hash, cache and backend scaled together) at the advice's k and
     compares the peak of the measured work speedup with the predicted work speedup's."""
     from pathlib import Path
 
     from superlinear.experiments.cachetier_driver import run_study
-    from superlinear.experiments.fig11 import CachePanel, CacheStudy
 
     curve = advice.curve("hash")
-    study = CacheStudy(name="cache-advise-verify", description=f"advise --verify: {advice.dist}",
-                       rows=advice.rows, memory_mb=memory_mb, replicas=max(curve.ks),
-                       panels=(CachePanel("verify", f"key hash, {advice.dist}", ("hash",), curve.ks, dist=advice.dist,
-                                          requests=requests),))
+    study = verify_study(advice.dist, advice.rows, curve.ks, memory_mb, requests)
     rows = sorted(run_study(study, None, Path(out), show_progress), key=lambda r: r["k"])
     work = [float(r.get("speedup_work") or 0.0) for r in rows]
     # The same kind on both sides: the work kind predicted from simulated counts against the work

@@ -22,6 +22,7 @@ from superlinear.cache.advise import (
     items_for,
     predict,
     verify,
+    verify_study,
 )
 from superlinear.common.args import comma_list, int_list, non_negative_finite, positive_int
 from superlinear.common.bounds import MAX_WORKERS
@@ -89,6 +90,11 @@ class CacheAdvise(Study[argparse.Namespace]):
             raise SuperlinearError(f"--rho {args.rho:g}: below what a miss costs even with a free database here "
                                    f"(client + get + fill: ρ ≥ {UNIT_COSTS_US.least_rho:.2f})")
         args.ks = int_list("--k", args.k, maximum=MAX_WORKERS)
+        if args.verify:
+            from superlinear.experiments.cachetier_driver import check_servers_fit
+
+            check_servers_fit(verify_study(args.dist, args.rows, args.ks, args.memory_mb, args.verify_requests),
+                              None, "--k")
         return args
 
     def run(self, config: argparse.Namespace, progress: Progress | None) -> Outcome:

@@ -22,7 +22,13 @@ from rich.table import Table
 
 from superlinear import _native
 from superlinear.cache.client import aggregate_rounds, bench_row, client_config
-from superlinear.cache.services import Services, address_problem, check_replica_bounds, server_answers
+from superlinear.cache.services import (
+    Services,
+    address_problem,
+    check_replica_bounds,
+    check_replica_limits,
+    server_answers,
+)
 from superlinear.common.args import (
     duration_seconds,
     fraction,
@@ -33,7 +39,7 @@ from superlinear.common.args import (
 )
 from superlinear.common.bounds import check_at_most, check_memory, size_text
 from superlinear.common.defaults import config_defaults, field_default, with_default
-from superlinear.common.errors import SuperlinearError
+from superlinear.common.errors import SuperlinearError, note
 from superlinear.common.interrupt import interruptible
 from superlinear.common.listing import Listing, known, name_table
 from superlinear.common.rows import row_spread
@@ -129,6 +135,7 @@ def cmd_up(args: argparse.Namespace) -> int:
         raise SuperlinearError("--replicas 0 with --no-pg: nothing to start")
     if not args.allow_many:
         check_replica_bounds(args.replicas, args.memory_mb)
+    check_replica_limits(args.replicas, args.threads, args.unix)
     services = Services(args.dir)
     with services.locked("up"):
         state = services.up(args.replicas, args.memory_mb, pg=args.pg, unix=args.unix, threads=args.threads)
@@ -261,13 +268,42 @@ def cmd_load(args: argparse.Namespace) -> int:
     with console.status(f"loading {args.rows:,} rows into {args.table} with COPY (Ctrl-C stops it and keeps the "
                         "table as it was)", spinner="dots") if not args.json else _nullcontext():
         report = interruptible(partial(_native.cache_load, dsn, args.rows, args.table, args.force))
+    flushed, flush_error = _flush_the_tier_after(args, dsn) if report["loaded"] and before else (None, None)
     if args.json:
-        print(json.dumps(report))
+        print(json.dumps({**report, "flushed_replicas": flushed}))
     else:
         what = "loaded" if report["loaded"] else "already loaded (nothing to do; --force reloads)"
         replaced = f" (replaced the {before:,} rows it held)" if report["loaded"] and before else ""
-        console.print(f"{args.table}: {report['rows']:,} rows {what}{replaced}")
+        console.print(f"{args.table}: {report['rows']:,} rows {what}{replaced}"
+                      + (f"; flushed the tier's {flushed} memcached replicas" if flushed else ""))
+    if flush_error is not None:
+        print(f"superlinear: error: cache load: the table is loaded, but {flush_error}: they may serve the old "
+              "rows' values as hits; start the next bench with --flush", file=sys.stderr)
+        return 1
+    if report["loaded"] and before and flushed is None:
+        note(f"memcached servers in front of this database may hold entries of the {before:,} rows replaced: "
+             "start the next bench with --flush")
     return 0
+
+
+def _flush_the_tier_after(args: argparse.Namespace, dsn: str) -> tuple[int | None, str | None]:
+    """After a reload, the replicas of the tier `cache up` started in front of this database hold
+    the old rows' values, which a bench would count as hits of right values (each is a right value
+    of its key, only older): flushes them. Returns how many were flushed (None: no such tier) and
+    the error that stopped the flush."""
+    try:
+        state = Services(args.dir).state()
+    except SuperlinearError:
+        return None, None  # a broken state file: `cache status` names it
+    if state is None or state.postgres is None or state.postgres.dsn() != dsn or not state.addresses():
+        return None, None
+    replicas = state.addresses()
+    # A plain flush_all, not the client's: that one marks the replicas as this table's, and a
+    # bench of another table would then refuse them though they hold nothing.
+    failed = [a for a in replicas if not server_answers(a, (b"flush_all\r\n", (b"OK\r\n",)), timeout=2.0)]
+    if failed:
+        return None, f"flushing the tier's memcached {', '.join(failed)} failed (no OK to flush_all)"
+    return len(replicas), None
 
 
 def loaded_rows(dsn: str, table: str) -> int | None:
@@ -324,6 +360,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
     _check_key_choice(args.router, args.dist, args.rows)
     k = len(replicas)
     threads = args.threads or 4 * k
+    if args.db_connections is not None and args.db_connections > threads:
+        raise SuperlinearError(f"--db-connections {args.db_connections:,}: at most the {threads:,} threads "
+                               "(a thread holds one connection at a time: more would stay idle)")
+    check_database_connections(dsn, args.db_connections or threads,
+                               "--db-connections" if args.db_connections else "--threads")
     cfg = client_config(replicas, dsn, args.router, args.db_connections or threads, args.table,
                         coalesce=not args.no_coalesce, seed=args.seed)
     # Connects (a hanging server is waited on in slices, so Ctrl-C stops it there too).
@@ -366,6 +407,19 @@ def cmd_bench(args: argparse.Namespace) -> int:
     for f in failures:
         print(f"superlinear: error: cache bench: {f}", file=sys.stderr)
     return 1 if failures else 0
+
+
+def check_database_connections(dsn: str, wanted: int, flag: str) -> None:
+    """Refuses a run that would open more PostgreSQL connections than the server takes beside
+    those it has (it refuses them with "too many clients" once the run has started), naming the
+    flag that sets how many."""
+    rows = interruptible(partial(_native.cache_sql, dsn, (
+        "SELECT current_setting('max_connections')::int - current_setting('superuser_reserved_connections')::int"
+        " - (SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend')")))
+    free = int(rows[0][0]) + 1  # this query's own connection ends before the run opens its own
+    if wanted > free:
+        raise SuperlinearError(f"{flag} {wanted:,}: the run opens {wanted:,} PostgreSQL connections and the server "
+                               f"takes {max(free, 0):,} more (max_connections less those reserved and in use)")
 
 
 def _check_warmup(report: CacheBenchRecord, args: argparse.Namespace) -> None:

@@ -56,6 +56,10 @@ PG_START_TIMEOUT_S = 60
 #: Replicas `up` starts without --allow-many: more is almost surely a typo, and each is a process.
 MAX_REPLICAS = 64
 
+#: The connections the PostgreSQL that ``up`` starts takes (``max_connections``); 3 of them are
+#: reserved for superusers.
+PG_MAX_CONNECTIONS = 300
+
 
 def services_dir(path: str | os.PathLike[str] | None = None) -> Path:
     """The services directory: ``path``, else ``$SUPERLINEAR_SERVICES``, else ``.superlinear/services``."""
@@ -303,16 +307,58 @@ def _mem_available_mb() -> int | None:
     return None if avail is None else avail // (1024 * 1024)
 
 
-def check_replica_bounds(replicas: int, memory_mb: int) -> None:
+def check_replica_bounds(replicas: int, memory_mb: int, flag: str = "--replicas",
+                         override: str | None = "--allow-many") -> None:
     """Refuses, before anything starts, more replicas than :data:`MAX_REPLICAS` or more memory
-    than the machine has available (``--allow-many`` skips this)."""
+    than the machine has available (``override``, the flag that skips this, is named)."""
+    unless = f"; pass {override} if you mean it" if override else ""
     if replicas > MAX_REPLICAS:
-        raise SuperlinearError(f"--replicas {replicas}: more than {MAX_REPLICAS} memcached processes; "
-                               "pass --allow-many if you mean it")
+        raise SuperlinearError(f"{flag} {replicas}: more than {MAX_REPLICAS} memcached processes{unless}")
     avail = _mem_available_mb()
     if avail is not None and replicas * memory_mb > avail:
-        raise SuperlinearError(f"--replicas {replicas} × --memory-mb {memory_mb}: {replicas * memory_mb:,} MB, "
-                               f"but only {avail:,} MB are available; pass --allow-many if you mean it")
+        raise SuperlinearError(f"{flag} {replicas} × --memory-mb {memory_mb}: {replicas * memory_mb:,} MB, "
+                               f"but only {avail:,} MB are available{unless}")
+
+
+#: Threads a memcached runs beside its workers (listener, LRU crawler and maintainer, hash
+#: table expander, logger, slab rebalancer), rounded up.
+MEMCACHED_OWN_THREADS = 8
+
+
+def check_replica_limits(replicas: int, threads: int, unix: bool) -> None:
+    """Refuses, before anything starts and whatever ``--allow-many`` says, more replicas than this
+    machine can run at all: their threads must fit what the kernel has left of its task limit
+    (pid_max, threads-max), and each listens on a port of the local port range (unless ``unix``)."""
+    tasks = replicas * (threads + MEMCACHED_OWN_THREADS)
+    free = _free_tasks()
+    if free is not None and tasks > free:
+        raise SuperlinearError(f"--replicas {replicas:,}: about {tasks:,} threads ({threads} + {MEMCACHED_OWN_THREADS} "
+                               f"a memcached), and the kernel has room for {free:,} more (pid_max and threads-max "
+                               "less those running)")
+    ports = _local_ports()
+    if not unix and ports is not None and replicas > ports:
+        raise SuperlinearError(f"--replicas {replicas:,}: each listens on a port, and the local port range has "
+                               f"{ports:,} (or pass --unix for unix sockets)")
+
+
+def _free_tasks() -> int | None:
+    """Tasks (threads) the kernel can still start: the least of pid_max and threads-max, less the
+    tasks that run (the fourth field of /proc/loadavg); None where /proc does not say."""
+    try:
+        limit = min(int(Path(f"/proc/sys/kernel/{n}").read_text()) for n in ("pid_max", "threads-max"))
+        running = int(Path("/proc/loadavg").read_text().split()[3].split("/")[1])
+    except (OSError, ValueError, IndexError):
+        return None
+    return max(limit - running, 0)
+
+
+def _local_ports() -> int | None:
+    """Ports of the local (ephemeral) range, which a free port is taken from; None where /proc does not say."""
+    try:
+        low, high = map(int, Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split())
+    except (OSError, ValueError):
+        return None
+    return max(high - low + 1, 0)
 
 
 class Services:
@@ -456,7 +502,7 @@ class Services:
 listen_addresses = '127.0.0.1'
 port = {port}
 unix_socket_directories = '{base}'
-max_connections = 300
+max_connections = {PG_MAX_CONNECTIONS}
 shared_buffers = 256MB
 fsync = off
 synchronous_commit = off
@@ -576,7 +622,8 @@ jit = off
         if state is not None:
             self._stop(state)
             self.state_file.unlink()
-        if purge and self.dir.exists():
+        # An empty folder is not a tier's (`up` leaves its .lock and .gitignore): --dir may name the wrong one.
+        if purge and self.dir.exists() and any(self.dir.iterdir()):
             foreign = sorted(p.name for p in self.dir.iterdir() if not _made_by_up(p.name))
             if foreign:
                 raise SuperlinearError(f"{self.dir}: not deleted, it holds what `cache up` did not make ("

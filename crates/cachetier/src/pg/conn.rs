@@ -62,10 +62,13 @@ fn db_error(fields: ErrorFields<'_>) -> Error {
 }
 
 impl PgConn {
-    /// Connects and authenticates; `timeout` bounds the connect and every read and write.
+    /// Connects and authenticates; `timeout` bounds the connect and every read and write (the
+    /// DSN's `connect_timeout`, where it has one, the connect and the startup's reads instead).
     pub fn connect(dsn: &Dsn, timeout: Duration) -> Result<Self> {
         let endpoint = dsn.endpoint();
-        let stream = endpoint.connect(timeout)?;
+        // The DSN's connect_timeout bounds the connect and each wait of the startup, as in libpq.
+        let connecting = dsn.connect_timeout_or(timeout);
+        let stream = endpoint.connect_with(connecting, timeout)?;
         let server = format!("postgresql {}", dsn.redacted());
         // Reads wait in slices, so that a stop request is read while a server hangs ([`Self::read`]).
         stream.set_read_timeout(Some(timeout.min(READ_SLICE))).map_err(|e| Error::io(&server, e))?;
@@ -76,7 +79,7 @@ impl PgConn {
             wbuf: BytesMut::with_capacity(4096),
             backend_pid: 0,
             broken: false,
-            timeout,
+            timeout: connecting,
         };
         let params = [
             ("user", dsn.user.as_str()),
@@ -90,7 +93,10 @@ impl PgConn {
         loop {
             match c.read()? {
                 Message::BackendKeyData(k) => c.backend_pid = k.process_id(),
-                Message::ReadyForQuery(_) => return Ok(c),
+                Message::ReadyForQuery(_) => {
+                    c.timeout = timeout;
+                    return Ok(c);
+                }
                 Message::ErrorResponse(e) => return Err(db_error(e.fields())),
                 _ => {}
             }

@@ -1,10 +1,15 @@
 //! Connection strings: `postgresql://user:password@host:port/dbname?host=/socket/dir` URLs and
 //! libpq's `key=value` form (`host=/tmp port=5433 user=me dbname=db password=...`). A host that
-//! starts with `/` is a unix-socket directory, as in libpq.
+//! starts with `/` is a unix-socket directory, as in libpq. A value in the `key=value` form may be
+//! single-quoted (spaces inside; `\'` and `\\` escaped), as in libpq.
 
 use crate::endpoint::Endpoint;
 use crate::error::{Error, Result};
 use std::path::PathBuf;
+use std::time::Duration;
+
+/// The longest `connect_timeout` taken, in seconds.
+const MAX_CONNECT_TIMEOUT_S: u64 = 3600;
 
 /// A parsed connection string.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -14,6 +19,8 @@ pub struct Dsn {
     pub user: String,
     pub password: Option<String>,
     pub dbname: String,
+    /// `connect_timeout`: how long a connect may wait, in place of the caller's I/O timeout.
+    pub connect_timeout: Option<Duration>,
 }
 
 fn percent_decode(s: &str) -> Result<String> {
@@ -38,8 +45,14 @@ impl Dsn {
     pub fn parse(text: &str) -> Result<Self> {
         let t = text.trim();
         let default_user = std::env::var("USER").unwrap_or_else(|_| "postgres".into());
-        let mut dsn =
-            Dsn { host: "localhost".into(), port: 5432, user: default_user, password: None, dbname: String::new() };
+        let mut dsn = Dsn {
+            host: "localhost".into(),
+            port: 5432,
+            user: default_user,
+            password: None,
+            dbname: String::new(),
+            connect_timeout: None,
+        };
         let bad = |why: &str| Error::config(format!("bad PostgreSQL DSN '{t}': {why}"));
         if let Some(rest) = t.strip_prefix("postgresql://").or_else(|| t.strip_prefix("postgres://")) {
             let (main, query) = rest.split_once('?').unwrap_or((rest, ""));
@@ -81,9 +94,8 @@ impl Dsn {
                 dsn.set(k, &percent_decode(v)?).map_err(|e| bad(&e))?;
             }
         } else {
-            for pair in t.split_whitespace() {
-                let (k, v) = pair.split_once('=').ok_or_else(|| bad(&format!("'{pair}' is not key=value")))?;
-                dsn.set(k, v.trim_matches('\'')).map_err(|e| bad(&e))?;
+            for (k, v) in key_values(t).map_err(|e| bad(&e))? {
+                dsn.set(&k, &v).map_err(|e| bad(&e))?;
             }
         }
         if dsn.dbname.is_empty() {
@@ -103,10 +115,29 @@ impl Dsn {
             "dbname" => self.dbname = value.to_string(),
             "sslmode" if value == "disable" || value == "prefer" || value == "allow" => {}
             "sslmode" => return Err(format!("sslmode={value} is not supported (TLS is not implemented)")),
-            "connect_timeout" | "application_name" => {}
+            "connect_timeout" => {
+                let seconds: u64 = value.trim().parse().map_err(|_| {
+                    format!(
+                        "connect_timeout '{value}' is not a whole number of seconds from 1 to {MAX_CONNECT_TIMEOUT_S}"
+                    )
+                })?;
+                if !(1..=MAX_CONNECT_TIMEOUT_S).contains(&seconds) {
+                    return Err(format!(
+                        "connect_timeout {seconds}: from 1 to {MAX_CONNECT_TIMEOUT_S} seconds (a connect here always \
+                         has a limit)"
+                    ));
+                }
+                self.connect_timeout = Some(Duration::from_secs(seconds));
+            }
+            "application_name" => {}
             other => return Err(format!("unknown parameter '{other}'")),
         }
         Ok(())
+    }
+
+    /// How long a connect may wait: the DSN's `connect_timeout`, else `io_timeout`.
+    pub fn connect_timeout_or(&self, io_timeout: Duration) -> Duration {
+        self.connect_timeout.unwrap_or(io_timeout)
     }
 
     /// Where to connect: a TCP address, or the socket file in the socket directory.
@@ -121,6 +152,47 @@ impl Dsn {
     /// The DSN without its password, for messages and result files.
     pub fn redacted(&self) -> String {
         format!("postgresql://{}@{}:{}/{}", self.user, self.host, self.port, self.dbname)
+    }
+}
+
+/// The pairs of libpq's `key=value` form: spaces may surround `=`, and a value may be
+/// single-quoted, with `\'` and `\\` standing for a quote and a backslash.
+fn key_values(text: &str) -> std::result::Result<Vec<(String, String)>, String> {
+    let mut pairs = Vec::new();
+    let mut chars = text.chars().peekable();
+    let skip_spaces = |chars: &mut std::iter::Peekable<std::str::Chars<'_>>| {
+        while chars.next_if(|c| c.is_whitespace()).is_some() {}
+    };
+    loop {
+        skip_spaces(&mut chars);
+        if chars.peek().is_none() {
+            return Ok(pairs);
+        }
+        let mut key = String::new();
+        while let Some(c) = chars.next_if(|c| *c != '=' && !c.is_whitespace()) {
+            key.push(c);
+        }
+        skip_spaces(&mut chars);
+        if chars.next() != Some('=') {
+            return Err(format!("'{key}' is not key=value"));
+        }
+        skip_spaces(&mut chars);
+        let mut value = String::new();
+        if chars.next_if_eq(&'\'').is_some() {
+            loop {
+                match chars.next() {
+                    None => return Err(format!("the quoted value of '{key}' has no closing quote")),
+                    Some('\'') => break,
+                    Some('\\') => value.push(chars.next().unwrap_or('\\')),
+                    Some(c) => value.push(c),
+                }
+            }
+        } else {
+            while let Some(c) = chars.next_if(|c| !c.is_whitespace()) {
+                value.push(if c == '\\' { chars.next().unwrap_or('\\') } else { c });
+            }
+        }
+        pairs.push((key, value));
     }
 }
 
@@ -148,5 +220,21 @@ mod tests {
         assert!(Dsn::parse("host=a bogus").is_err());
         assert!(Dsn::parse("host=a sslmode=require").is_err());
         assert!(!Dsn::parse("user=a password=secret").unwrap().redacted().contains("secret"));
+        let d = Dsn::parse(r"user = 'my user' password='it\'s' dbname=db").unwrap();
+        assert_eq!((d.user.as_str(), d.password.as_deref(), d.dbname.as_str()), ("my user", Some("it's"), "db"));
+        let e = Dsn::parse("user='superlinear dbname=postgres").unwrap_err().to_string();
+        assert!(e.contains("the quoted value of 'user' has no closing quote"), "{e}");
+        assert!(Dsn::parse("host=a port").unwrap_err().to_string().contains("'port' is not key=value"));
+    }
+
+    #[test]
+    fn connect_timeout_is_taken_and_checked() {
+        let d = Dsn::parse("postgresql://u@h/db?connect_timeout=3").unwrap();
+        assert_eq!(d.connect_timeout_or(Duration::from_secs(10)), Duration::from_secs(3));
+        assert_eq!(Dsn::parse("host=h").unwrap().connect_timeout_or(Duration::from_secs(10)), Duration::from_secs(10));
+        for bad in ["abc", "-5", "0", "3601", "1.5"] {
+            let e = Dsn::parse(&format!("host=h connect_timeout={bad}")).unwrap_err().to_string();
+            assert!(e.contains("connect_timeout"), "{bad}: {e}");
+        }
     }
 }
