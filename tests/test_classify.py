@@ -252,3 +252,84 @@ def test_written_files_take_the_format_their_name_says(tmp_path: Path, one_line_
     one_line_mistake(["classify", "gen-rules", "--format", "auto", "--out", str(tmp_path / "r.txt")],
                      "--format auto: gen-rules writes native, nft, classbench")
     assert not (tmp_path / "u.pcap").exists() and not (tmp_path / "r.txt").exists()
+
+
+NFT_POLICY_DROP = """table inet f {
+ chain c {
+  type filter hook input priority 0; policy drop;
+  tcp dport 80 accept
+ }
+}
+"""
+
+
+def test_default_is_refused_beside_a_file_that_sets_its_own(tmp_path: Path,
+                                                            one_line_mistake: Callable[..., None],
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """``--default accept`` on a file saying ``default drop`` once ran, and reported, drop."""
+    from superlinear.cli import main
+
+    native, nft, bare = tmp_path / "nd", tmp_path / "p.nft", tmp_path / "bare"
+    native.write_text("default drop\naccept dport 80\n")
+    nft.write_text(NFT_POLICY_DROP)
+    bare.write_text("accept dport 80\n")
+    trace = tmp_path / "t.bin"
+    assert main(["classify", "gen-trace", "--rules", str(bare), "--packets", "50", "--out", str(trace)]) == 0
+    capsys.readouterr()
+    run = ["--trace", str(trace), "--no-measure", "--repeats", "1", "--json"]
+    for default in ("accept", "drop"):  # the same policy as the file's has no effect either
+        one_line_mistake(["classify", "--rules", str(native), *run, "--default", default],
+                         f"--default {default} has no effect with native rules ({native} sets its own default "
+                         "policy, drop; --default is for files that set none)")
+    one_line_mistake(["classify", "convert", "--rules", str(nft), "--default", "reject",
+                      "--out", str(tmp_path / "o.nft")], f"--default reject has no effect with nft rules ({nft} sets "
+                     "its own default policy, drop")
+    one_line_mistake(["classify", "bench", "--rules", str(native), "--trace", str(trace), "--quick",
+                      "--default", "accept", "--out", str(tmp_path / "b")], "--default accept has no effect")
+    assert not (tmp_path / "o.nft").exists()
+    # A file that sets none takes it, and the run reports it.
+    assert main(["classify", "--rules", str(bare), *run, "--default", "drop"]) == 0
+    assert json.loads(capsys.readouterr().out)["info"]["default_action"] == "drop"
+    assert main(["classify", "convert", "--rules", str(bare), "--default", "reject", "--out",
+                 str(tmp_path / "o.txt"), "--format", "native"]) == 0
+    assert "default reject" in (tmp_path / "o.txt").read_text()
+
+
+def test_out_dash_is_standard_output(cli: Cli, tmp_path: Path, one_line_mistake: Callable[..., None]) -> None:
+    """``classify convert --out -`` once wrote a file named ``-``; ``nft-bench --emit -`` meant
+    standard output. Now ``-`` is standard output for every file classify writes, and refused
+    where --out names a folder."""
+    (tmp_path / "fig6.rules").write_text(FIG6)
+    r = cli("classify", "convert", "--rules", "fig6.rules", "--out", "-", "--format", "native", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("# superlinear native rules: 5 rules") and "default drop" in r.stdout
+    assert r.stderr == ""
+    r = cli("classify", "gen-rules", "--rules-count", "4", "--format", "nft", "--out", "-", cwd=tmp_path)
+    assert r.returncode == 0 and "chain classify" in r.stdout, r.stderr
+    r = cli("classify", "gen-trace", "--rules-count", "4", "--packets", "7", "--format", "classbench", "--out", "-",
+            cwd=tmp_path)
+    assert r.returncode == 0 and len(r.stdout.splitlines()) == 7, r.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fig6.rules"]  # no file named '-'
+    one_line_mistake(["classify", "bench", "--rules", str(tmp_path / "fig6.rules"), "--quick", "--out", "-"],
+                     "--out -: classify bench writes a folder of results")
+
+
+def test_a_warmup_too_large_is_worded_by_what_the_user_gave(tmp_path: Path,
+                                                             one_line_mistake: Callable[..., None]) -> None:
+    """``classify --trace T --warmup 999999999999`` once said "--packets 100,000 with --warmup
+    ..." of a --packets never given (and sized a replay that does not happen: without --packets
+    the warm-up is the start of the trace)."""
+    from superlinear.cli import main
+
+    (tmp_path / "fig6.rules").write_text(FIG6)
+    rules, trace = str(tmp_path / "fig6.rules"), str(tmp_path / "t.bin")
+    assert main(["classify", "gen-trace", "--rules", rules, "--packets", "50", "--out", trace]) == 0
+    for warmup in ("50", "999999999999"):
+        one_line_mistake(["classify", "--rules", rules, "--trace", trace, "--warmup", warmup],
+                         f"--warmup {int(warmup):,}: {trace} holds 50 packets, nothing left to count after the warm-up "
+                         "(give --warmup below 50, or --packets N to replay the trace to N packets after it)")
+    for source in (["--rules", rules], ["--synthetic"]):
+        one_line_mistake(["classify", *source, "--warmup", "999999999999"],
+                         "--warmup 999,999,999,999 on top of the 100,000 packets generated by default needs about")
+    one_line_mistake(["classify", "--rules", rules, "--trace", trace, "--packets", "10", "--warmup", "999999999999"],
+                     "--packets 10 with --warmup 999,999,999,999 needs about")

@@ -203,3 +203,11 @@ def test_errors_quote_what_they_were_given_printably(one_line_mistake: Any) -> N
     from superlinear.cli import printable
 
     assert printable("a\x00b\x1bc\u00e9 \U0001f600") == "a\\x00b\\x1bcé \U0001f600"
+
+
+def test_reproduce_refuses_a_panel_given_twice(one_line_mistake: Callable[..., None]) -> None:
+    """``reproduce fig5 --panel a --panel a`` ran as with one, where list options refuse a name
+    given twice; fig11 (the cache-tier driver) too, before any server is started."""
+    one_line_mistake(["reproduce", "fig5", "--panel", "a", "--panel", "a"], "--panel: a given more than once")
+    one_line_mistake(["reproduce", "fig11", "--quick", "--panel", "joint", "--panel", "joint"],
+                     "--panel: joint given more than once")

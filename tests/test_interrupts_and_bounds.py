@@ -344,6 +344,7 @@ def test_a_sweep_file_too_large_for_memory_names_the_file(tmp_path: Path) -> Non
 @pytest.mark.parametrize(("lines", "message"), [
     ("k = [1, 100000000]", ": k = 100,000,000: at most 65,535 workers"),
     ("k = [1, 2]\nrepeats = 0", ": 'repeats' must be 1 to 1,000 (as --repeats), got 0"),
+    ("k = [1, 2]\nrepeats = -1", ": 'repeats' must be 1 to 1,000 (as --repeats), got -1"),
     ("k = [1, 2]\nwarmup = 1000000000000000\nexclude_warmup = true", "and warmup = 1,000,000,000,000,000 needs about"),
 ])
 def test_a_sweep_file_is_sized_before_it_runs(lines: str, message: str, tmp_path: Path) -> None:

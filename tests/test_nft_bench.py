@@ -292,3 +292,42 @@ def test_stale_namespaces_of_dead_runs_are_swept() -> None:
         assert not _our_namespaces(os.getpid())
     finally:
         subprocess.run(["ip", "netns", "del", stale], check=False, capture_output=True)
+
+
+def test_default_is_refused_beside_rules_that_set_their_own(tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """The file's policy is the one that runs: --default beside it once did nothing, unsaid."""
+    nft, bare = tmp_path / "p.nft", tmp_path / "bare"
+    nft.write_text("table inet f {\n chain c {\n  type filter hook input priority 0; policy drop;\n"
+                   "  tcp dport 80 accept\n }\n}\n")
+    bare.write_text("accept dport 80\n")
+    assert cli.main(["nft-bench", "--rules", str(nft), "--default", "reject", "--emit", "-"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (f"superlinear: error: --default reject has no effect with nft rules ({nft} sets its own default "
+                   "policy, drop; --default is for files that set none)")
+    assert cli.main(["nft-bench", "--rules", str(bare), "--default", "drop", "--emit", "-"]) == 0
+    assert "policy drop;" in capsys.readouterr().out
+
+
+@needs_netns
+def test_the_exact_check_reports_the_rate_it_reached_not_the_one_asked(tmp_path: Path) -> None:
+    """``--check-rate 1e12`` once read "9,660 of 9,660 packets classified at 1,000,000,000,000
+    packets/s": the pace asked for, presented as achieved."""
+    rules, trace = _generated(tmp_path, 500)
+    out = tmp_path / "out"
+    code, stdout, stderr, pid = _run(["--rules", str(rules), "--trace", str(trace), "--check-only", "--check-rate",
+                                      "1e12", "--out", str(out)])
+    assert code == 0, stderr
+    assert not _our_namespaces(pid), "namespaces left behind"
+    last = json.loads((out / "check.json").read_text(encoding="utf-8"))["rules.txt"]["attempts"][-1]
+    assert last["rate_pps"] == 1e12 and 0 < last["reached_pps"] < 1e12
+    line = " ".join(stdout.split())  # the console wraps long lines
+    assert f"classified, replayed at {last['reached_pps']:,.0f} packets/s (1,000,000,000,000 asked)" in line
+    assert "classified at 1,000,000,000,000" not in line
+
+
+def test_out_dash_is_refused_for_the_results_folder(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--out -`` named a folder called ``-``, where ``--emit -`` means standard output."""
+    assert cli.main(["nft-bench", "--rules", "R", "--trace", "T", "--out", "-"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("superlinear: error: --out -: nft-bench writes a folder of results") and "\n" not in err

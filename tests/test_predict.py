@@ -180,3 +180,38 @@ def test_cli_errors_are_one_line(cli: Cli, tmp_path: Path) -> None:
     for flag in ("--requests", "--rho"):
         r = cli("advise", flag, "-1", "--out", out)
         assert r.returncode == 2 and "Traceback" not in r.stderr and flag in r.stderr
+
+
+@pytest.mark.parametrize("command", ["predict", "advise"])
+def test_more_requests_than_the_trace_holds_are_refused(command: str, tmp_path: Path,
+                                                        one_line_mistake: Callable[..., None],
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """As run and sweep refuse them: ``advise --requests 20000`` on a 3-key trace once reported
+    "m = 3, 3 requests" and exit 0."""
+    from superlinear.cli import main
+
+    keys = tmp_path / "keys.txt"
+    keys.write_text("1\n2\n3\n")
+    out = ["--trace", str(keys), "--out", str(tmp_path / "o")]
+    one_line_mistake([command, "--requests", "20000", *out],
+                     f"--requests 20,000: {keys} holds only 3 keys (give --requests 3 or fewer, or a longer trace)")
+    assert main([command, "--requests", "3", *out]) == 0
+    assert "3 requests" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("args", [["predict", "--requests", "2000"], ["classify", "gen-rules", "--rules-count", "5",
+                                                                      "--out", "-"]])
+def test_a_closed_stdout_ends_quietly(args: list[str], tmp_path: Path) -> None:
+    """``superlinear predict … | head -1`` once ended with exit 1 and no word (1 is a failed check
+    elsewhere), and a plain write to the closed pipe with "superlinear: error: broken pipe", exit
+    2: both now end silently with 141 (128 + SIGPIPE, as a shell reports it)."""
+    import subprocess
+    import sys
+
+    out = [] if "--out" in args else ["--out", str(tmp_path / "o")]
+    p = subprocess.Popen([sys.executable, "-m", "superlinear", *args, *out], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    assert p.stdout is not None and p.stderr is not None
+    p.stdout.close()  # the reader leaves before the first line is written
+    err = p.stderr.read()
+    assert p.wait(timeout=120) == 141 and err == "", err

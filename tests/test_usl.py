@@ -142,3 +142,45 @@ def test_cli_reads_a_file_with_a_byte_order_mark(cli: Cli, tmp_path: Path) -> No
     r = cli("usl", "fit", str(data), "--x", "p", "--no-plot", "--json")
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["x"] == "p"
+
+
+def test_a_peak_below_p_1_is_reported_as_throughput_falling_from_p_1(tmp_path: Path,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """Runtimes that grow with p fit σ ≈ 1, κ > 0, whose p* = √((1−σ)/κ) is ≈ 1e-8: the report
+    once said "peak at p*: 1.147e-08", "peak X(p*): 6.394" (no measured X was above 1) and
+    "retrograde past the peak 6.394 at p ≈ 0.0"."""
+    from superlinear.cli import main
+
+    data = tmp_path / "u.csv"
+    data.write_text("p,t\n1,100\n2,190\n4,350\n8,600\n")
+    assert main(["usl", "fit", str(data), "--no-plot", "--runtime"]) == 0
+    text = capsys.readouterr().out
+    assert "peak at p*" not in text and "peak X(p*)" not in text and "p ≈ 0.0" not in text
+    assert "peak: none at p > 1 (throughput falls from p = 1 on; X(1) = " in text
+    assert "sublinear; throughput falls from p = 1 on (no peak at p > 1; X(1) = " in text
+    assert main(["usl", "fit", str(data), "--no-plot", "--runtime", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)["derived"]
+    assert d["falls_from_p1"] and d["peak_p"] == 1.0 and d["peak_x"] <= 1.01 and not d["superlinear"]
+
+
+def test_negative_sigma_outweighed_by_kappa_is_not_called_superlinear() -> None:
+    """σ < 0 lifts the curve above linear only where σ + κ·p < 0: with κ ≥ |σ| nowhere at p > 1
+    (the summary once said "superlinear up to p ≈ 1, then payback")."""
+    ps = [1, 2, 4, 8, 16]
+    result = fit(ps, [float(usl(p, -0.01, 0.02, 1.0)) for p in ps], fixed_gamma=1.0)
+    assert result.sigma.value < 0 and result.kappa.value >= -result.sigma.value
+    d = result.derived
+    assert not d["superlinear"] and "crossover_p" not in d
+    assert d["summary"].startswith("sublinear (σ < 0, but κ ≥ |σ|: never above linear at p > 1); retrograde past")
+    assert d["peak_p"] > 1
+
+
+def test_out_dash_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--out -`` once wrote plots named ``-.png`` and ``-.svg``."""
+    from superlinear.cli import main
+
+    data = tmp_path / "u.csv"
+    data.write_text("p,x\n1,1\n2,1.9\n4,3.5\n8,6\n")
+    assert main(["usl", "fit", str(data), "--out", "-"]) == 2
+    assert capsys.readouterr().err.startswith("superlinear: error: --out -: it names the plot files")
+    assert not list(Path.cwd().glob("-.*"))

@@ -70,6 +70,12 @@ def synthetic(rules: int, depth: int, packets: int, seed: int = 3) -> Any:
     (["xdp-bench", "--rules", "R", "--trace", "T", "--senders", "4096"], "--senders 4096: this process may use"),
     (["xdp-bench", "--rules", "R", "--trace", "T", "--throughput-cpus", "1,4096"],
      "--throughput-cpus: 4096 worker CPUs asked for"),
+    (["xdp-bench", "--rules", "R", "--trace", "T", "--out", "-"], "--out -: xdp-bench writes a folder of results"),
+    (["xdp-bench", "--rules", "R", "--trace", "T", "--dispatch", "rss;rss"], "--dispatch: rss given more than once"),
+    (["xdp-bench", "--rules", "R", "--trace", "T", "--dispatch", "rss;"], "--dispatch: empty entry in 'rss;'"),
+    # Every count above the CPUs there are once left the check study nothing to check, and it passed.
+    (["xdp-bench", "--rules", "R", "--trace", "T", "--studies", "check", "--cpu-counts", "4096"],
+     "--cpu-counts 4096: this process may use"),
 ])
 def test_mistakes_get_one_line(args: list[str], message: str) -> None:
     assert message in one_line_error(run_cli(*args))
@@ -321,3 +327,96 @@ def test_xdp_bench_end_to_end(tmp_path: Path) -> None:
     check = json.loads((tmp_path / "out" / "check.json").read_text())
     assert check[0]["ok"] and check[0]["nftables"]["counters_equal"]
     assert (tmp_path / "out" / "xdp-bench.png").stat().st_size > 0
+
+
+@pytest.mark.parametrize("command", [["xdp", "load", "--iface", "lo"], ["xdp", "update", "--name", "lo"],
+                                     ["xdp-bench", "--trace", "T"]])
+def test_default_is_refused_beside_rules_that_set_their_own(tmp_path: Path, command: list[str]) -> None:
+    """``xdp update --rules R --default accept`` on a file saying ``default drop`` once loaded a
+    datapath that dropped everything unmatched. Refused before anything is loaded (no privileges
+    needed)."""
+    native, nft = tmp_path / "nd", tmp_path / "p.nft"
+    native.write_text("default drop\naccept dport 80\n")
+    nft.write_text("table inet f {\n chain c {\n  type filter hook input priority 0; policy drop;\n"
+                   "  tcp dport 80 accept\n }\n}\n")
+    for fmt, rules in (("native", native), ("nft", nft)):
+        line = one_line_error(run_cli(*command, "--rules", str(rules), "--default", "accept"))
+        assert (f"--default accept has no effect with {fmt} rules ({rules} sets its own default policy, drop; "
+                "--default is for files that set none)") in line
+
+
+@needs_xdp
+def test_a_datapath_whose_namespace_was_deleted_refuses_updates_and_says_so_on_unload(tmp_path: Path) -> None:
+    """`xdp update` once switched rules into the pins of a datapath whose namespace was gone and
+    reported them in force, exit 0; `xdp load` called it "already loaded"."""
+    ns, dev = f"{netns.PREFIX}-{os.getpid()}-upd", "slupd0"
+    rules = tmp_path / "r.txt"
+    synthetic(20, 2, 10).write(str(rules), None)
+    name = pins.datapath_name(dev, ns)
+    subprocess.run(["ip", "netns", "add", ns], check=True)
+    try:
+        subprocess.run(["ip", "-n", ns, "link", "add", dev, "type", "veth", "peer", "name", "slupd1"], check=True)
+        subprocess.run(["ip", "-n", ns, "link", "set", dev, "up"], check=True)
+        load = ["xdp", "load", "--rules", str(rules), "--iface", dev, "--netns", ns, "--workers", "1"]
+        out = run_cli(*load)
+        assert out.returncode == 0, out.stderr
+        subprocess.run(["ip", "netns", "del", ns], check=True)
+        line = one_line_error(run_cli("xdp", "update", "--name", name, "--rules", str(rules)))
+        assert f"namespace {ns} is gone: datapath {name} classifies no traffic" in line
+        assert f"`superlinear xdp unload --name {name}` removes it" in line
+        line = one_line_error(run_cli(*load))
+        assert f"namespace {ns} is gone, but the datapath loaded on it is still pinned as {name}" in line
+        assert json.loads(run_cli("xdp", "stats", "--name", name, "--json").stdout)["generation"] == 0
+    finally:
+        subprocess.run(["ip", "netns", "del", ns], check=False, capture_output=True)
+        out = run_cli("xdp", "unload", "--name", name)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == f"unloaded {name} (namespace {ns} is gone: removed the pins it left behind)"
+
+
+@pytest.mark.parametrize(("size", "message"), [
+    ("16385", "argument --queue-size: expected 1 to 16,384 frames (the kernel's cpumap refuses a larger queue), "
+              "got 16,385"),
+    ("999999999", "expected 1 to 16,384 frames"),
+    ("0", "argument --queue-size: expected a positive integer, got 0"),
+])
+def test_a_queue_size_the_cpumap_refuses_is_bad_input(size: str, message: str) -> None:
+    """`--queue-size 999999999` once reached the kernel and came back as exit 69, "the kernel
+    refused the XDP datapath": it is the user's number, refused up front (no privileges needed)."""
+    assert message in one_line_error(run_cli("xdp", "load", "--rules", "R", "--iface", "lo", "--queue-size", size))
+
+
+@needs_xdp
+def test_the_largest_queue_size_loads(tmp_path: Path) -> None:
+    """16,384 frames is what the kernel's cpumap takes (16,385 it refuses: the bound above)."""
+    ns, dev = f"{netns.PREFIX}-{os.getpid()}-qs", "slqs0"
+    rules = tmp_path / "r.txt"
+    synthetic(20, 2, 10).write(str(rules), None)
+    name = pins.datapath_name(dev, ns)
+    subprocess.run(["ip", "netns", "add", ns], check=True)
+    try:
+        subprocess.run(["ip", "-n", ns, "link", "add", dev, "type", "veth", "peer", "name", "slqs1"], check=True)
+        subprocess.run(["ip", "-n", ns, "link", "set", dev, "up"], check=True)
+        out = run_cli("xdp", "load", "--rules", str(rules), "--iface", dev, "--netns", ns, "--workers", "1",
+                      "--queue-size", "16384")
+        assert out.returncode == 0, out.stderr
+    finally:
+        run_cli("xdp", "unload", "--name", name)
+        subprocess.run(["ip", "netns", "del", ns], check=False, capture_output=True)
+
+
+def test_the_plot_draws_no_empty_panel_and_no_empty_legend(tmp_path: Path) -> None:
+    """``xdp-bench --studies check`` once drew an empty cost panel and matplotlib warned twice of
+    a legend with no labelled artists; a set without a study's rows beside one with them too."""
+    import warnings
+
+    from superlinear.xdp.bench import SetResult
+    from superlinear.xdp.report import plot
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert plot(tmp_path, [SetResult("a", [], {})]) == []
+        work = [{"kind": "work", "k": k, "dispatch": "rss", "speedup_work": k, "speedup_work_user_space": k,
+                 "system": "xdp mrf"} for k in (1, 2)]
+        paths = plot(tmp_path, [SetResult("a", work, {}), SetResult("b", [], {})])
+    assert [p.name for p in paths] == ["xdp-bench.png", "xdp-bench.svg"] and paths[0].stat().st_size > 0

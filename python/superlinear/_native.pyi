@@ -273,7 +273,6 @@ class ClassifyWorkerStats(TypedDict):
     position_hist_log2: list[int]
     mean_chain: float
     chain_hist: list[int]
-    matches: list[int]
 
 class ClassifyRunRecord(TypedDict):
     dispatch: str
@@ -282,6 +281,7 @@ class ClassifyRunRecord(TypedDict):
     projected: Accounting | None
     measured: Accounting | None
     stats: list[ClassifyWorkerStats]
+    rule_matches: list[int]
 
 class CheckRecord(TypedDict):
     checked: int
@@ -482,6 +482,7 @@ class PacketWorkload:
     def items(self) -> list[int]: ...
     def flow_ids(self) -> list[int]: ...
     def footprint(self, algo: str, dispatch: str, k: int, seed: int = 1, front: int = 0) -> FootprintRecord: ...
+    def worker_bytes(self, algo: str, front: int = 0, stats: bool = True) -> int: ...
     def assign(self, dispatch: str, k: int, seed: int = 1) -> list[int]: ...
     def describe_dispatch(self, dispatch: str, k: int) -> str: ...
     def bench(self, algo: str, repeats: int = 3) -> tuple[float, float]: ...

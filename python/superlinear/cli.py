@@ -14,6 +14,8 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
+from rich.console import Console
+
 from superlinear import __version__
 from superlinear.analysis import cli as analysis_cli
 from superlinear.attack import cli as attack_cli
@@ -33,6 +35,27 @@ from superlinear.xdp import cli as xdp_cli
 
 #: The domains' registries, in the order ``superlinear list`` shows them.
 LISTINGS = [engine_cli.LISTING, classify_cli.LISTING, attack_cli.LISTING, latency_cli.LISTING, cache_cli.LISTING]
+
+
+#: Exit status when the reader of stdout has left (`superlinear … | head -1`): 128 + SIGPIPE, what a
+#: shell reports for a program SIGPIPE ended; not 1, which several commands give a failed check.
+EXIT_STDOUT_CLOSED = 128 + signal.SIGPIPE
+
+
+def stdout_closed(console: Console) -> NoReturn:
+    """rich's answer to a closed stdout, with :data:`EXIT_STDOUT_CLOSED` for its exit 1: silent
+    from here on."""
+    console.quiet = True
+    _stdout_to_null()
+    raise SystemExit(EXIT_STDOUT_CLOSED)
+
+
+def _stdout_to_null() -> None:
+    """Points stdout at /dev/null, so that the interpreter's last flush fails no more."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+Console.on_broken_pipe = stdout_closed  # type: ignore[method-assign,assignment]  # every Console the commands make
 
 
 #: Where a parser leaves the subcommand parser that met arguments it did not know.
@@ -120,9 +143,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         code: int = args.func(args)
+        sys.stdout.flush()  # a reader gone shows here (below), not in the interpreter's last flush
         if code != 0:
             remove_empty_created()  # a command that failed (no privileges, a failed check) made nothing
         return code
+    except BrokenPipeError:
+        # The reader of stdout left (`superlinear … | head`): stop quietly, as rich's console does
+        # for its own writes (stdout_closed), and keep the interpreter from failing again when it
+        # flushes stdout at exit. (Caught before OSError, of which it is one: it once read
+        # "superlinear: error: broken pipe", exit 2.)
+        _stdout_to_null()
+        return EXIT_STDOUT_CLOSED
     except (SuperlinearError, OSError, ValueError) as e:
         remove_empty_created()
         print(f"superlinear: error: {printable(error_text(e))}", file=sys.stderr)
@@ -131,12 +162,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         remove_empty_created()
         print(stopped_line(), file=sys.stderr)
         return stopped_exit_code()
-    except BrokenPipeError:
-        # The reader of stdout left (`superlinear … | head`): stop quietly with exit 1, as rich's
-        # console does for its own writes (Python's note on SIGPIPE), and keep the interpreter
-        # from failing again when it flushes stdout at exit.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 1
     finally:
         if argv is None:
             # The command (this process's one) is over and its result final: a Ctrl-C from here on

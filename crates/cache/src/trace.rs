@@ -5,8 +5,9 @@
 //! Text traces hold one request per line, `OBJECT [TIMESTAMP [LATENCY]]`, separated by spaces,
 //! tabs or commas; blank lines and `#` comments are skipped. OBJECT is any token. TIMESTAMP is a
 //! number in any unit, never decreasing. LATENCY is the miss latency in TIMESTAMP's unit; an
-//! object's Z is the mean of its latencies over the mean inter-request time R, rounded, at least
-//! 1 (thesis §2.1, footnote 1: Z = L / R). Every line has the same number of columns. The
+//! object's Z is the mean of its latencies over the mean inter-request time R, rounded to whole
+//! request-times, halves up (thesis §2.1, footnote 1: Z = L / R); one under half a request-time
+//! (Z = 0) is refused, naming the object's first line. Every line has the same number of columns. The
 //! engine's compact binary key trace (`SLKT`) is read as well (objects only).
 
 use std::collections::HashMap;
@@ -30,6 +31,8 @@ pub struct LatencyTrace {
     pub mean_interval: Option<f64>,
     /// Each object's mean miss latency in TIMESTAMP units, when the trace has a latency column.
     pub latencies: Option<Vec<f64>>,
+    /// Where each object's latencies start (`FILE:LINE`), for messages about its Z.
+    pub latency_lines: Vec<String>,
 }
 
 /// Miss latency Z in request steps: one for every object, or one per object.
@@ -99,7 +102,7 @@ impl LatencyTrace {
         if let Some(bad) = requests.iter().find(|&&o| o as usize >= objects) {
             return Err(Error::config(format!("object id {bad} out of range 0..{objects}")));
         }
-        Ok(Self { requests, objects, mean_interval: None, latencies: None })
+        Ok(Self { requests, objects, mean_interval: None, latencies: None, latency_lines: Vec::new() })
     }
 
     /// A trace from arbitrary keys, numbered densely in order of first appearance.
@@ -136,6 +139,7 @@ impl LatencyTrace {
         let mut last_time_text = "";
         let mut latency_sum: Vec<f64> = Vec::new();
         let mut latency_count: Vec<u32> = Vec::new();
+        let mut latency_lines: Vec<String> = Vec::new(); // each object's first
         for (i, line) in text.lines().enumerate() {
             let n = i + 1;
             let at = |m: String| Error::input(path, Some(n), m);
@@ -182,6 +186,7 @@ impl LatencyTrace {
                 if o == latency_sum.len() {
                     latency_sum.push(0.0);
                     latency_count.push(0);
+                    latency_lines.push(format!("{path}:{n}"));
                 }
                 latency_sum[o] += l;
                 latency_count[o] += 1;
@@ -199,7 +204,7 @@ impl LatencyTrace {
         let mean_interval = (columns >= 2).then(|| span / (requests.len().saturating_sub(1).max(1)) as f64);
         let latencies =
             (columns == 3).then(|| latency_sum.iter().zip(&latency_count).map(|(s, c)| s / *c as f64).collect());
-        Ok(Self { objects: ids.len(), requests, mean_interval, latencies })
+        Ok(Self { objects: ids.len(), requests, mean_interval, latencies, latency_lines })
     }
 
     /// Number of requests (time steps).
@@ -231,12 +236,32 @@ impl LatencyTrace {
                  at most 2^62"
             )));
         }
-        Ok(MissLatency::PerObject(lat.iter().map(|l| ((l / r).round() as u64).max(1)).collect()))
+        // Z = 0 would be a miss served at once: the engine raised it to 1, which a latency column
+        // did not say. Refused as `--z 0` and a `--latency` under half a request-time are.
+        if let Some(o) = lat.iter().position(|l| (l / r).round() < 1.0) {
+            return Err(Error::config(format!(
+                "{}: this object's mean latency {} gives Z = {:.3} request-times (latency / mean inter-request time \
+                 {}), which rounds to 0; the shortest miss is Z = 1, a latency of at least {}",
+                self.latency_lines[o],
+                short(lat[o]),
+                lat[o] / r,
+                short(r),
+                short(r / 2.0)
+            )));
+        }
+        Ok(MissLatency::PerObject(lat.iter().map(|l| (l / r).round() as u64).collect()))
     }
 }
 
 fn number(text: &str) -> Option<f64> {
     text.parse::<f64>().ok().filter(|v| v.is_finite())
+}
+
+/// A number in at most six decimals, without trailing zeros (a mean of 0.2 and 1.4 is 0.8, not
+/// 0.7999999999999999).
+fn short(x: f64) -> String {
+    let text = format!("{x:.6}");
+    text.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 fn shown(text: &str) -> String {
@@ -271,6 +296,15 @@ mod tests {
         let z = t.miss_latency(None).unwrap();
         assert_eq!(z, MissLatency::PerObject(vec![10, 2]));
         assert!(!z.is_uniform() && z.max() == 10);
+        // z's latency 0.9 over R = 2 is Z = 0.45: it was raised to 1 unsaid.
+        let p = tmp("c.csv", b"x,0,20
+y,2,3
+z,4,0.9
+x,6,20
+");
+        let e = LatencyTrace::read(&p).unwrap().miss_latency(None).unwrap_err().to_string();
+        assert!(e.contains("c.csv:3: this object's mean latency 0.9 gives Z = 0.450 request-times"), "{e}");
+        assert!(e.contains("a latency of at least 1"), "{e}");
         assert_eq!(z.mean_over(&t.requests), 6.0);
     }
 
@@ -316,7 +350,7 @@ mod tests {
         let err = |body: &[u8]| LatencyTrace::read(&tmp("big.txt", body)).unwrap_err().to_string();
         let e = err(b"a 1 5\nb 2 9223372036854775807\n");
         assert!(e.ends_with(":2: latency 9223372036854775807 is above the largest miss latency, 2^62"), "{e}");
-        let ok = LatencyTrace::read(&tmp("edge.txt", b"a 0 4611686018427387904\nb 1 0\n")).unwrap();
+        let ok = LatencyTrace::read(&tmp("edge.txt", b"a 0 4611686018427387904\nb 1 1\n")).unwrap();
         assert_eq!(ok.miss_latency(None).unwrap().max(), MAX_Z);
         let e = err(b"a 18446744073709551615\nb 5\n");
         assert!(e.ends_with(":2: timestamp 5 is earlier than the previous one (18446744073709551615)"), "{e}");

@@ -33,9 +33,11 @@ use crate::classifier::{
 use crate::dispatch::RuleAwarePlanner;
 use crate::packet::Packet;
 use crate::run;
+use crate::snapshot::Snapshot;
 use crate::table::CompactRule;
 use serde::Serialize;
 use std::collections::HashMap;
+use std::sync::Arc;
 use superlinear_core::Error;
 
 /// One worker's stream and the bytes it touches.
@@ -96,6 +98,27 @@ fn distinct_per_worker(ids: &[u32], workers: &[u32], k: usize) -> Vec<u64> {
     out
 }
 
+/// Bytes one worker of `algo` (a registry name) allocates for itself over `snap`, and its
+/// flow-cache entries (0: none); `front` as a run's (0: the default).
+pub fn own_bytes(snap: &Arc<Snapshot>, algo: &str, front: usize) -> Result<(u64, u64), Error> {
+    let front = if front == 0 { DEFAULT_FRONT } else { front };
+    let (own, entries) = match classifier::lookup(algo)?.name {
+        "static" => (0, 0),
+        "mrf" | "mrf-swap" => (MrfClassifier::new(snap.clone(), MrfVariant::Precomputed).own_bytes(), 0),
+        "tuple-merge" => (TupleMergeClassifier::new(snap.clone()).own_bytes(), 0),
+        "rule-cache" => (RuleCacheClassifier::new(snap.clone(), front, 0).own_bytes(), 0),
+        "flow-cache" => {
+            let c = FlowCacheClassifier::new(snap.clone(), DEFAULT_FLOW_CACHE_ENTRIES);
+            (c.own_bytes(), c.entries())
+        }
+        _ => {
+            let c = RuleCacheClassifier::new(snap.clone(), front, DEFAULT_FLOW_ENTRIES);
+            (c.own_bytes(), c.flow_entries())
+        }
+    };
+    Ok((own as u64, entries as u64))
+}
+
 /// The footprint of `algo` behind `dispatch` at k (seed and front as a run's), given every
 /// packet's first-match rule (`rule_ids`, `rules.len()` for the default) and flow (`flow_ids`).
 #[allow(clippy::too_many_arguments)]
@@ -118,27 +141,18 @@ pub fn footprint(
     let snap = planner.snapshot();
     let n = snap.len() as u64;
     let table = snap.table.len() * std::mem::size_of::<CompactRule>();
-    let front = if front == 0 { DEFAULT_FRONT } else { front };
-    let (own, shared, hot, item, entries) = match name {
-        "static" => (0, table, "table prefix to the deepest first match", std::mem::size_of::<CompactRule>(), 0),
-        "mrf" | "mrf-swap" => {
-            let own = MrfClassifier::new(snap.clone(), MrfVariant::Precomputed).own_bytes();
-            let item = std::mem::size_of::<CompactRule>() + MrfClassifier::OWN_BYTES_PER_RULE;
-            (own, table + snap.deps.bytes(), "active rules (compact rule, order entry, prefilter key, label)", item, 0)
-        }
-        "tuple-merge" => (TupleMergeClassifier::new(snap.clone()).own_bytes(), 0, "whole index (upper bound)", 0, 0),
-        "rule-cache" => {
-            let own = RuleCacheClassifier::new(snap.clone(), front, 0).own_bytes();
-            (own, 0, "whole index and front (upper bound)", 0, 0)
-        }
-        "flow-cache" => {
-            let c = FlowCacheClassifier::new(snap.clone(), DEFAULT_FLOW_CACHE_ENTRIES);
-            (c.own_bytes(), 0, "its flows x flow-cache entry", FLOW_ENTRY_BYTES, c.entries())
-        }
-        _ => {
-            let c = RuleCacheClassifier::new(snap.clone(), front, DEFAULT_FLOW_ENTRIES);
-            (c.own_bytes(), 0, "its flows x flow-cache entry", FLOW_ENTRY_BYTES, c.flow_entries())
-        }
+    let (own, entries) = own_bytes(&snap, name, front)?;
+    let item_of_rule = std::mem::size_of::<CompactRule>();
+    let (shared, hot, item) = match name {
+        "static" => (table, "table prefix to the deepest first match", item_of_rule),
+        "mrf" | "mrf-swap" => (
+            table + snap.deps.bytes(),
+            "active rules (compact rule, order entry, prefilter key, label)",
+            item_of_rule + MrfClassifier::OWN_BYTES_PER_RULE,
+        ),
+        "tuple-merge" => (0, "whole index (upper bound)", 0),
+        "rule-cache" => (0, "whole index and front (upper bound)", 0),
+        _ => (0, "its flows x flow-cache entry", FLOW_ENTRY_BYTES),
     };
     let assignment = run::assign(planner, packets, dispatch, k, seed)?;
     let rules = distinct_per_worker(rule_ids, &assignment, k);
@@ -160,17 +174,17 @@ pub fn footprint(
             "mrf" | "mrf-swap" if default_hit[i] => n * item,
             "mrf" | "mrf-swap" => wf.rules * item,
             "rule-cache-flow" | "flow-cache" => wf.flows * item,
-            _ => own as u64,
+            _ => own,
         };
     }
     Ok(Footprint {
         algo: name.to_string(),
         k,
-        own_bytes: own as u64,
+        own_bytes: own,
         shared_bytes: shared as u64,
         hot: hot.to_string(),
         item_bytes: item as u64,
-        flow_entries: entries as u64,
+        flow_entries: entries,
         workers,
     })
 }

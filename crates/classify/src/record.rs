@@ -24,8 +24,6 @@ pub struct WorkerStatsRecord<'a> {
     pub position_hist_log2: &'a [u64],
     pub mean_chain: f64,
     pub chain_hist: &'a [u64],
-    /// Packets per first-match rule.
-    pub matches: &'a [u64],
 }
 
 impl<'a> WorkerStatsRecord<'a> {
@@ -45,7 +43,6 @@ impl<'a> WorkerStatsRecord<'a> {
             position_hist_log2: &s.position_hist,
             mean_chain: s.mean_chain(),
             chain_hist: &s.chain_hist,
-            matches: &s.matches,
         }
     }
 }
@@ -61,6 +58,22 @@ pub struct RunRecord<'a> {
     pub projected: Option<AccountingRecord<'a>>,
     pub measured: Option<AccountingRecord<'a>>,
     pub stats: Vec<WorkerStatsRecord<'a>>,
+    /// Packets per first-match rule, all workers together (empty without statistics). A
+    /// worker's own counts stay in Rust: at k workers they are k × rules numbers (tens of GB as
+    /// Python integers at k = 65,535 on 10k rules).
+    pub rule_matches: Vec<u64>,
+}
+
+/// Packets per first-match rule, summed over `workers`.
+fn rule_matches<'a>(workers: impl Iterator<Item = &'a WorkerStats>) -> Vec<u64> {
+    let mut sum: Vec<u64> = Vec::new();
+    for w in workers {
+        if sum.len() < w.matches.len() {
+            sum.resize(w.matches.len(), 0);
+        }
+        sum.iter_mut().zip(&w.matches).for_each(|(s, m)| *s += m);
+    }
+    sum
 }
 
 impl<'a> RunRecord<'a> {
@@ -73,6 +86,7 @@ impl<'a> RunRecord<'a> {
             projected: report.projected.as_ref().map(Accounting::record),
             measured: report.measured.as_ref().map(Accounting::record),
             stats: report.stats.iter().flatten().map(WorkerStatsRecord::new).collect(),
+            rule_matches: rule_matches(report.stats.iter().flatten()),
         }
     }
 }

@@ -315,6 +315,16 @@ impl PacketWorkload {
         record(py, &r)
     }
 
+    /// Bytes one worker of `algo` holds for itself in a run: its own structures
+    /// (`superlinear_classify::footprint::own_bytes`) and, with `stats`, its per-rule counters.
+    /// A run of k workers adds k times this to memory.
+    #[pyo3(signature = (algo, front = 0, stats = true))]
+    fn worker_bytes(&self, py: Python<'_>, algo: &str, front: usize, stats: bool) -> PyResult<u64> {
+        let (own, _) = py.allow_threads(|| footprint::own_bytes(&self.snap, algo, front)).map_err(to_py)?;
+        let counters = if stats { (self.snap.len() as u64 + 1) * std::mem::size_of::<u64>() as u64 } else { 0 };
+        Ok(own + counters)
+    }
+
     /// The worker of every packet under a dispatcher, as a run routes them.
     #[pyo3(signature = (dispatch, k, seed = 1))]
     fn assign(&self, py: Python<'_>, dispatch: &str, k: usize, seed: u64) -> PyResult<Vec<u32>> {

@@ -197,8 +197,14 @@ def parse_ks(text: str) -> list[int]:
 
 def law_model(workload: Workload, requests: int, seed: int, algo: str, rho: int = 0) -> _native.LawModel:
     """The item sequence of a workload, generated (or read) exactly as an engine run with the same
-    ``requests`` and ``seed`` would see it; ``requests`` = 0 takes a whole trace."""
-    return _native.LawModel.from_workload(asdict(workload), requests, seed, algo, rho)
+    ``requests`` and ``seed`` would see it; ``requests`` = 0 takes a whole trace. More requests
+    than a trace holds are refused, as ``run`` and ``sweep`` refuse them: the trace's keys alone
+    were taken, and the law reported on fewer requests than asked for."""
+    model = _native.LawModel.from_workload(asdict(workload), requests, seed, algo, rho)
+    if workload.kind == "trace" and requests and model.requests < requests:
+        raise SuperlinearError(f"--requests {requests:,}: {workload.path} holds only {model.requests:,} keys (give "
+                               f"--requests {model.requests:,} or fewer, or a longer trace)")
+    return model
 
 
 def predict(workload: Workload, *, algo: str = "mtf", dispatch: str = "hash", ks: Sequence[int] = (1, 2, 4, 8),

@@ -270,21 +270,38 @@ def derived_figures(sigma: float, kappa: float, gamma: float, p_max: float | Non
             sigma = 0.0
         if abs(kappa) * p_max * (p_max - 1) < NEGLIGIBLE:
             kappa = 0.0
-    d: dict[str, Any] = {"superlinear": sigma < 0}
+    # Above linear (X(p) > γ·p) exactly where σ + κ·p < 0: for some p > 1 only if |σ| > κ.
+    superlinear = sigma < 0 and (kappa <= 0 or -sigma > kappa)
+    d: dict[str, Any] = {"superlinear": superlinear}
     if sigma > 0:
         d["amdahl_ceiling"] = gamma / sigma
+    falls = False
     if kappa > 0:
         p_star = math.sqrt(max(1.0 - sigma, 0.0) / kappa)
-        d["peak_p"] = p_star
-        d["peak_x"] = float(usl(p_star, sigma, kappa, gamma))
-    if sigma < 0 and kappa > 0:
+        if p_star > 1.0:
+            d["peak_p"] = p_star
+            d["peak_x"] = float(usl(p_star, sigma, kappa, gamma))
+        else:
+            # The model's maximum lies below p = 1, where there is no node count: from p = 1 on,
+            # X only falls, and X(p*) there (huge as p* → 0) is no throughput the data show.
+            falls = True
+            d["peak_p"] = 1.0
+            d["peak_x"] = float(usl(1.0, sigma, kappa, gamma))
+            d["falls_from_p1"] = True
+    peak = ("throughput falls from p = 1 on (no peak at p > 1; X(1) = "
+            f"{d['peak_x']:.4g})" if falls else
+            f"retrograde past the peak {d['peak_x']:.4g} at p ≈ {d['peak_p']:.1f}" if kappa > 0 else "")
+    if superlinear and kappa > 0:
         d["crossover_p"] = math.ceil(abs(sigma) / kappa)
         d["summary"] = (f"superlinear up to p ≈ {d['crossover_p']}, then payback (sublinear); "
                         f"peak {d['peak_x']:.4g} at p ≈ {d['peak_p']:.1f}")
-    elif sigma < 0:
+    elif superlinear:
         d["summary"] = "superlinear with no coherency penalty measured (κ = 0): no crossover predicted from this data"
+    elif sigma < 0:
+        # σ < 0 with κ ≥ |σ|: the capacity boost never lifts the curve above linear at p > 1.
+        d["summary"] = f"sublinear (σ < 0, but κ ≥ |σ|: never above linear at p > 1); {peak}"
     elif kappa > 0:
-        d["summary"] = f"sublinear; retrograde past the peak {d['peak_x']:.4g} at p ≈ {d['peak_p']:.1f}"
+        d["summary"] = f"sublinear; {peak}"
     elif sigma > 0:
         d["summary"] = f"sublinear (Amdahl-like), ceiling {d['amdahl_ceiling']:.4g}"
     else:

@@ -194,8 +194,11 @@ def report(result: USLFit, xcol: str, ycol: str) -> str:
     d = result.derived
     for key, label in (("amdahl_ceiling", "Amdahl ceiling γ/σ"), ("peak_p", "peak at p*"), ("peak_x", "peak X(p*)"),
                        ("crossover_p", "crossover into payback p_x = ⌈|σ|/κ⌉")):
-        if key in d:
+        if key in d and not (key in ("peak_p", "peak_x") and d.get("falls_from_p1")):
             lines.append(f"{label}: {d[key]:.4g}")
+    if d.get("falls_from_p1"):
+        # The model's own p* lies below p = 1: no node count peaks; the highest X is at p = 1.
+        lines.append(f"peak: none at p > 1 (throughput falls from p = 1 on; X(1) = {d['peak_x']:.4g})")
     lines.append(d["summary"])
     return "\n".join(lines)
 
@@ -259,6 +262,9 @@ def cmd_usl(args: argparse.Namespace) -> int:
         raise USLInputError(f"--fix-gamma: must be a finite number > 0, got {args.fix_gamma:g}")
     if args.no_plot and args.out is not None:
         raise USLInputError("--out has no effect with --no-plot (it names the plot file)")
+    if args.out == "-":
+        raise USLInputError("--out -: it names the plot files (STEM.png and STEM.svg), which do not go to standard "
+                            "output; --json prints every number there")
     out = None
     if not args.no_plot:
         out = output_file(args.out) if args.out is not None else path.with_name(path.stem + "_usl")

@@ -19,8 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from superlinear import _native
-from superlinear.attack.studies import COLORS, log_space
+from superlinear.attack.studies import COLORS, UNRESOLVED, log_space
 from superlinear.common.defaults import config_defaults
+from superlinear.common.errors import note
 from superlinear.common.interrupt import interruptible
 from superlinear.common.rows import Row
 from superlinear.output.figures import save_figure
@@ -127,9 +128,9 @@ def plot_classifier(out: Path, rows: list[Row], algo: str) -> list[Path]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-
     adversaries = list(dict.fromkeys(r["adversary"] for r in rows))
     fig, axes = plt.subplots(2, len(adversaries), figsize=(5.4 * len(adversaries), 7.6), squeeze=False)
+    empty = []
     for col, adv in enumerate(adversaries):
         ax_g, ax_d = axes[0][col], axes[1][col]
         attacked = [r for r in rows if r["adversary"] == adv and r["attack_fraction"] > 0]
@@ -144,15 +145,33 @@ def plot_classifier(out: Path, rows: list[Row], algo: str) -> list[Path]:
                       [max(r["displacement_factor"], 1e-3) for r in resolved], "-o", ms=3,
                       color=COLORS.get(policy), label=label)
         ax_g.axhline(attacked[0]["innocent_rate_gbps"], color="k", ls=":", lw=1, label="innocent offered")
-        ax_d.axhline(1.0, color="k", ls="--", lw=1, label="DF = 1")
         ax_g.set_title(f"{algo} classifier, {attacked[0]['rules']:,} rules, vs '{adv}'", fontsize=9)
         ax_g.set_ylabel("innocent goodput (Gbit/s, work-clocked)")
         ax_d.set_ylabel("displacement factor (innocent bits lost per attack bit; 0 drawn at 1e-3)", fontsize=8)
-        ax_d.set_yscale("log")
-        for ax in (ax_g, ax_d):
+        drawn = [ax_g]
+        if any(r["resolved"] for r in attacked):
+            ax_d.axhline(1.0, color="k", ls="--", lw=1, label="DF = 1")
+            ax_d.set_yscale("log")
+            drawn.append(ax_d)
+        else:
+            # Only resolved rates are drawn here: with none the panel says so (a log axis over
+            # nothing fails).
+            empty.append(adv)
+            ax_d.text(0.5, 0.5, "no attack rate resolved\n(fewer than 100 attack packets\nin the measured window)",
+                      transform=ax_d.transAxes, ha="center", va="center", fontsize=9)
+            ax_d.set_xticks([])
+            ax_d.set_yticks([])
+        for ax in drawn:
             ax.set_xscale("log")
-            ax.set_xlabel("attack rate r_A (Gbit/s, work-clocked)")
             ax.grid(True, which="both", alpha=0.2)
             ax.legend(fontsize=7)
+        for ax in (ax_g, ax_d):
+            ax.set_xlabel("attack rate r_A (Gbit/s, work-clocked)")
+    if empty:
+        quoted = [f"'{a}'" for a in empty]
+        which = quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " and " + quoted[-1]
+        panels = "panels" if len(empty) > 1 else "panel"
+        note(f"attack-classifier-{algo}.png: the displacement factor {panels} of {which} "
+             f"{'are' if len(empty) > 1 else 'is'} empty: {UNRESOLVED}; give more --packets or higher --attack-rates")
     fig.tight_layout()
     return [save_figure(fig, out / f"attack-classifier-{algo}")]

@@ -10,6 +10,7 @@ per-unit cost calibrated on this machine) or **measured** (thread CPU time).
 from __future__ import annotations
 
 import argparse
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -35,6 +36,7 @@ from superlinear.attack.studies import (
 )
 from superlinear.classify.workload import MAX_DEPTH, MAX_FLOWS_PER_RULE, MAX_SYNTHETIC_RULES
 from superlinear.common.args import (
+    finite,
     floats,
     fraction,
     int_list,
@@ -99,6 +101,33 @@ BYTES_PER_QUEUED = 64
 BYTES_PER_PAIR = 16
 
 
+#: A finite number > 0.
+positive_finite = finite(positive_number)
+
+#: The least innocent load ``attack sim`` takes: the simulated time grows as 1 / load and every
+#: attack packet in it is stepped (--quick took 4 s at 0.1, 23 s at 0.01; 1e-300 would take years).
+MIN_SIM_LOAD = 0.01
+
+
+def sim_load(text: str) -> float:
+    """``attack sim --load``: a finite number of at least :data:`MIN_SIM_LOAD`."""
+    v = positive_finite(text)
+    if v < MIN_SIM_LOAD:
+        raise argparse.ArgumentTypeError(f"at least {MIN_SIM_LOAD:g} (the simulated time grows as 1 / load, and "
+                                         f"every attack packet in it is stepped), got {text}")
+    return v
+
+
+def finite_floats(option: str, text: str | None) -> tuple[float, ...] | None:
+    """:func:`floats`, each value also finite (``inf`` met a maximum first, in words about that
+    maximum)."""
+    values = floats(option, text)
+    for v in values or ():
+        if not math.isfinite(v):
+            raise SuperlinearError(f"{option}: values must be finite numbers, got {v}")
+    return values
+
+
 def _check_buffer(args: argparse.Namespace) -> None:
     """The queue's buffer against memory, named by its flag (the queue's own check named only
     its capacity: "queue capacity 100000000000 exceeds 357913940")."""
@@ -124,8 +153,8 @@ def _sim_config(args: argparse.Namespace) -> SimStudy:
     if args.trace:
         require_input_file(args.trace, "--trace")
     packets = args.packets or (20_000 if args.quick else field_default("attack_sweep", "packets"))
-    rates = floats("--attack-rates", args.attack_rates)
-    jmaxes = () if args.no_growth else (floats("--jmax-sweep", args.jmax_sweep) or ())
+    rates = finite_floats("--attack-rates", args.attack_rates)
+    jmaxes = () if args.no_growth else (finite_floats("--jmax-sweep", args.jmax_sweep) or ())
     _check_sim_size(args, packets, rates or (), jmaxes)
     traffic = Traffic(packet=args.packet_size, job=args.job_size, bytes_min=args.pmin, bytes_max=args.pmax,
                       job_max=args.jmax, trace=args.trace, flows=args.flows)
@@ -185,10 +214,50 @@ def _sim_tables(study: SimStudy, rows: list[Row], summary: dict[str, Any]) -> No
 MAX_US_PER_WORK = 1_000_000
 
 
+#: The innocent packet sizes of the work-clocked studies, in bytes: the engine cuts every drawn
+#: size into them (crates/sched stage/experiment.rs, ``innocent_requests``).
+WORK_CLOCKED_BYTES = (64, 1500)
+
+
+def _bytes_text(v: float) -> str:
+    """A size as ``attack sim`` shows it (``70000``, ``10.5``)."""
+    return str(int(v)) if v.is_integer() and abs(v) < 1e15 else f"{v:g}"
+
+
+def _check_packet_size(spec: str) -> None:
+    """``--packet-size`` of the work-clocked studies: a size the DIST always or often takes
+    (``const:V``, ``uniform:LO:HI``, ``bimodal:A:B:P``) must lie in :data:`WORK_CLOCKED_BYTES`, as
+    ``attack sim`` refuses one outside --pmin..--pmax; the engine would cut it into the range
+    without a word (tails of a spread are cut, as in the simulator). A spec the engine's parser
+    refuses is left to it: its message names the problem."""
+    kind, *parts = spec.strip().split(":")
+    try:
+        nums = [float(p) for p in parts if "_" not in p]  # Python's float takes 1_500; Rust's does not
+    except ValueError:
+        return
+    if len(nums) != len(parts):
+        return
+    if not all(math.isfinite(v) for v in nums):
+        return
+    # The forms and their conditions as crates/sched dist.rs parses them.
+    forms = {"const": len(nums) == 1 and nums[0] > 0,
+             "uniform": len(nums) == 2 and 0 <= nums[0] < nums[1],
+             "bimodal": len(nums) == 3 and nums[0] > 0 and nums[1] > 0 and 0 <= nums[2] <= 1}
+    if not forms.get(kind, False):
+        return
+    fixed = nums[:2]  # const:V, uniform:LO:HI, bimodal:A:B (its third number is a probability)
+    lo, hi = WORK_CLOCKED_BYTES
+    for v in fixed:
+        if not lo <= v <= hi:
+            raise SuperlinearError(f"--packet-size: {_bytes_text(v)} bytes is outside the packet sizes {lo}..{hi} "
+                                   "(the innocent packets' smallest and largest size here)")
+
+
 def _work_clocked(args: argparse.Namespace) -> dict[str, Any]:
     """Options the work-clocked studies (worker, classifier) share: innocent packets, load,
     policies, buffer, µs per work unit and seed."""
     _check_buffer(args)
+    _check_packet_size(args.packet_size)
     if args.us_per_work is not None:
         check_at_most("--us-per-work", args.us_per_work, MAX_US_PER_WORK,
                       "µs per work unit: at a second a unit, a worker serves less than a packet a second")
@@ -200,7 +269,7 @@ S = TypeVar("S", WorkerStudy, ClassifierStudy)
 
 
 def _with_attack_rates(study: S, args: argparse.Namespace) -> S:
-    fractions = floats("--attack-rates", args.attack_rates)
+    fractions = finite_floats("--attack-rates", args.attack_rates)
     for f in fractions or ():
         check_at_most("--attack-rates", f, MAX_ATTACK_FRACTION, "times the innocent rate; every attack packet is "
                       "served")
@@ -448,15 +517,19 @@ def _work_clocked_options(p: argparse.ArgumentParser, config: ConfigName, polici
     """The options of :func:`_work_clocked` and the attack rates, shared by ``worker`` and ``classifier``
     (``config`` names the study's config, whose defaults the options take)."""
     d = config_defaults(config)
-    p.add_argument("--packet-size", default=d["packet"], metavar="DIST", help="innocent packet bytes")
-    p.add_argument("--load", type=positive_number, default=d["load"],
+    lo, hi = WORK_CLOCKED_BYTES
+    p.add_argument("--packet-size", default=d["packet"], metavar="DIST",
+                   help=f"innocent packet bytes, {lo} to {hi}: const:V, uniform:LO:HI, exp:MEAN, normal:MEAN:SD, "
+                        f"lognormal:MEDIAN:SIGMA, bimodal:A:B:P (a spread's tails are cut to {lo}..{hi}; default "
+                        f"{d['packet']})")
+    p.add_argument("--load", type=positive_finite, default=d["load"],
                    help=with_default("innocent load of the worker", config, "load"))
     p.add_argument(*rate_flags, dest="attack_rates", metavar="FRACTION,...",
                    help="attack rates as fractions of the innocent rate (default 9 from 1e-4 to 1)")
     p.add_argument("--policies", default=",".join(d["policies"]), help=with_default(policies, config, "policies"))
     p.add_argument("--buffer", type=positive_whole, default=d["buffer"],
                    help=with_default("buffer in packets", config, "buffer"))
-    p.add_argument("--us-per-work", type=positive_number, help=f"µs per {work_unit} (default: calibrate here)")
+    p.add_argument("--us-per-work", type=positive_finite, help=f"µs per {work_unit} (default: calibrate here)")
     p.add_argument("--seed", type=non_negative_int, default=d["seed"])
     p.add_argument("--quick", action="store_true", help="fewer packets")
 
@@ -495,12 +568,12 @@ def register(sub: Any) -> None:
                    help=with_default("smallest packet, bytes", "attack_sweep", "bytes_min"))
     s.add_argument("--pmax", type=packet_bytes, default=sweep["bytes_max"],
                    help=with_default("largest packet, bytes", "attack_sweep", "bytes_max"))
-    s.add_argument("--jmax", type=positive_number, default=sweep["job_max"],
+    s.add_argument("--jmax", type=positive_finite, default=sweep["job_max"],
                    help=with_default("largest job, µs", "attack_sweep", "job_max"))
     s.add_argument("--trace", metavar="FILE", help="innocent (BYTES JOB_US) pairs, one per line, instead of DISTs")
     s.add_argument("--flows", type=positive_whole, default=sweep["flows"],
                    help=with_default("innocent flows", "attack_sweep", "flows"))
-    s.add_argument("--load", type=positive_number, default=sweep["load"],
+    s.add_argument("--load", type=sim_load, default=sweep["load"],
                    help=with_default("innocent load r_I / r_max", "attack_sweep", "load"))
     s.add_argument("--attack-rates", metavar="GBPS,...", help="attack rates (default: 17 from 1e-4 to 1 × r_max)")
     s.add_argument("--jmax-sweep", default="5,10,20,50", metavar="US,...", help="J_max values for the growth panel")
@@ -537,7 +610,7 @@ def register(sub: Any) -> None:
                    help=f"comma-separated: {adversaries} (rotate[:N])")
     w.add_argument("--workload", choices=["zipf", "uniform"], default=key["workload"])
     w.add_argument("--m", type=positive_whole, default=key["m"], help=with_default("items", "attack_key", "m"))
-    w.add_argument("--alpha", type=positive_number, default=key["alpha"],
+    w.add_argument("--alpha", type=positive_finite, default=key["alpha"],
                    help=with_default("zipf exponent", "attack_key", "alpha"))
     w.add_argument("--trace", metavar="FILE", help="innocent key trace (as for `superlinear run`)")
     w.add_argument("--requests", type=positive_whole,
@@ -579,7 +652,7 @@ def register(sub: Any) -> None:
                    help=with_default("synthetic: dependencies per chain", "attack_classifier", "depth"))
     c.add_argument("--flows", type=positive_whole, default=cd["flows_per_chain"],
                    help=with_default("synthetic: innocent flows per chain", "attack_classifier", "flows_per_chain"))
-    c.add_argument("--alpha", type=positive_number, default=cd["alpha"],
+    c.add_argument("--alpha", type=positive_finite, default=cd["alpha"],
                    help=with_default("synthetic: Zipf popularity", "attack_classifier", "alpha"))
     c.add_argument("--catch-all", type=fraction, default=cd["catch_all"],
                    help=f"synthetic: innocent share to the catch-all rule (default {cd['catch_all']:g}; "

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from superlinear import _native
 from superlinear.common.defaults import config_defaults
+from superlinear.common.errors import note
 from superlinear.common.interrupt import interruptible
 from superlinear.common.rows import Row, ranged
 from superlinear.output.figures import save_figure
@@ -41,6 +42,8 @@ ALL_POLICIES = tuple(p["name"] for p in _native.sched_policies())
 _TRAFFIC = config_defaults("attack_traffic")
 _SWEEP = config_defaults("attack_sweep")
 _KEY = config_defaults("attack_key")
+#: Why a figure or panel of resolved attack rates is empty (crates/sched sweep.rs, ``MIN_ATTACK_PACKETS``).
+UNRESOLVED = "no attack rate was resolved (at every rate fewer than 100 attack packets reached the measured window)"
 COLORS = {"fcfs": "#1f77b4", "fq": "#9467bd", "sjf": "#ff7f0e", "wsjf": "#2ca02c", "wsjf-inorder": "#17becf"}
 
 
@@ -217,15 +220,21 @@ def plot_sim(out: Path, rows: list[Row]) -> list[Path]:
 
     paths = []
     sweep = [r for r in rows if r["panel"] == "sweep"]
-    if sweep:
+    if sweep and not any(r["resolved"] for r in sweep):
+        # Only resolved rates are drawn: with none, both panels would be empty (and a log axis
+        # over nothing fails), so the figure is left out and the table stands alone.
+        note(f"attack-sim.png is not drawn: {UNRESOLVED}, so the table's displacement factors are 0; "
+             "give more --packets or higher --attack-rates")
+    elif sweep:
         fig, (ax_g, ax_d) = plt.subplots(1, 2, figsize=(11, 4.2))
         for policy in dict.fromkeys(r["policy"] for r in sweep):
             rs = sorted((r for r in sweep if r["policy"] == policy and r["resolved"]),
                         key=lambda r: r["attack_rate_gbps"])
             x = [r["attack_rate_gbps"] for r in rs]
-            ax_g.plot(x, [r["goodput_gbps"] for r in rs], "-o", ms=3, color=COLORS.get(policy), label=policy)
+            label = policy if rs else f"{policy} (no rate resolved)"
+            ax_g.plot(x, [r["goodput_gbps"] for r in rs], "-o", ms=3, color=COLORS.get(policy), label=label)
             ax_d.plot(x, [max(r["displacement_factor"], 1e-3) for r in rs], "-o", ms=3, color=COLORS.get(policy),
-                      label=policy)
+                      label=label)
         ax_g.axhline(sweep[0]["innocent_rate_gbps"], color="k", ls=":", lw=1, label="innocent offered")
         ax_d.axhline(1.0, color="k", ls="--", lw=1, label="DF = 1 (Theorem 3 bound for WSJF)")
         for ax in (ax_g, ax_d):

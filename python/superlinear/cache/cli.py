@@ -416,7 +416,7 @@ def check_database_connections(dsn: str, wanted: int, flag: str) -> None:
     rows = interruptible(partial(_native.cache_sql, dsn, (
         "SELECT current_setting('max_connections')::int - current_setting('superuser_reserved_connections')::int"
         " - (SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend')")))
-    free = int(rows[0][0]) + 1  # this query's own connection ends before the run opens its own
+    free = int(rows[0][0] or 0) + 1  # this query's own connection ends before the run opens its own
     if wanted > free:
         raise SuperlinearError(f"{flag} {wanted:,}: the run opens {wanted:,} PostgreSQL connections and the server "
                                f"takes {max(free, 0):,} more (max_connections less those reserved and in use)")

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import statistics
 import sys
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -61,36 +63,45 @@ def _workload(args: argparse.Namespace) -> Any:
         cfg = {"rule_format": args.rule_format, "actions": args.actions, "default_action": args.default,
                "trace_format": args.trace_format, "generate": (args.packets or DEFAULT_PACKETS) + args.warmup,
                "seed": args.seed}
-        check_packet_count(args.packets or DEFAULT_PACKETS, args.warmup)
+        if not args.trace or args.packets:
+            # Generated, or the trace replayed to --packets plus the warm-up: sized here. A trace
+            # alone is as long as it is, its warm-up taken from its start (checked below).
+            check_packet_count(args.packets or DEFAULT_PACKETS, args.warmup, given=bool(args.packets))
         w = _native.PacketWorkload.load(args.rules, args.trace, cfg)
         if args.trace and args.packets:
             w.replay(args.packets + args.warmup)
+        elif args.trace and args.warmup >= w.packets:
+            raise SuperlinearError(f"--warmup {args.warmup:,}: {args.trace} holds {w.packets:,} packets, nothing left "
+                                   f"to count after the warm-up (give --warmup below {w.packets:,}, or --packets N to "
+                                   "replay the trace to N packets after it)")
         w.calibrate(args.calibration)
         return w
     if args.trace:
         raise SuperlinearError("--trace needs --rules (the rule set to classify against)")
     spec = PacketWorkloadSpec(kind="synthetic", synthetic_rules=args.synthetic_rules, depth=args.depth,
                               flows_per_rule=args.flows_per_rule, catch_all=args.catch_all,
-                              packets=args.packets or DEFAULT_PACKETS, seed=args.seed, calibration=args.calibration,
-                              warmup=args.warmup)
+                              packets=args.packets or 0, seed=args.seed, calibration=args.calibration,
+                              warmup=args.warmup)  # 0 packets: the default count (load says so in errors)
     return load(spec)
 
 
 
 
-def check_workers(workers: int, rules: int, packets: int, flag: str = "--k") -> None:
+def check_workers(workers: int, rules: int, packets: int, flag: str = "--k", worker_bytes: int = 0) -> None:
     """Refuses worker counts the dispatchers cannot name, the packets cannot keep busy (a worker
-    without a packet measures nothing) or this machine cannot hold: each MRF worker keeps an order
-    entry (4 bytes), a prefilter key (8) and an order label (8) per rule, and every packet is
-    copied into its worker's stream."""
+    without a packet measures nothing) or this machine cannot hold: each worker holds
+    ``worker_bytes`` of its own (its structures and per-rule counters, counted by the core; at
+    least an order entry, a prefilter key and an order label per rule, 20 bytes, where not given),
+    and every packet is copied into its worker's stream."""
     if workers > MAX_WORKERS:
         raise SuperlinearError(f"{flag} {workers:,}: at most {MAX_WORKERS:,} (the RSS indirection table "
                                "names workers with 16 bits)")
     if workers > packets:
         raise SuperlinearError(f"{flag} {workers:,}: more workers than the {packets:,} packets to classify (give "
                                "--packets at least k)")
+    per_worker = max(float(worker_bytes), 20.0 * rules) + 4096.0
     check_memory(f"{flag} {workers:,} over {rules:,} rules and {packets:,} packets",
-                 20.0 * workers * rules + BYTES_PER_PACKET * packets + 4096.0 * workers)
+                 per_worker * workers + BYTES_PER_PACKET * packets)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -98,7 +109,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     info = w.info()
     if args.updates:
         return cmd_updates(args, w, info)
-    check_workers(args.workers, info["rules"], info["packets"], spelled(args, "workers", "--k"))
+    check_workers(args.workers, info["rules"], info["packets"], spelled(args, "workers", "--k"),
+                  w.worker_bytes(args.algo, args.front))
     if args.algo.startswith("rule-cache") and args.front >= info["rules"]:
         note(f"--front {args.front:,} holds all {info['rules']:,} rules: the front never evicts "
              "(the tuple-space search behind it serves the packets whose rule is not in it yet)")
@@ -114,7 +126,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     walls = [r["measured"]["wall_ns"] for r in runs if r["measured"] and r["measured"]["wall_ns"]]
     measured_runs = [p["requests"] * 1e3 / w for w in walls]
     mpps = p["requests"] * 1e3 / max(p["projected_ns"], 1)
-    matches = [sum(s["matches"][i] for s in raw["stats"]) for i in range(info["rules"])] if raw["stats"] else []
+    matches = list(raw["rule_matches"])  # per rule, all workers together
     default_hits = sum(s["default_hits"] for s in raw["stats"])
     doc: dict[str, Any] = {"rules_file": args.rules, "trace_file": args.trace, "algo": args.algo,
                            "dispatch": raw["dispatch"], "k": args.workers, "info": info, "cores": raw["cores"],
@@ -151,7 +163,8 @@ def cmd_updates(args: argparse.Namespace, w: Any, info: dict[str, Any]) -> int:
     """``classify --updates FILE``: the rule changes of FILE published while the packets flow,
     each worker switching at its next packet; with --check, every verdict against brute-force
     first match over the rule set in force at that packet."""
-    check_workers(args.workers, info["rules"], info["packets"], spelled(args, "workers", "--k"))
+    check_workers(args.workers, info["rules"], info["packets"], spelled(args, "workers", "--k"),
+                  w.worker_bytes(args.algo, args.front, stats=False))
     cfg = {"rule_format": "auto", "actions": args.actions, "default_action": args.default, "generate": 1,
            "seed": args.seed}
     report = interruptible(lambda: w.run_updates(args.updates, cfg, args.algo, args.dispatch, args.workers,
@@ -331,24 +344,66 @@ def _bench_rows(args: argparse.Namespace, show: bool) -> list[Row]:
     return rows
 
 
+#: ``--out -``: the written file goes to standard output (as ``nft-bench --emit -``).
+STDOUT = "-"
+#: Formats that are not text: refused on a terminal.
+BINARY_FORMATS = frozenset({"binary", "pcap", "pcapng"})
+
+
+def _check_out(args: argparse.Namespace, fmt: str, inputs: list[tuple[str, str | None]] | None = None) -> None:
+    """Checks ``--out`` before anything is generated or read: a file (:func:`output_file`), or
+    ``-`` for standard output, which takes no binary trace while it is a terminal."""
+    if args.out == STDOUT:
+        if fmt in BINARY_FORMATS and sys.stdout.isatty():
+            raise SuperlinearError(f"--out -: a {fmt} trace is not text, and standard output is a terminal "
+                                   "(redirect it, or give --out FILE)")
+        return
+    output_file(args.out, inputs=inputs or [])
+
+
+def _write_out(out: str, write: Callable[[str], None]) -> str:
+    """Writes with the native writer ``write`` (which takes a path) to the file ``out``, atomically,
+    or to standard output for ``-``; returns how to name where it went."""
+    if out != STDOUT:
+        with written_atomically(output_file(out)) as tmp:
+            write(str(tmp))
+        return out
+    with tempfile.TemporaryDirectory(prefix="superlinear-") as folder:
+        tmp = Path(folder) / "out"
+        write(str(tmp))
+        sys.stdout.flush()
+        with tmp.open("rb") as f:
+            shutil.copyfileobj(f, sys.stdout.buffer)
+        sys.stdout.buffer.flush()
+    return "standard output"
+
+
+def _wrote(out: str, text: str) -> None:
+    """The line saying what was written; none where the file itself went to standard output (as
+    with ``nft-bench --emit -``): stdout is the file."""
+    if out != STDOUT:
+        console.print(text, highlight=False, markup=False)
+
+
 def cmd_gen_rules(args: argparse.Namespace) -> int:
     if not args.out:
-        raise SuperlinearError("gen-rules needs --out FILE")
+        raise SuperlinearError("gen-rules needs --out FILE ('-': standard output)")
     spec = PacketWorkloadSpec(kind="synthetic", synthetic_rules=args.synthetic_rules, depth=args.depth,
                               flows_per_rule=args.flows_per_rule, catch_all=args.catch_all, packets=1,
                               seed=args.seed)
-    out = output_file(args.out)
+    fmt = args.format or "native"
+    _check_out(args, fmt)
     w = load(spec)
-    with written_atomically(out) as tmp:
-        w.write_rules(str(tmp), args.format or "native")
-    console.print(f"wrote {w.rules:,} rules to {args.out} ({args.format or 'native'})")
+    where = _write_out(args.out, lambda path: w.write_rules(path, fmt))
+    _wrote(args.out, f"wrote {w.rules:,} rules to {where} ({fmt})")
     return 0
 
 
 def cmd_gen_trace(args: argparse.Namespace) -> int:
     if not args.out:
-        raise SuperlinearError("gen-trace needs --out FILE")
-    out = output_file(args.out, inputs=[("--rules", args.rules), ("--trace", args.trace)])
+        raise SuperlinearError("gen-trace needs --out FILE ('-': standard output)")
+    fmt = args.format or "binary"
+    _check_out(args, fmt, [("--rules", args.rules), ("--trace", args.trace)])
     if args.rules:
         if args.trace:
             raise SuperlinearError("gen-trace generates packets: give --rules without --trace")
@@ -358,9 +413,8 @@ def cmd_gen_trace(args: argparse.Namespace) -> int:
                                   flows_per_rule=args.flows_per_rule, catch_all=args.catch_all,
                                   packets=args.packets or DEFAULT_PACKETS, seed=args.seed)
         w = load(spec)
-    with written_atomically(out) as tmp:
-        w.write_trace(str(tmp), args.format or "binary")
-    console.print(f"wrote {w.packets:,} packets to {args.out} ({args.format or 'binary'})")
+    where = _write_out(args.out, lambda path: w.write_trace(path, fmt))
+    _wrote(args.out, f"wrote {w.packets:,} packets to {where} ({fmt})")
     return 0
 
 
@@ -384,19 +438,19 @@ def _lost_actions(rules: str, rule_format: str) -> str | None:
 
 def cmd_convert(args: argparse.Namespace) -> int:
     if not args.rules or not args.out:
-        raise SuperlinearError("convert needs --rules FILE and --out FILE")
-    output_file(args.out, inputs=[("--rules", args.rules)])
+        raise SuperlinearError("convert needs --rules FILE and --out FILE ('-': standard output)")
+    fmt = args.format or "nft"
+    _check_out(args, fmt, [("--rules", args.rules)])
     cfg = {"rule_format": args.rule_format, "actions": args.actions, "default_action": args.default,
            "generate": 1, "seed": args.seed}
     w = _native.PacketWorkload.load(args.rules, None, cfg)
     lost = _lost_actions(args.rules, args.rule_format) if args.format == "classbench" else None
-    with written_atomically(output_file(args.out)) as tmp:
-        w.write_rules(str(tmp), args.format or "nft")
-    console.print(f"wrote {w.rules:,} rules to {args.out} ({args.format or 'nft'})")
+    where = _write_out(args.out, lambda path: w.write_rules(path, fmt))
+    _wrote(args.out, f"wrote {w.rules:,} rules to {where} ({fmt})")
     if lost:
         # Said, not refused: a ClassBench copy of a rule set is how it is benchmarked beside the
         # peers (the reader assigns actions again), but the user must know what it left out.
-        note(f"ClassBench filters carry no actions: {lost} are not in {args.out} "
+        note(f"ClassBench filters carry no actions: {lost} are not in {where} "
              "(--format native or nft keeps them)")
     return 0
 
@@ -503,16 +557,54 @@ def refuse_actions_beside(rules: str, rule_format: str | None = "auto") -> None:
                                "--actions is for ClassBench filters, which have none)")
 
 
+def file_default_policy(rules: str, rule_format: str | None = "auto") -> str | None:
+    """The default policy the rule file ``rules`` sets itself (a native ``default`` line, an nft
+    chain's ``policy``), None where it sets none (ClassBench filters never do) or cannot be read
+    (the reader then says why). Read twice, under two different fallbacks: a policy the file sets
+    is the one both readings give."""
+    fmt = rule_file_format(rules, rule_format or "auto")
+    if fmt not in ("native", "nft") or not Path(rules).is_file():
+        return None
+    options = {"format": fmt, "actions": "accept", "generate": 0}
+    first = _native.NftWorkload.load(rules, None, {**options, "default": "accept"}).default_action()[0]
+    if first != "accept":
+        return str(first)
+    second = _native.NftWorkload.load(rules, None, {**options, "default": "drop"}).default_action()[0]
+    return str(first) if second == first else None
+
+
+def refuse_default_beside(rules: str, rule_format: str | None, default: str, flag: str = "--default") -> None:
+    """Refuses --default beside a rule file that sets its own default policy, as --actions beside
+    one that sets its own actions: the reader keeps the file's (``classify --rules R --default
+    accept`` on a file saying ``default drop`` once ran, and reported, drop)."""
+    own = file_default_policy(rules, rule_format)
+    if own is not None:
+        fmt = rule_file_format(rules, rule_format or "auto")
+        raise SuperlinearError(f"{flag} {default} has no effect with {fmt} rules ({rules} sets its own default "
+                               f"policy, {own}; {flag} is for files that set none)")
+
+
+#: The dests --default is stored under (``attack classifier`` keeps the old name).
+DEFAULT_DESTS = ("default", "default_action")
+
+
 def actions_scope(parser: argparse.ArgumentParser, format_dest: str = "rule_format") -> None:
-    """Refuses --actions given beside a --rules file that sets its own actions, in a command
-    other than classify (``xdp load --rules native.txt --actions accept`` once loaded the file's
-    own actions). Call after the parser's ``func`` is set (and after other scopes): it wraps it."""
-    scope = OptionScope(parser, only=("actions",))
+    """Refuses --actions given beside a --rules file that sets its own actions, and --default
+    beside one that sets its own default policy, in a command other than classify (``xdp load
+    --rules native.txt --actions accept`` once loaded the file's own actions). Call after the
+    parser's ``func`` is set (and after other scopes): it wraps it."""
+    scope = OptionScope(parser, only=("actions", *DEFAULT_DESTS))
     inner: Callable[[argparse.Namespace], int] = parser.get_default("func")
 
     def func(args: argparse.Namespace) -> int:
-        if OptionScope.given(args, "actions") and getattr(args, "rules", None):
-            refuse_actions_beside(args.rules, getattr(args, format_dest, None))
+        rules = getattr(args, "rules", None)
+        if rules:
+            if OptionScope.given(args, "actions"):
+                refuse_actions_beside(rules, getattr(args, format_dest, None))
+            for dest in DEFAULT_DESTS:
+                if OptionScope.given(args, dest):
+                    refuse_default_beside(rules, getattr(args, format_dest, None), getattr(args, dest),
+                                          spelled(args, dest, "--default"))
         scope.fill(args)
         return inner(args)
 
@@ -525,12 +617,16 @@ SEEDED_DISPATCHERS = frozenset({"random", "two-choice"})
 
 
 def _check_file_options(args: argparse.Namespace, action: str, given: set[str]) -> None:
-    """Refuses --actions beside a rule file that sets its own actions (native, nft), and --seed
-    with a trace where nothing is drawn: ``classify --rules native.txt --actions random:0.3`` once
-    ran the file's own actions, and ``--trace T --seed 5`` behind RSS ran as with any seed."""
+    """Refuses --actions beside a rule file that sets its own actions (native, nft), --default
+    beside one that sets its own default policy, and --seed with a trace where nothing is drawn:
+    ``classify --rules native.txt --actions random:0.3`` once ran the file's own actions, and
+    ``--trace T --seed 5`` behind RSS ran as with any seed."""
     if "actions" in given and args.rules and not args.updates:
         # With --updates, a replacement file may be ClassBench: the reader gives it --actions.
         refuse_actions_beside(args.rules, args.rule_format)
+    if "default" in given and args.rules and not args.updates:
+        # With --updates, as with --actions: a replacement file may set no default policy.
+        refuse_default_beside(args.rules, args.rule_format, args.default)
     if "seed" in given and args.rules and args.trace and action in ("run", "bench"):
         if action == "bench":
             raise SuperlinearError("--seed has no effect in classify bench with --trace (it seeds the packets "
@@ -602,6 +698,9 @@ def cmd_classify(args: argparse.Namespace, scope: OptionScope) -> int:
         if "calibration" in given and not args.dispatch.startswith("rule"):
             raise SuperlinearError(f"--calibration has no effect with --dispatch {args.dispatch} (it calibrates "
                                    "the rule-aware dispatcher)")
+    if action == "bench" and args.out == STDOUT:
+        raise SuperlinearError("--out -: classify bench writes a folder of results (name one; its table goes to "
+                               "standard output already)")
     if action == "bench" and not args.out:
         args.out = "results/classify-bench"
     if action in ("gen-rules", "gen-trace", "convert"):
@@ -721,7 +820,8 @@ def register(sub: Any) -> None:
                    help=f"share of synthetic traffic to a final catch-all rule (default {synthetic['catch_all']:g}; "
                    "0: none)")
     p.add_argument("--format", help="output format: rules native|nft|classbench, traces binary|pcap|pcapng|classbench")
-    p.add_argument("--out", metavar="FILE", help="output file (gen-rules, gen-trace, convert) or folder (bench)")
+    p.add_argument("--out", metavar="FILE", help="output file (gen-rules, gen-trace, convert; '-': standard output) "
+                   "or folder (bench)")
     p.add_argument("--data", metavar="DIR", help="bench: ClassBench folder")
     p.add_argument("--classbench-size", dest="sizes", default="5k",
                    help="bench: ClassBench sizes, comma-separated (default 5k)")

@@ -164,8 +164,9 @@ def _our_counts(w: Any, algo: str) -> tuple[list[int], int]:
     """Per-rule first-match counts as the classifier itself recorded them (one worker)."""
     cfg = {"algo": algo, "dispatch": "rss", "k": 1, "modes": ["projected"], "stats": True, "window": 10_000,
            "seed": 1, "warmup": 0}
-    stats = interruptible(lambda: w.run(cfg))["stats"][0]
-    return list(stats["matches"]), int(stats["default_hits"])
+    run = interruptible(lambda: w.run(cfg))
+    stats = run["stats"][0]
+    return list(run["rule_matches"]), int(stats["default_hits"])
 
 
 def cmd_compare(args: argparse.Namespace) -> int:

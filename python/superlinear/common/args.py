@@ -122,6 +122,19 @@ def positive_number(text: str) -> float:
     return v
 
 
+def finite(number_type: Callable[[str], float]) -> Callable[[str], float]:
+    """An argparse type: ``number_type``'s number, also finite (``attack``/``latency-sim``
+    wording). ``inf`` was taken and refused later by the engine, in words that named its config
+    field, not the flag, or not at all (``attack sim --load inf`` ended in a ZeroDivisionError)."""
+    def parse(text: str) -> float:
+        v = number_type(text)
+        if not math.isfinite(v):
+            raise argparse.ArgumentTypeError(f"must be a finite number, got {text}")
+        return v
+
+    return parse
+
+
 def usable_cpu(text: str) -> int:
     """A CPU this process may run on (its affinity mask), e.g. for pinning a sender."""
     try:

@@ -109,6 +109,10 @@ def load_sweep(path: Path) -> tuple[Experiment, bool]:
     unknown = set(doc) - TOP_KEYS
     if unknown:
         raise ConfigError(f"{path}: unknown key(s) {', '.join(sorted(unknown))} (known: {', '.join(sorted(TOP_KEYS))})")
+    repeats = doc.get("repeats")
+    if isinstance(repeats, int) and not isinstance(repeats, bool) and not 1 <= repeats <= MAX_REPEATS:
+        # Before the core's check of the run config, whose range (a whole number ≥ 0) is not a sweep's.
+        raise ConfigError(f"{path}: 'repeats' must be 1 to {MAX_REPEATS:,} (as --repeats), got {repeats:,}")
     _check(path, "run", {k: v for k, v in doc.items() if k in RUN_DEFAULTS and k not in SWEEP_KEYS | {"workload"}})
     algos = _want(path, doc, "algos", list)
     if not algos or not all(isinstance(a, str) for a in algos):

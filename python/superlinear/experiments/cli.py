@@ -238,6 +238,10 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     from superlinear.experiments import DATA_REGISTRY, REGISTRY
     from superlinear.experiments.cachetier_driver import SERVICE_EXPERIMENTS
 
+    twice = sorted({p for p in args.panel or [] if args.panel.count(p) > 1})
+    if twice:
+        # As a list option refuses a name given twice (common.args.comma_list): a panel runs once.
+        raise SuperlinearError(f"--panel: {', '.join(twice)} given more than once")
     if args.data and args.figure not in DATA_REGISTRY:
         # Ignoring it would run the figure's own inputs while the user believes theirs were used.
         raise SuperlinearError(f"--data: {args.figure} does not read ClassBench data (only "

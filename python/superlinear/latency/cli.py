@@ -14,6 +14,7 @@ import math
 import statistics
 import sys
 import time
+from collections.abc import Callable, Sequence
 from contextlib import nullcontext
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -26,6 +27,7 @@ from rich.table import Table
 
 from superlinear.common.args import (
     comma_list,
+    finite,
     int_list,
     non_negative_int,
     non_negative_whole,
@@ -64,6 +66,7 @@ def check_trace_size(args: argparse.Namespace) -> None:
     """Refuses a generated trace this machine cannot hold, and bursts that outlast the trace (a
     mean burst or gap beyond the trace's length is one train that never ends; such traces made
     Belatedly's LP run for minutes)."""
+    check_generator(args)
     per_request, per_object = BYTES_PER_REQUEST * args.requests, BYTES_PER_OBJECT * args.objects
     # The error names the flag that asks for most of it.
     what = f"--requests {args.requests:,}" if per_request >= per_object else f"--objects {args.objects:,}"
@@ -123,6 +126,7 @@ def _zs(args: argparse.Namespace, trace: Trace) -> list[int | None]:
     if args.z.strip() == "trace":
         if not trace.has_latencies:
             raise SuperlinearError("--z trace needs a trace with TIMESTAMP and LATENCY columns")
+        trace.check_latency_column()  # before the run: its Z per object, refused as --latency is
         return [None]
     return list(int_list("--z", args.z, maximum=MAX_Z))
 
@@ -160,6 +164,7 @@ class RunConfig:
     names: list[str]
     zs: list[int | None]
     sizes: list[int]
+    size_flag: str = "--cache-size"
 
 
 class Run(Study[RunConfig]):
@@ -171,6 +176,8 @@ class Run(Study[RunConfig]):
         return _run_config(args)
 
     def run(self, config: RunConfig, progress: ProgressLine | None) -> Outcome:
+        # Said once the run goes ahead: a note never precedes a refusal (of --out, say).
+        _run_notes(config.trace, config.sizes, config.size_flag)
         return _run_grid(config, progress is not None)
 
     def plot(self, out: Path, config: RunConfig, outcome: Outcome) -> list[Path]:
@@ -182,27 +189,51 @@ class Run(Study[RunConfig]):
         _run_tables(config, outcome.rows)
 
 
-def _sizes(text: str | None, trace: Any, default: str, option: str) -> list[int]:
-    """The cache sizes of ``option``, with a note for one that holds every object of the trace
-    (taken as asked: such a cache shows the compulsory misses alone, the same for every policy)."""
+def _sizes(text: str | None, trace: Any, default: str, option: str, one: str | None = None) -> list[int]:
+    """The cache sizes of ``option``; with ``one``, the error for more than one. The note for a
+    size that holds every object is said by :func:`_run_notes`, once every check passed."""
     sizes = latency.parse_sizes(text, trace.objects, default, option)
+    if one is not None and len(sizes) != 1:
+        raise SuperlinearError(one)
+    return sizes
+
+
+def _run_notes(trace: Trace, sizes: Sequence[int], option: str) -> None:
+    """The notes of a run that goes ahead, said after every check that can refuse it (a note
+    followed by an error is two lines for one mistake): a cache size that holds every object of
+    the trace (taken as asked: such a cache shows the compulsory misses alone, the same for every
+    policy)."""
     over = [c for c in sizes if c > trace.objects]
     if over:
         note(f"{option} {', '.join(f'{c:,}' for c in over)}: more than the trace's "
              f"{trace.objects:,} objects, so every object fits and only the compulsory misses are left")
-    return sizes
 
 
 def _run_config(args: argparse.Namespace) -> RunConfig:
     trace = _trace(args)
     names = latency.policy_names() if args.policies is None else comma_list("--policies", args.policies)
-    latency.check_policies(names)
+    _check_policies("--policies", names)
     zs = _zs(args, trace)
-    sizes = _sizes(args.sizes, trace, RUN_SIZES, spelled(args, "sizes", "--cache-size"))
+    flag = spelled(args, "sizes", "--cache-size")
+    sizes = _sizes(args.sizes, trace, RUN_SIZES, flag)
     if args.belatedly and len(trace) > args.belatedly_max:
         raise SuperlinearError(f"--belatedly: the trace has {len(trace):,} requests, more than --belatedly-max "
                                f"{args.belatedly_max:,} (Belatedly's LP grows with the trace; see the README's limits)")
-    return RunConfig(args, trace, names, zs, sizes)
+    if args.belatedly:
+        _check_rounds(args)  # before the grid, not after it
+    return RunConfig(args, trace, names, zs, sizes, flag)
+
+
+def _check_policies(option: str, names: list[str]) -> None:
+    """``names`` known, else one line naming ``option``."""
+    try:
+        latency.check_policies(names)
+    except SuperlinearError as e:
+        raise SuperlinearError(f"{option}: {e}") from None
+
+
+def _check_rounds(args: argparse.Namespace) -> None:
+    check_at_most("--rounds", args.rounds, latency.MAX_ROUNDS, "each rounding replays the whole trace")
 
 
 def _run_grid(config: RunConfig, show: bool) -> Outcome:
@@ -323,20 +354,20 @@ def _belatedly(args: argparse.Namespace, progress: ProgressLine | None) -> Outco
     if len(zs) != 1:
         raise SuperlinearError("belatedly: give one Z")
     z = zs[0]
-    sizes = _sizes(args.size, trace, BELATEDLY_SIZE, spelled(args, "size", "--cache-size"))
-    if len(sizes) != 1:
-        raise SuperlinearError("belatedly: give one --cache-size")
-    c = sizes[0]
+    flag = spelled(args, "size", "--cache-size")
+    c = _sizes(args.size, trace, BELATEDLY_SIZE, flag, one="belatedly: give one --cache-size")[0]
     if len(trace) > args.max_requests:
         raise SuperlinearError(f"the trace has {len(trace):,} requests, more than --max-requests "
                                f"{args.max_requests:,} (Belatedly's LP grows with the trace)")
+    names = comma_list("--compare", args.compare) if args.compare else []
+    if names:
+        _check_policies("--compare", names)  # before the LP is solved, not after
+    _check_rounds(args)
+    _run_notes(trace, [c], flag)
     if progress is not None:
         progress(f"building and solving Belatedly's LP for {len(trace):,} requests")
     b = latency.belatedly(trace, z, c, rounds=args.rounds, seed=args.seed, time_limit=args.time_limit)
     rows = b.rows_out()
-    names = comma_list("--compare", args.compare) if args.compare else []
-    if names:
-        latency.check_policies(names)
     for n in names:
         r = latency.simulate(trace, n, z, c, amat=False).row()
         r["vs_bound"] = r["mean_latency"] / b.lower_bound_mean - 1
@@ -388,18 +419,17 @@ class Bench(Study[argparse.Namespace]):
 
 def _bench(args: argparse.Namespace, progress: ProgressLine | None) -> Outcome:
     names = comma_list("--policies", args.policies)
-    latency.check_policies(names)
-    t0 = time.perf_counter()
-    trace = _trace(args)
-    gen_s = time.perf_counter() - t0
-    sizes = _sizes(args.size, trace, BENCH_SIZE, spelled(args, "size", "--cache-size"))
-    if len(sizes) != 1:
-        raise SuperlinearError("bench: give one --cache-size")
-    c = sizes[0]
+    _check_policies("--policies", names)
     zs = int_list("--z", args.z, maximum=MAX_Z)
     if len(zs) != 1:
         raise SuperlinearError("bench: give one --z")
     z = zs[0]
+    t0 = time.perf_counter()
+    trace = _trace(args)
+    gen_s = time.perf_counter() - t0
+    flag = spelled(args, "size", "--cache-size")
+    c = _sizes(args.size, trace, BENCH_SIZE, flag, one="bench: give one --cache-size")[0]
+    _run_notes(trace, [c], flag)
     config = {"source": _source(args), "requests": len(trace), "z": z, "capacity": c,
               "trace_seconds_measured": gen_s}
     # Rounds over every policy (interleaved, so a slow stretch of the machine touches each alike):
@@ -458,6 +488,34 @@ def _seed_scope(parser: argparse.ArgumentParser) -> None:
                       else None, "it seeds a generated trace and Belatedly's rounding")
 
 
+#: ``belatedly --time-limit``: a finite number of seconds > 0 (``inf`` was taken, and recorded
+#: in result.json as ``Infinity``, which is not JSON).
+seconds = finite(positive_number)
+
+
+#: The generator's bounds (crates/cache generate.rs, ``TraceSpec::validate``), per flag: the
+#: flag, its field, whether a value is in range, and what the range is.
+GENERATOR_BOUNDS: tuple[tuple[str, str, Callable[[float], bool], str], ...] = (
+    ("--bursty", "bursty", lambda v: 0 <= v <= 1, "the bursty fraction must be between 0 and 1"),
+    ("--burst-length", "burst_length", lambda v: v >= 1, "the burst length must be at least 1 request"),
+    ("--burst-gap", "burst_gap", lambda v: v > 0, "the gap between requests of a burst must be positive"),
+    ("--alpha", "alpha", lambda v: v >= 0, "the Zipf exponent must not be negative"),
+    ("--jitter", "jitter", lambda v: 0 <= v < 1, "the jitter must be in [0, 1)"),
+)
+
+
+def check_generator(args: argparse.Namespace) -> None:
+    """The generator's numbers, each refused in one line naming its flag: the generator's own
+    checks named its config field (``latency_trace config: field 'jitter': inf is not a finite
+    number``) or no flag (``the jitter must be in [0, 1)``)."""
+    for flag, dest, accept, rule in GENERATOR_BOUNDS:
+        value = getattr(args, dest)
+        if not math.isfinite(value):
+            raise SuperlinearError(f"{flag} {value}: not a finite number")
+        if not accept(value):
+            raise SuperlinearError(f"{flag} {value:g}: {rule}")
+
+
 def _trace_options(p: argparse.ArgumentParser, requests: int = 200_000, objects: int = 2_000) -> None:
     g = p.add_argument_group("trace", "a file (--trace), or a generated mix of bursty and paced objects")
     g.add_argument("--trace", metavar="FILE", help="text (OBJECT [TIMESTAMP [LATENCY]] per line) or binary SLKT trace")
@@ -479,9 +537,11 @@ def _trace_options(p: argparse.ArgumentParser, requests: int = 200_000, objects:
 def _z_options(p: argparse.ArgumentParser, default: str) -> None:
     p.add_argument("--z", default=default,
                    help=f"miss latency Z in request-times, comma-separated, or 'trace' for the trace's latency "
-                        f"column (default {default})")
+                        "column (each object's mean latency / mean inter-request time, rounded to whole "
+                        f"request-times, halves up; one that rounds to 0 is refused) (default {default})")
     p.add_argument("--latency", metavar="L,...",
-                   help="miss latency in the trace's timestamp unit instead: Z = L / mean inter-request time")
+                   help="miss latency in the trace's timestamp unit instead: Z = L / mean inter-request time, "
+                        "rounded to whole request-times, halves up (one under half a request-time is refused)")
     p.set_defaults(z_default=default)
 
 
@@ -533,7 +593,7 @@ def register(sub: Any) -> None:
     b.add_argument("--rounds", type=non_negative_whole, default=4,
                    help="random roundings besides the threshold ones (default 4)")
     b.add_argument("--compare", default="lru,lru-mad,belady,belady-ad", help="policies to simulate alongside")
-    b.add_argument("--time-limit", type=positive_number,
+    b.add_argument("--time-limit", type=seconds,
                    help="HiGHS's time limit in seconds: a solve it stops is an error; it reads the limit between "
                         "its iterations only, so a solve can end past it (then said in a note)")
     b.add_argument("--max-requests", type=positive_whole, default=200_000, help="refuse larger traces (default 200000)")

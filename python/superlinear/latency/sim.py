@@ -100,17 +100,32 @@ class Trace:
 
     def z_from_latency(self, latency: float) -> int:
         """Z = L / R (footnote 1) for a latency in the trace's timestamp unit, in whole
-        request-times; a latency under half of one is refused (it was raised to Z = 1 unsaid)."""
+        request-times (:func:`whole_z`); a latency under half of one is refused (it was raised to
+        Z = 1 unsaid)."""
         r = self.mean_interval
         if r is None or r <= 0:
             raise SuperlinearError("a latency in time units needs a trace with advancing timestamps")
         if latency / r < 0.5:
             raise SuperlinearError(f"Z = {latency / r:.3g} request-times (mean interval {r:g}); the shortest miss "
                                    f"is Z = 1, a latency of {r:g}")
-        return round(latency / r)
+        return whole_z(latency / r)
+
+    def check_latency_column(self) -> None:
+        """The latency column, as ``--z trace`` takes it: each object's Z is its mean latency over
+        the mean interval R, rounded to whole request-times, halves up, as ``--latency`` is
+        (:func:`whole_z`); the core refuses one that rounds to 0, naming the object's first line
+        (it raised it to 1 unsaid), as ``--latency`` and ``--z 0`` are refused."""
+        self.native.miss_latencies(None)
 
     def write(self, path: str | Path, binary: bool = False, latencies: list[int] | None = None) -> None:
         self.native.write(str(path), binary, latencies)
+
+
+def whole_z(z: float) -> int:
+    """A miss latency in request-times rounded to whole ones, halves up: as the engine rounds a
+    trace's latency column (Rust's ``f64::round``; Python's ``round`` takes halves to even)."""
+    whole = math.floor(z)
+    return int(whole) + (1 if z - whole >= 0.5 else 0)
 
 
 #: The largest miss latency the simulator takes, in request-times (a u64 clock must add it to any
@@ -118,7 +133,10 @@ class Trace:
 MAX_Z = 2**62
 
 
-def check_z(z: int | None) -> None:
+def check_z(z: int | None, trace: Trace | None = None) -> None:
+    """A Z to simulate: ``z``, or (``None``) the latency column of ``trace``."""
+    if z is None and trace is not None:
+        trace.check_latency_column()
     if z is not None and z < 1:
         raise SuperlinearError(f"Z must be at least 1 request-time, got {z}")
     if z is not None and z > MAX_Z:
@@ -196,7 +214,7 @@ def check_policies(names: Sequence[str]) -> None:
 def simulate(trace: Trace, policy: str, z: int | None, capacity: int, amat: bool = True) -> SimResult:
     """Runs ``policy`` in the delayed-hits model; with ``amat`` also the classical model of the
     same policy, whose miss rate gives the AMAT estimate (Eq. 2.1, hit latency 0)."""
-    check_z(z)
+    check_z(z, trace)
     check_capacity(capacity)
     r = interruptible(lambda: _native.latency_simulate(trace.native, policy, z, capacity, False))
     estimate = None
@@ -315,7 +333,7 @@ def belatedly(trace: Trace, z: int | None, capacity: int, rounds: int = 4, seed:
     import scipy.sparse as sp
     from scipy.optimize import linprog
 
-    check_z(z)
+    check_z(z, trace)
     check_capacity(capacity)
     check_at_most("--rounds", rounds, MAX_ROUNDS, "each rounding replays the whole trace")
     t0 = time.perf_counter()
@@ -359,7 +377,7 @@ def belatedly(trace: Trace, z: int | None, capacity: int, rounds: int = 4, seed:
 def optimal(trace: Trace, z: int | None, capacity: int, any_time: bool = False) -> int:
     """Exhaustive optimum of a tiny instance (total latency): evictions only at fills (the
     simulator's model) or, with ``any_time``, at any step (the thesis' model)."""
-    check_z(z)
+    check_z(z, trace)
     check_capacity(capacity)
     return int(interruptible(lambda: _native.latency_optimal(trace.native, z, capacity, any_time)))
 
@@ -377,7 +395,7 @@ class Speed:
 
 
 def speed(trace: Trace, policy: str, z: int | None, capacity: int) -> Speed:
-    check_z(z)
+    check_z(z, trace)
     check_capacity(capacity)
     r = interruptible(lambda: _native.latency_bench(trace.native, policy, z, capacity))
     return Speed(policy=policy, requests=r["requests"], cpu_s=r["cpu_ns"] / 1e9,

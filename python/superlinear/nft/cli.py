@@ -152,6 +152,9 @@ def cmd_nft_bench(args: argparse.Namespace, scope: OptionScope) -> int:
             return e.exit_code
         print(f"removed {len(removed)} namespace(s)" + (f": {', '.join(removed)}" if removed else ""))
         return 0
+    if not args.emit and args.out == "-":
+        raise SuperlinearError("--out -: nft-bench writes a folder of results (name one; --json prints "
+                               "result.json on standard output, --emit - the nftables table)")
     inputs = inputs_from(args)
     if args.emit:
         return cmd_emit(args, inputs)

@@ -14,7 +14,7 @@ import matplotlib.pyplot as plt
 from rich.markup import escape
 from rich.table import Table
 
-from superlinear.nft.bench import SetResult
+from superlinear.nft.bench import SetResult, paced_at
 from superlinear.output.figures import save_figure
 
 KINDS = ("measured = this machine: nftables from its counters over a fixed duration, per CPU second of the "
@@ -96,7 +96,7 @@ def check_lines(results: list[SetResult]) -> list[str]:
         c = res.check
         last = c["attempts"][-1]
         lines.append(f"{res.name}: exact check (measured): {last['classified']:,} of {last['sent']:,} packets "
-                     f"classified at {last['rate_pps']:,.0f} packets/s; {c['rules_equal']:,} of "
+                     f"classified, {paced_at(last)}; {c['rules_equal']:,} of "
                      f"{c['rules_equal'] + c['rules_mismatched']:,} rule counters and the default "
                      f"({c['default']['nft']:,}) "
                      + ("equal static and MRF" if c["counters_equal"] else "checked: MISMATCH")

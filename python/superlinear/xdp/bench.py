@@ -47,6 +47,7 @@ from superlinear.nft.bench import (
     kernel_throughput,
     load_workload,
     median_range,
+    reached_rate,
     send_frames,
 )
 from superlinear.nft.netns import NetnsPair
@@ -145,7 +146,9 @@ def replay_once(dp: Datapath, progress: Progress) -> tuple[dict[str, Any], list[
         while _counted(c) < sent["sent"] and time.monotonic() < deadline:
             time.sleep(0.05)
             c = dp.counters()
-        attempts.append({"rate_pps": rate, "sent": sent["sent"], "counted": _counted(c)})
+        # The pace asked for and the one the sender reached (nft.bench.reached_rate).
+        attempts.append({"rate_pps": rate, "reached_pps": reached_rate(sent), "sent": sent["sent"],
+                         "counted": _counted(c)})
         if _counted(c) == sent["sent"] == n:
             break
         progress(f"  {_counted(c):,} of {sent['sent']:,} packets counted in the kernel: replaying slower")

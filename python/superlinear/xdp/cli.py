@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -32,7 +33,6 @@ from superlinear.common.args import (
     online_cpus,
     positive_float,
     positive_int,
-    positive_int_at_most,
     repeat_count,
     usable_cpu,
 )
@@ -53,6 +53,20 @@ CALIBRATION = 100_000
 
 #: Logical workers the XDP datapath's maps hold (crates/xdp layout.rs, ``MAX_WORKERS``).
 XDP_MAX_WORKERS = 1024
+
+
+#: The largest queue a cpumap entry takes: the kernel refuses a bigger ``qsize`` (kernel/bpf/cpumap.c,
+#: "sanity limit on qsize"), which once surfaced as exit 69, "the kernel refused the XDP datapath".
+CPUMAP_MAX_QSIZE = 16_384
+
+
+def queue_size(text: str) -> int:
+    """``--queue-size``: frames per worker CPU queue, 1 to :data:`CPUMAP_MAX_QSIZE`."""
+    v = positive_int(text)
+    if v > CPUMAP_MAX_QSIZE:
+        raise argparse.ArgumentTypeError(f"expected 1 to {CPUMAP_MAX_QSIZE:,} frames (the kernel's cpumap refuses a "
+                                         f"larger queue), got {v:,}")
+    return v
 
 
 def whole_list(minimum: int, maximum: int | None = None) -> Callable[[str], tuple[int, ...]]:
@@ -117,6 +131,10 @@ def cmd_load(args: argparse.Namespace) -> int:
     pins.require()
     name = pins.datapath_name(args.iface, args.netns)
     if (pins.pin_dir(name) / "link").exists():
+        gone = pins.gone(pins.read_meta(name))
+        if gone is not None:
+            raise SuperlinearError(f"{gone}, but the datapath loaded on it is still pinned as {name}: "
+                                   f"`superlinear xdp unload --name {name}` removes it, then load again")
         raise SuperlinearError(f"a datapath is already loaded on {args.iface} ({name}): "
                                "`superlinear xdp update` replaces its rules, `xdp unload` removes it")
     cfg = {"iface": args.iface, "netns": args.netns or "", "algo": args.algo, "dispatch": args.dispatch,
@@ -144,9 +162,14 @@ def cmd_update(args: argparse.Namespace) -> int:
     name = _name(args)
     if not (pins.pin_dir(name) / "settings").exists():
         raise SuperlinearError(f"no datapath {name} is loaded (superlinear xdp list)")
+    meta = pins.read_meta(name)
+    gone = pins.gone(meta)
+    if gone is not None:
+        # The pins outlive the interface: the update would land in maps no traffic reaches.
+        raise SuperlinearError(f"{gone}: datapath {name} classifies no traffic, new rules would change nothing "
+                               f"(`superlinear xdp unload --name {name}` removes it)")
     t0 = time.perf_counter()
     slot = _native.xdp_update(w, str(pins.pin_dir(name)))
-    meta = pins.read_meta(name)
     meta.update({"rules_file": str(Path(args.rules).resolve()), "rules": w.rules(), "rule_format": args.rule_format,
                  "actions": args.actions, "default": w.default_action()[0]})
     meta["updates"] = int(meta.get("updates", 0)) + 1
@@ -267,8 +290,11 @@ def cmd_unload(args: argparse.Namespace) -> int:
     pins.require()
     names = pins.loaded() if args.all else [_name(args)]
     for name in names:
+        gone = pins.gone(pins.read_meta(name))
         if pins.unload(name):
-            console.print(f"unloaded {name}", highlight=False, markup=False, soft_wrap=True)
+            # A datapath whose interface is gone was attached to nothing: only its pins were left.
+            console.print(f"unloaded {name}" + (f" ({gone}: removed the pins it left behind)" if gone else ""),
+                          highlight=False, markup=False, soft_wrap=True)
         elif not args.all:
             raise SuperlinearError(f"no datapath {name} is loaded (superlinear xdp list)")
     if args.all and not names:
@@ -390,9 +416,8 @@ def register(sub: Any) -> None:
     p.add_argument("--cpus", type=online_cpu_list, default=None, metavar="LIST",
                    help="load: worker CPUs, e.g. 0,1 (default: every online CPU)")
     p.add_argument("--trace", metavar="FILE", help="load: traffic sample the rule-aware dispatcher calibrates on")
-    p.add_argument("--queue-size", type=positive_int_at_most(2**32 - 1, "frames (a cpumap entry's size is 32-bit)"),
-                   default=2048,
-                   help="load: frames per worker CPU queue (default 2048)")
+    p.add_argument("--queue-size", type=queue_size, default=2048,
+                   help=f"load: frames per worker CPU queue, 1 to {CPUMAP_MAX_QSIZE} (default 2048)")
     p.add_argument("--mode", choices=("native", "generic"), default="native",
                    help="load: native (driver) XDP, or generic (skb) where the driver has none (default native)")
     p.add_argument("--top", type=positive_int, default=10, help="stats: rules shown (default 10)")
@@ -415,6 +440,20 @@ def _bench_inputs(args: argparse.Namespace) -> list[Any]:
     return rule_set_inputs(args, options)
 
 
+def _check_cpu_counts(counts: tuple[int, ...], check: bool) -> None:
+    """Counts of worker CPUs above those this process may use are left out of the runs (said);
+    where none is left, the check study would check nothing and pass: refused (``--cpu-counts 64``
+    on two CPUs once ran no agreement run and exited 0)."""
+    ncpu = len(os.sched_getaffinity(0))
+    over = [c for c in counts if c > ncpu]
+    if not over:
+        return
+    if check and len(over) == len(counts):
+        raise SuperlinearError(f"--cpu-counts {','.join(map(str, counts))}: this process may use {ncpu} CPU(s), so "
+                               f"no agreement run would be made (give counts of at most {ncpu})")
+    note(f"--cpu-counts: {', '.join(map(str, over))} left out (this process may use {ncpu} CPU(s))")
+
+
 def cmd_xdp_bench(args: argparse.Namespace) -> int:
     from superlinear.nft.netns import TerminatedError
     from superlinear.output.results import record_plots, write_results
@@ -422,19 +461,25 @@ def cmd_xdp_bench(args: argparse.Namespace) -> int:
     from superlinear.xdp.report import check_lines, cost_table, plot, throughput_table, work_table
     from superlinear.xdp.throughput import worker_cpu_counts
 
+    if args.out == "-":
+        raise SuperlinearError("--out -: xdp-bench writes a folder of results (name one; --json prints result.json "
+                               "on standard output)")
     studies = tuple(comma_list("--studies", args.studies))
+    dispatches = tuple(comma_list("--dispatch", args.dispatch, separator=";"))
     unknown_studies = [x for x in studies if x not in STUDIES]
     if unknown_studies:
         raise SuperlinearError(f"--studies: unknown {', '.join(unknown_studies) or '(empty)'} "
                                f"(known: {', '.join(STUDIES)})")
     if "throughput" in studies:
         worker_cpu_counts(args.throughput_cpus, args.senders)  # more CPUs than there are: say so now
+    if {"check", "work"} & set(studies):
+        _check_cpu_counts(args.cpu_counts, "check" in studies)
     inputs = _bench_inputs(args)
     localities = tuple(comma_list("--localities", args.localities))
     unknown = [x for x in localities if x not in ("trace", "high", "none")]
     if unknown:
         raise SuperlinearError(f"--localities: unknown {', '.join(unknown) or '(empty)'} (known: trace, high, none)")
-    cfg = XdpBenchConfig(ks=args.workers, cpu_counts=args.cpu_counts, dispatches=tuple(args.dispatch.split(";")),
+    cfg = XdpBenchConfig(ks=args.workers, cpu_counts=args.cpu_counts, dispatches=dispatches,
                          localities=localities, repeats=args.repeats, duration=args.duration,
                          check_rate=args.check_rate, nft=not args.no_nft, sender_cpu=args.cpu, mode=args.mode,
                          keep=args.keep, studies=studies, throughput_cpus=args.throughput_cpus, senders=args.senders,
@@ -442,12 +487,15 @@ def cmd_xdp_bench(args: argparse.Namespace) -> int:
     out = output_dir(args.out)
     err = Console(stderr=True, width=max(120, Console(stderr=True).width))
 
+    plots: list[Path] = []
+
     def save(results: list[Any]) -> Path:
         config = {**cfg.__dict__, "sets": [{"name": i.name, "rules": i.rules, "trace": i.trace} for i in inputs]}
         path = write_results(out, "xdp-bench", config, [r for res in results for r in res.rows])
         (out / "check.json").write_text(json.dumps([res.check for res in results], indent=1, default=str),
                                         encoding="utf-8")
-        record_plots(path, plot(out, results))
+        plots[:] = plot(out, results)  # none where only the check study ran
+        record_plots(path, plots)
         return path
 
     try:
@@ -468,8 +516,8 @@ def cmd_xdp_bench(args: argparse.Namespace) -> int:
                 console.print(table)
         for line in check_lines(results):
             console.print(line, highlight=False, markup=False, soft_wrap=True)
-        console.print(f"results: {path}, {out / 'result.csv'}, {out / 'check.json'}; plot: {out / 'xdp-bench.png'}",
-                      highlight=False, markup=False, soft_wrap=True)
+        console.print(f"results: {path}, {out / 'result.csv'}, {out / 'check.json'}"
+                      + (f"; plot: {plots[0]}" if plots else ""), highlight=False, markup=False, soft_wrap=True)
     return 0 if all(res.check["ok"] for res in results) else 1
 
 

@@ -104,7 +104,10 @@ def plot(out: Path, results: list[SetResult]) -> list[Path]:
     panels = [f for f, has in ((_plot_cost, any(_is_cost(r) for r in rows)),
                                (_plot_work, any(r["kind"] == "work" for r in rows)),
                                (_plot_throughput, any(r.get("study") == "throughput" for r in rows))) if has]
-    panels = panels or [_plot_cost]
+    if not panels:
+        # Only the check study ran (--studies check): it has no figure, its results are check.json
+        # (an empty cost panel once stood for it, with a warning of an empty legend).
+        return []
     fig, axes = plt.subplots(len(panels), n, figsize=(5.5 * n, 4 * len(panels)), squeeze=False)
     for j, res in enumerate(results):
         for i, draw in enumerate(panels):
@@ -115,6 +118,12 @@ def plot(out: Path, results: list[SetResult]) -> list[Path]:
         fig.savefig(p, dpi=110)
     plt.close(fig)
     return paths
+
+
+def _legend(ax: Any, **kwargs: Any) -> None:
+    """A legend where the panel has labelled artists (matplotlib warns of an empty one)."""
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(**kwargs)
 
 
 def _plot_cost(ax: Any, res: SetResult) -> None:
@@ -135,7 +144,7 @@ def _plot_cost(ax: Any, res: SetResult) -> None:
     ax.set_yscale("log")
     ax.set_ylabel("ns per packet (measured, median, range)")
     ax.set_title(f"{res.name}: cost per packet, 1 worker CPU")
-    ax.legend()
+    _legend(ax)
 
 
 def _plot_work(ax: Any, res: SetResult) -> None:
@@ -151,7 +160,7 @@ def _plot_work(ax: Any, res: SetResult) -> None:
     ax.set_xlabel("k logical workers")
     ax.set_ylabel("work speedup (work)")
     ax.set_title(f"{res.name}: MRF work speedup")
-    ax.legend(fontsize=7)
+    _legend(ax, fontsize=7)
 
 
 def _plot_throughput(ax: Any, res: SetResult) -> None:
@@ -170,4 +179,4 @@ def _plot_throughput(ax: Any, res: SetResult) -> None:
     ax.set_xlabel("worker CPUs")
     ax.set_ylabel("Mpps classified (measured)")
     ax.set_title(f"{res.name}: packets/s against worker CPUs (dotted: linear)")
-    ax.legend(fontsize=7)
+    _legend(ax, fontsize=7)
