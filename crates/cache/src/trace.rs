@@ -297,11 +297,14 @@ mod tests {
         assert_eq!(z, MissLatency::PerObject(vec![10, 2]));
         assert!(!z.is_uniform() && z.max() == 10);
         // z's latency 0.9 over R = 2 is Z = 0.45: it was raised to 1 unsaid.
-        let p = tmp("c.csv", b"x,0,20
+        let p = tmp(
+            "c.csv",
+            b"x,0,20
 y,2,3
 z,4,0.9
 x,6,20
-");
+",
+        );
         let e = LatencyTrace::read(&p).unwrap().miss_latency(None).unwrap_err().to_string();
         assert!(e.contains("c.csv:3: this object's mean latency 0.9 gives Z = 0.450 request-times"), "{e}");
         assert!(e.contains("a latency of at least 1"), "{e}");

@@ -141,7 +141,7 @@ pub fn footprint(
     let snap = planner.snapshot();
     let n = snap.len() as u64;
     let table = snap.table.len() * std::mem::size_of::<CompactRule>();
-    let (own, entries) = own_bytes(&snap, name, front)?;
+    let (own, entries) = own_bytes(snap, name, front)?;
     let item_of_rule = std::mem::size_of::<CompactRule>();
     let (shared, hot, item) = match name {
         "static" => (table, "table prefix to the deepest first match", item_of_rule),

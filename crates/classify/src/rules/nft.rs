@@ -159,13 +159,28 @@ fn parse_rule(t: &str) -> Result<Rule, String> {
 const QUOTED: &str = "\"\"";
 
 /// A chain: its name, the line that opens it, whether it is a base chain (it has a
-/// `type … hook …` line) and its policy.
+/// `type … hook …` line), its hook and its policy.
 #[derive(Clone)]
 struct Chain {
     name: String,
     line: usize,
     base: bool,
+    hook: String,
     policy: Option<Action>,
+}
+
+/// The hooks a packet crosses, in order, on each of its paths through netfilter: received and
+/// delivered here, received and forwarded, sent from here.
+const PATHS: [&[&str]; 3] = [
+    &["ingress", "prerouting", "input"],
+    &["ingress", "prerouting", "forward", "postrouting"],
+    &["output", "postrouting"],
+];
+
+/// Whether some packet crosses both hooks (the same hook included; an unknown one is taken to).
+fn share_a_path(a: &str, b: &str) -> bool {
+    let known = |h: &str| PATHS.iter().any(|p| p.contains(&h));
+    a == b || !known(a) || !known(b) || PATHS.iter().any(|p| p.contains(&a) && p.contains(&b))
 }
 
 /// The name of the chain a `chain NAME {` line opens (quotes removed).
@@ -195,6 +210,7 @@ pub fn parse(text: &str, source: &str, opts: &ReadOptions) -> Result<RuleSet, Er
     // file without rules).
     let mut rule_chain: Option<Chain> = None;
     let mut first_base: Option<Chain> = None;
+    let mut bases: Vec<Chain> = Vec::new();
     let mut any_chain = false;
     let mut bare_rule_line = None;
     for (i, raw) in text.lines().enumerate() {
@@ -236,7 +252,8 @@ pub fn parse(text: &str, source: &str, opts: &ReadOptions) -> Result<RuleSet, Er
                             "a chain after rules outside any chain (line {bare}); give one chain, or bare rules only"
                         )));
                     }
-                    chain = Some(Chain { name: chain_name(raw), line: n, base: false, policy: None });
+                    chain =
+                        Some(Chain { name: chain_name(raw), line: n, base: false, hook: String::new(), policy: None });
                     any_chain = true;
                 }
                 depth += 1;
@@ -248,7 +265,8 @@ pub fn parse(text: &str, source: &str, opts: &ReadOptions) -> Result<RuleSet, Er
                         rule_chain = Some(closed.clone()); // with the policy, wherever its line was
                     }
                     if closed.base {
-                        first_base.get_or_insert(closed);
+                        first_base.get_or_insert(closed.clone());
+                        bases.push(closed);
                     }
                 }
             }
@@ -266,6 +284,8 @@ pub fn parse(text: &str, source: &str, opts: &ReadOptions) -> Result<RuleSet, Er
                     return Err(err("only 'type filter' chains classify (not nat or route)".into()));
                 }
                 open.base = true;
+                let mut after = t.split(|c: char| c.is_whitespace() || c == ';').filter(|w| !w.is_empty());
+                open.hook = after.by_ref().find(|w| *w == "hook").and(after.next()).unwrap_or("").to_string();
                 for stmt in t.split(';') {
                     let s = stmt.trim();
                     if let Some(p) = s.strip_prefix("policy") {
@@ -326,6 +346,29 @@ pub fn parse(text: &str, source: &str, opts: &ReadOptions) -> Result<RuleSet, Er
     }
     if depth != 0 {
         return Err(Error::input(source, Some(text.lines().count().max(1)), "missing '}' at the end of the file"));
+    }
+    // A base chain without rules is left out only where it passes every packet, or sees none of
+    // the rules' chain's packets: one that drops them on the same path (`input` rules after a
+    // `prerouting` chain of policy drop) would make the list's verdicts nftables never gives.
+    if let Some(held) = &rule_chain {
+        if let Some(c) = bases.iter().find(|c| {
+            c.line != held.line && !matches!(c.policy, None | Some(Action::Accept)) && share_a_path(&c.hook, &held.hook)
+        }) {
+            return Err(Error::input(
+                source,
+                Some(c.line),
+                format!(
+                    "chain '{}' (hook {}) has no rules and policy {}: it stops every packet the rules of chain '{}' \
+                     (hook {}, line {}) pass on that path; a rule set is one first-match list, give one base chain",
+                    c.name,
+                    c.hook,
+                    c.policy.map_or("accept", |a| a.name()),
+                    held.name,
+                    held.hook,
+                    held.line
+                ),
+            ));
+        }
     }
     let policy = rule_chain.or(first_base).and_then(|c| c.policy);
     Ok(RuleSet::new(rules, policy.unwrap_or(opts.default_action)))
@@ -443,6 +486,21 @@ mod tests {
         // No rules at all: the first base chain's policy.
         let none = stock.replace("\t\ttcp dport 22 accept\n", "");
         assert_eq!(parse(&none, "f", &ReadOptions::default()).unwrap().default_action, Action::Drop);
+        // An empty chain that drops on another path (forward, beside input rules) is left out;
+        // one that drops on the rules' path (prerouting before input) is refused: the list
+        // would pass packets nftables drops.
+        let forward_drop =
+            stock.replace("hook forward priority filter; policy accept", "hook forward priority filter; policy drop");
+        assert_eq!(parse(&forward_drop, "f", &ReadOptions::default()).unwrap().len(), 1);
+        let pre_drop = forward_drop.replace("hook forward", "hook prerouting");
+        let e = parse(&pre_drop, "f", &ReadOptions::default()).unwrap_err().to_string();
+        assert!(
+            e.starts_with(
+                "f:8: chain 'forward' (hook prerouting) has no rules and policy drop: it stops every packet the \
+                 rules of chain 'input' (hook input, line 3) pass on that path"
+            ),
+            "{e}"
+        );
     }
 
     #[test]
