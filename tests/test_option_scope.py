@@ -644,6 +644,8 @@ def test_xdp_bench_duration_stays_with_the_cost_study_while_nftables_runs() -> N
     # An empty --out once meant the default folder (or the current one).
     (["reproduce", "fig5", "--quick", "--out", ""], "--out: empty (name a folder)"),
     (["latency-sim", "run", "--requests", "1000", "--out", " "], "--out: empty (name a folder)"),
+    # `--out -` is standard output where a file is written (`classify convert`); it made a folder "-".
+    (["predict", "--out", "-"], "--out -: this command writes a folder of results, not standard output"),
 ])
 def test_list_options_refuse_empty_and_repeated_entries(one_line_mistake: Mistake, args: list[str],
                                                         message: str) -> None:

@@ -48,6 +48,9 @@ def output_dir(path: str | Path, option: str = "--out") -> Path:
     """The output folder ``path``, created (with missing parents) if it does not exist."""
     if not str(path).strip():
         raise SuperlinearError(f"{option}: empty (name a folder)")
+    if str(path) == "-":  # standard output elsewhere (`classify convert --out -`): here a folder's name
+        raise SuperlinearError(f"{option} -: this command writes a folder of results, not standard output (name a "
+                               "folder)")
     p = Path(path)
     if p.exists() and not p.is_dir():
         raise SuperlinearError(f"{p}: exists and is not a folder ({option} takes a folder here)")
