@@ -99,6 +99,7 @@ def test_runs_with_no_resolved_rate_exit_0_with_their_results(cli: Cli, tmp_path
         doc = json.loads((out / "result.json").read_text())
         assert doc["rows"] and not any(row["resolved"] for row in doc["rows"] if row.get("attack_fraction", 1) > 0)
         assert "Displacement factor" in r.stdout or "displacement factor" in r.stdout
+        assert "below its analytic lower bound" not in r.stdout  # a DF of no resolved rate is no figure
 
 
 # ---------------------------------------------------------------------------------------------
@@ -171,3 +172,11 @@ def test_a_sim_load_too_small_to_finish_is_refused(tmp_path: Path, capsys: pytes
     # is stepped, so the run would have taken years.
     refused(capsys, ["attack", "sim", "--load", "1e-300", "--out", str(tmp_path / "o")],
             "argument --load: at least 0.01 (the simulated time grows as 1 / load")
+
+
+def test_too_few_packets_for_the_default_rates_are_refused(tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    # `sim --packets 1` swept a default grid that started above r_max (the table read "at r_A
+    # 106 Gbit/s" with r_max 9.47) and exited 0.
+    refused(capsys, ["attack", "sim", "--packets", "1", "--out", str(tmp_path / "o")],
+            "--packets 1: too few for the default attack rates", "give at least", "or --attack-rates")

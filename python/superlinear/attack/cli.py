@@ -189,7 +189,9 @@ def _sim_tables(study: SimStudy, rows: list[Row], summary: dict[str, Any]) -> No
                   f"{s['attack_job_us']:.3g}", b)
     console.print(t)
     for policy, s in summary["policies"].items():
-        if s["bound_kind"] == "lower" and s["bound"] is not None and s["displacement_factor"] < s["bound"]:
+        # (A DF of no resolved rate is 0: the note on plotting says why, not this one.)
+        if (s["bound_kind"] == "lower" and s["bound"] is not None and s.get("resolved", True)
+                and s["displacement_factor"] < s["bound"]):
             console.print(f"note: {policy}'s simulated DF {s['displacement_factor']:.3g} is below its analytic lower "
                           f"bound {s['bound']:.3g}: the bound is for the optimal attack rate (r_A ≈ r_I·P_min/J_max), "
                           "which the swept --attack-rates do not include", markup=False, highlight=False)

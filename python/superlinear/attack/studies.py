@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from superlinear import _native
 from superlinear.common.defaults import config_defaults
-from superlinear.common.errors import note
+from superlinear.common.errors import SuperlinearError, note
 from superlinear.common.interrupt import interruptible
 from superlinear.common.rows import Row, ranged
 from superlinear.output.figures import save_figure
@@ -170,6 +170,13 @@ def run_sim_study(study: SimStudy, progress: Progress | None = None) -> tuple[li
     # Rates at which fewer than 100 attack packets reach the window cannot be resolved (see the
     # engine's sweep): start the default grids just above that.
     floor = 150 * study.traffic.bytes_min * 8 / (0.6 * duration)
+    if floor > 0.1 * r_max and (not study.attack_rates_gbps or study.jmax_sweep):
+        # The default grids start at the floor: above r_max they swept rates the link cannot
+        # carry (`--packets 1`), and a grid needs a decade below r_max to show a maximum.
+        least = math.ceil(study.packets * floor / (0.1 * r_max))
+        raise SuperlinearError(f"--packets {study.packets:,}: too few for the default attack rates, which start "
+                               "where 100 attack packets reach the measured window: above r_max / 10 here (r_max "
+                               f"{r_max / 1e3:.3g} Gbit/s); give at least {least:,}, or --attack-rates")
     if not study.attack_rates_gbps:
         rates = log_space(max(1e-4 * r_max, floor), r_max, 17)
     main_sweeps: dict[str, SweepRecord] = {}
@@ -184,6 +191,7 @@ def run_sim_study(study: SimStudy, progress: Progress | None = None) -> tuple[li
             "at_attack_rate_gbps": best["attack_rate"] / 1e3, "attack_job_us": best["used"]["job_us"],
             "bound": sweep["bound"], "bound_kind": sweep["bound_kind"],
             "goodput_no_attack_gbps": sweep["baseline"]["goodput"] / 1e3,
+            "resolved": any(p["resolved"] for p in sweep["points"]),
         }
     growth: list[Row] = []
     if study.jmax_sweep:
