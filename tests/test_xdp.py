@@ -14,6 +14,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -269,32 +270,48 @@ def test_the_cli_loads_reports_updates_and_unloads(pair: Any, tmp_path: Path) ->
     assert "no datapath" in one_line_error(run_cli("xdp", "unload", *where))
 
 
-@needs_xdp
-def test_a_datapath_whose_namespace_was_deleted_is_listed_as_gone(tmp_path: Path) -> None:
-    """The pins outlive the namespace (and with it the interface): `list` showed such a datapath
-    like a live one, and `stats` its last counters without a word."""
-    ns, dev = f"{netns.PREFIX}-{os.getpid()}-gone", "slgone0"
+GoneCheck = Callable[[str, str, list[str]], None]
+
+
+def _datapath_whose_namespace_goes(tmp_path: Path, tag: str,
+                                   while_gone: GoneCheck) -> tuple[subprocess.CompletedProcess[str], str, str]:
+    """Loads a datapath on a veth in a namespace of its own, deletes the namespace, runs
+    ``while_gone(namespace, datapath name, the load's arguments)``, and unloads it whatever
+    happened; returns the unload's answer, the namespace and the datapath's name."""
+    ns, dev = f"{netns.PREFIX}-{os.getpid()}-{tag}", f"sl{tag}0"
     rules = tmp_path / "r.txt"
     synthetic(20, 2, 10).write(str(rules), None)
     name = pins.datapath_name(dev, ns)
+    load = ["xdp", "load", "--rules", str(rules), "--iface", dev, "--netns", ns, "--workers", "1"]
     subprocess.run(["ip", "netns", "add", ns], check=True)
     try:
-        subprocess.run(["ip", "-n", ns, "link", "add", dev, "type", "veth", "peer", "name", "slgone1"], check=True)
+        subprocess.run(["ip", "-n", ns, "link", "add", dev, "type", "veth", "peer", "name", f"sl{tag}1"], check=True)
         subprocess.run(["ip", "-n", ns, "link", "set", dev, "up"], check=True)
-        out = run_cli("xdp", "load", "--rules", str(rules), "--iface", dev, "--netns", ns, "--workers", "1")
+        out = run_cli(*load)
         assert out.returncode == 0, out.stderr
         listed = {x["name"]: x for x in json.loads(run_cli("xdp", "list", "--json").stdout)}
         assert listed[name]["gone"] is None
         subprocess.run(["ip", "netns", "del", ns], check=True)
+        while_gone(ns, name, load)
+    finally:
+        subprocess.run(["ip", "netns", "del", ns], check=False, capture_output=True)
+        unloaded = run_cli("xdp", "unload", "--name", name)
+    return unloaded, ns, name
+
+
+@needs_xdp
+def test_a_datapath_whose_namespace_was_deleted_is_listed_as_gone(tmp_path: Path) -> None:
+    """The pins outlive the namespace (and with it the interface): `list` showed such a datapath
+    like a live one, and `stats` its last counters without a word."""
+    def while_gone(ns: str, name: str, load: list[str]) -> None:
         listed = {x["name"]: x for x in json.loads(run_cli("xdp", "list", "--json").stdout)}
         assert listed[name]["gone"] == f"namespace {ns} is gone"
         assert "gone:" in run_cli("xdp", "list").stdout  # (the table wraps the reason in its cell)
         stats = run_cli("xdp", "stats", "--name", name, "--json")
         assert stats.returncode == 0 and json.loads(stats.stdout)["gone"] == f"namespace {ns} is gone"
         assert f"superlinear: note: namespace {ns} is gone: datapath {name} sees no traffic" in stats.stderr
-    finally:
-        subprocess.run(["ip", "netns", "del", ns], check=False, capture_output=True)
-        out = run_cli("xdp", "unload", "--name", name)
+
+    out, _, _ = _datapath_whose_namespace_goes(tmp_path, "gone", while_gone)
     assert out.returncode == 0 and "unloaded" in out.stdout, out.stderr
 
 
@@ -349,27 +366,15 @@ def test_default_is_refused_beside_rules_that_set_their_own(tmp_path: Path, comm
 def test_a_datapath_whose_namespace_was_deleted_refuses_updates_and_says_so_on_unload(tmp_path: Path) -> None:
     """`xdp update` once switched rules into the pins of a datapath whose namespace was gone and
     reported them in force, exit 0; `xdp load` called it "already loaded"."""
-    ns, dev = f"{netns.PREFIX}-{os.getpid()}-upd", "slupd0"
-    rules = tmp_path / "r.txt"
-    synthetic(20, 2, 10).write(str(rules), None)
-    name = pins.datapath_name(dev, ns)
-    subprocess.run(["ip", "netns", "add", ns], check=True)
-    try:
-        subprocess.run(["ip", "-n", ns, "link", "add", dev, "type", "veth", "peer", "name", "slupd1"], check=True)
-        subprocess.run(["ip", "-n", ns, "link", "set", dev, "up"], check=True)
-        load = ["xdp", "load", "--rules", str(rules), "--iface", dev, "--netns", ns, "--workers", "1"]
-        out = run_cli(*load)
-        assert out.returncode == 0, out.stderr
-        subprocess.run(["ip", "netns", "del", ns], check=True)
-        line = one_line_error(run_cli("xdp", "update", "--name", name, "--rules", str(rules)))
+    def while_gone(ns: str, name: str, load: list[str]) -> None:
+        line = one_line_error(run_cli("xdp", "update", "--name", name, "--rules", load[load.index("--rules") + 1]))
         assert f"namespace {ns} is gone: datapath {name} classifies no traffic" in line
         assert f"`superlinear xdp unload --name {name}` removes it" in line
         line = one_line_error(run_cli(*load))
         assert f"namespace {ns} is gone, but the datapath loaded on it is still pinned as {name}" in line
         assert json.loads(run_cli("xdp", "stats", "--name", name, "--json").stdout)["generation"] == 0
-    finally:
-        subprocess.run(["ip", "netns", "del", ns], check=False, capture_output=True)
-        out = run_cli("xdp", "unload", "--name", name)
+
+    out, ns, name = _datapath_whose_namespace_goes(tmp_path, "upd", while_gone)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == f"unloaded {name} (namespace {ns} is gone: removed the pins it left behind)"
 
