@@ -30,6 +30,9 @@ from superlinear.output.results import record_plots, write_results
     ("attack", "sim"),
     ("bench",),
     ("latency-sim", "bench"),
+    # The law's passes ran with the stop request unread (8.9 s and 19.2 s after a Ctrl-C).
+    ("predict", "--requests", "30000000", "--m", "1000", "--k", "2"),
+    ("advise", "--requests", "30000000", "--m", "1000", "--k", "2"),
 ])
 def test_ctrl_c_stops_a_long_native_run_within_two_seconds(args: tuple[str, ...], tmp_path: Path) -> None:
     code, took, err = interrupt_after(start(*args, cwd=tmp_path), 1.5)

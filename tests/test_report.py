@@ -68,7 +68,10 @@ def test_a_finished_run_replaces_the_result_it_set_aside(tmp_path: Path) -> None
     for rows in ([{"k": 1}], [{"k": 1}, {"k": 2}]):  # two progress writes: the first sets aside
         write_progress(folder, "sweep-b", {"quick": True}, rows)
         assert len(json.loads((folder / "previous-result" / "result.json").read_text())["rows"]) == 1
-    write_results(folder, "sweep-b", {"quick": True}, [{"k": 1}, {"k": 2}, {"k": 3}])
+    path = write_results(folder, "sweep-b", {"quick": True}, [{"k": 1}, {"k": 2}, {"k": 3}])
+    # Until its plots are drawn and recorded (a Ctrl-C meanwhile must not cost the earlier result).
+    assert (folder / "previous-result" / "result.json").is_file()
+    record_plots(path, [])
     assert sorted(p.name for p in folder.iterdir()) == ["result.csv", "result.json"]
     # An interrupted result is only ever replaced, never set aside over a finished one.
     write_progress(tmp_path / "fresh", "sweep-c", {}, [{"k": 1}])

@@ -124,8 +124,10 @@ def printable(text: str) -> str:
 def error_text(e: BaseException) -> str:
     """A user-facing error in words: an OSError as ``PATH: reason`` (lower case, as the native
     readers word it), not Python's ``[Errno 2] No such file or directory: 'PATH'``."""
-    if isinstance(e, UnicodeEncodeError) and e.reason == "surrogates not allowed":
-        # A file name in bytes that are not UTF-8: the native readers take UTF-8 paths.
+    if (isinstance(e, UnicodeEncodeError) and e.reason == "surrogates not allowed") or (
+            isinstance(e, SuperlinearError) and "surrogates not allowed" in str(e)):
+        # A file name in bytes that are not UTF-8: the native readers take UTF-8 paths (the
+        # core's config check wraps the conversion's error in its field's name).
         shown = [a.encode(errors="surrogateescape").decode(errors="replace") for a in sys.argv[1:]
                  if any("\udc80" <= c <= "\udcff" for c in a)]
         return (f"{shown[0] if shown else 'a name given'}: not valid UTF-8 (rename it; the native readers take "

@@ -122,6 +122,8 @@ impl LawModel {
             Model::Law(e) => e.baseline(),
             Model::Simulation(s) => s.baseline(),
         });
+        // A pass a stop request cut short counted part of the stream: no figure to give.
+        superlinear_core::cancel::check().map_err(to_py)?;
         record(py, &stats.record())
     }
 
@@ -142,6 +144,7 @@ impl LawModel {
                 Model::Simulation(sim) => sim.candidate(&candidate, k).map(|p| law::simulated_record(&p, s)),
             })
             .map_err(to_py)?;
+        superlinear_core::cancel::check().map_err(to_py)?;
         record(py, &rec)
     }
 
@@ -162,6 +165,7 @@ impl LawModel {
                 Model::Simulation(sim) => sim.assigned(&workers, k).map(|p| law::simulated_record(&p, s)),
             })
             .map_err(to_py)?;
+        superlinear_core::cancel::check().map_err(to_py)?;
         record(py, &rec)
     }
 
@@ -176,6 +180,7 @@ impl LawModel {
             )));
         };
         let accesses = py.allow_threads(|| evaluator.accesses(workers.as_deref(), k)).map_err(to_py)?;
+        superlinear_core::cancel::check().map_err(to_py)?;
         Ok(accesses
             .into_iter()
             .map(|a| match a {

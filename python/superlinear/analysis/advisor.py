@@ -26,6 +26,7 @@ from pathlib import Path
 
 from superlinear import _native
 from superlinear.analysis.predict import LawPoint, Progress, law_model
+from superlinear.common.interrupt import interruptible
 from superlinear.common.rows import Row
 from superlinear.engine.runs import Workload
 from superlinear.output.figures import save_figure
@@ -116,7 +117,8 @@ def advise(workload: Workload, *, ks: Sequence[int] = (2, 4, 8, 16, 32, 64), alg
     names = list(candidates) if candidates else [d["name"] for d in _native.dispatchers()]
     t0 = time.perf_counter()
     model = law_model(workload, requests, seed, algo, rho)
-    scores = _evaluate(names, ks, lambda name, k: LawPoint.from_native(model.point(name, k), name), progress)
+    scores = _evaluate(names, ks, lambda name, k: LawPoint.from_native(interruptible(lambda: model.point(name, k)),
+                                                                        name), progress)
     return Advice(algo=model.algo, workload=workload.label(), requests=model.requests, m=model.m, ks=tuple(ks),
                   candidates=scores, seconds=time.perf_counter() - t0, model=model.model)
 
@@ -130,7 +132,7 @@ def advise_assigned(items: Sequence[int], m: int, candidates: Mapping[str, Assig
     model = _native.LawModel.from_items(list(items), m, algo, rho)
 
     def point(name: str, k: int) -> LawPoint:
-        return LawPoint.from_native(model.point_assigned(list(candidates[name](k)), k), name)
+        return LawPoint.from_native(interruptible(lambda: model.point_assigned(list(candidates[name](k)), k)), name)
 
     scores = _evaluate(list(candidates), ks, point, progress)
     return Advice(algo=model.algo, workload=workload, requests=model.requests, m=model.m, ks=tuple(ks),

@@ -35,6 +35,7 @@ import statistics
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -42,6 +43,7 @@ from superlinear import _native
 from superlinear.common.args import comma_list
 from superlinear.common.bounds import MAX_WORKERS
 from superlinear.common.errors import SuperlinearError
+from superlinear.common.interrupt import interruptible
 from superlinear.common.rows import Row
 from superlinear.engine.runs import RunSpec, Workload, run
 from superlinear.output.figures import save_figure
@@ -200,7 +202,7 @@ def law_model(workload: Workload, requests: int, seed: int, algo: str, rho: int 
     ``requests`` and ``seed`` would see it; ``requests`` = 0 takes a whole trace. More requests
     than a trace holds are refused, as ``run`` and ``sweep`` refuse them: the trace's keys alone
     were taken, and the law reported on fewer requests than asked for."""
-    model = _native.LawModel.from_workload(asdict(workload), requests, seed, algo, rho)
+    model = interruptible(lambda: _native.LawModel.from_workload(asdict(workload), requests, seed, algo, rho))
     if workload.kind == "trace" and requests and model.requests < requests:
         raise SuperlinearError(f"--requests {requests:,}: {workload.path} holds only {model.requests:,} keys (give "
                                f"--requests {model.requests:,} or fewer, or a longer trace)")
@@ -221,11 +223,11 @@ def predict(workload: Workload, *, algo: str = "mtf", dispatch: str = "hash", ks
     t0 = time.perf_counter()
     step("reading/generating the workload, T(1)")
     model = law_model(workload, requests, seed, algo, rho)
-    baseline = model.baseline()
+    baseline = interruptible(model.baseline)
     points = []
     for k in ks:
         step(f"working sets at k = {k}")
-        points.append(LawPoint.from_native(model.point(dispatch, k, s), dispatch))
+        points.append(LawPoint.from_native(interruptible(partial(model.point, dispatch, k, s)), dispatch))
     seconds = time.perf_counter() - t0
     pred = Prediction(algo=model.algo, dispatch=dispatch, workload=workload, requests=model.requests, m=model.m,
                       seed=seed, s=s, rho=rho, baseline_work=baseline["work"], points=tuple(points), seconds=seconds,
@@ -284,7 +286,7 @@ def predict_assigned(items: Sequence[int], m: int, assignments: Mapping[int, Seq
     for packet classification, where the item is the matched rule and the dispatcher hashes
     header fields."""
     model = _native.LawModel.from_items(list(items), m, algo, rho)
-    return [LawPoint.from_native(model.point_assigned(list(workers), k, s), name)
+    return [LawPoint.from_native(interruptible(partial(model.point_assigned, list(workers), k, s)), name)
             for k, workers in sorted(assignments.items())]
 
 

@@ -40,9 +40,16 @@ def _parse_where(text: str | None) -> list[tuple[str, str]]:
     return conds
 
 
+def _number(cell: str) -> float:
+    """A CSV cell's number: Python's ``float`` also takes ``2_0`` (20), which no CSV writer means."""
+    if "_" in cell:
+        raise ValueError(cell)
+    return float(cell)
+
+
 def _is_number(cell: str) -> bool:
     try:
-        float(cell)
+        _number(cell)
     except ValueError:
         return False
     return True
@@ -115,18 +122,18 @@ def _read_measurements(path: Path, text: str, x: str | None, y: str | None, wher
             if row.get(ycol, "") == "":
                 continue  # an empty cell is a missing measurement (e.g. measured speedup above the cores)
             try:
-                pv = float(row[xcol])
+                pv = _number(row[xcol])
             except (TypeError, ValueError):
                 raise USLInputError(f"{path}:{line}: column {xcol!r} is not a number: {row.get(xcol)!r}") from None
             try:
-                yv = float(row[ycol])
+                yv = _number(row[ycol])
             except (TypeError, ValueError):
                 raise USLInputError(f"{path}:{line}: column {ycol!r} is not a number: {row.get(ycol)!r}") from None
             if not (math.isfinite(pv) and math.isfinite(yv)):
                 raise USLInputError(f"{path}:{line}: non-finite value")
             if yerr is not None:
                 try:
-                    se = float(row[yerr])
+                    se = _number(row[yerr])
                 except (TypeError, ValueError):
                     raise USLInputError(f"{path}:{line}: column {yerr!r} is not a number: {row.get(yerr)!r}") from None
                 if not (math.isfinite(se) and se > 0):
@@ -247,6 +254,10 @@ def plot(result: USLFit, xcol: str, ycol: str, out: Path) -> list[Path]:
     return [save_figure(fig, out)]
 
 
+#: The largest p `usl predict` takes.
+MAX_AT = 1e9
+
+
 def cmd_usl(args: argparse.Namespace) -> int:
     from superlinear.analysis.usl import USLError, fit
     path = Path(args.data)
@@ -256,6 +267,9 @@ def cmd_usl(args: argparse.Namespace) -> int:
         at = list(floats("--at", args.at) or ())
         if not all(math.isfinite(v) for v in at):
             raise USLInputError(f"--at: values must be finite, got {args.at}")
+        if max(at, default=0.0) > MAX_AT:
+            # p² overflows past about 1e154; node counts stop long before.
+            raise USLInputError(f"--at: at most {MAX_AT:g} (a number of nodes), got {max(at):g}")
     elif args.at:
         raise USLInputError("--at has no effect in usl fit (it is for usl predict)")
     if args.fix_gamma is not None and not (math.isfinite(args.fix_gamma) and args.fix_gamma > 0):

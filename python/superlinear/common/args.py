@@ -254,6 +254,10 @@ def timed_window_seconds(text: str) -> float:
         raise argparse.ArgumentTypeError(f"must be a finite number of seconds ≥ 0, got {text!r}")
     if value > MAX_TIMED_WINDOW_S:
         raise argparse.ArgumentTypeError(f"expected at most {MAX_TIMED_WINDOW_S:g} seconds, got {text}")
+    if 0 < value < 0.0005:
+        # Windows are whole milliseconds: this one would round to 0, which means no window.
+        raise argparse.ArgumentTypeError(f"windows are whole milliseconds: {text} s rounds to none; give 0 (no "
+                                         "window) or at least 0.001")
     return value
 
 

@@ -21,6 +21,7 @@ Example::
 
 from __future__ import annotations
 
+import json
 import re
 import tomllib
 from pathlib import Path
@@ -85,6 +86,16 @@ _KIND_WORDS = {"usize": "a whole number ≥ 0", "u64": "a whole number ≥ 0", "
 _SERDE_FIELD = re.compile(r"field '(?P<key>[^']+)': invalid (?:value|type): (?P<got>.+), expected (?P<kind>.+)$")
 
 
+def _canonical_algo(algo: str) -> str:
+    """``algo`` with a numeric capacity written as a plain number (``lru:+10`` and ``lru:010``
+    are ``lru:10``); any other spelling as given (the core names what is wrong with it)."""
+    name, _, capacity = algo.partition(":")
+    try:
+        return f"{name}:{int(capacity)}" if capacity else name
+    except ValueError:
+        return algo
+
+
 def _check(path: Path, name: ConfigName, table: dict[str, Any]) -> None:
     """Rust's own check of a run config's fields: a wrong type or range, in one line, in the
     sweep file's words (its keys and value kinds, not Rust's struct and type names)."""
@@ -134,9 +145,13 @@ def load_sweep(path: Path) -> tuple[Experiment, bool]:
             known = ", ".join(sorted(known_dispatch))
             raise ConfigError(f"{path}: dispatch: unknown dispatcher {d!r} (known: {known})")
     ks = _positive_ints(path, "k", _want(path, doc, "k", list))
-    # A name twice would run its series twice and count them as independent repeats.
-    for key, names in (("algos", algos), ("dispatch", [known_dispatch[d] for d in dispatch]), ("k", list(ks))):
-        twice = sorted({str(n) for n in names if names.count(n) > 1})
+    # A name twice would run its series twice and count them as independent repeats (a cache's
+    # capacity compared as a number: lru:10, lru:+10 and lru:010 are one cache).
+    listed: tuple[tuple[str, list[str]], ...] = (
+        ("algos", [_canonical_algo(a) for a in algos]), ("dispatch", [known_dispatch[d] for d in dispatch]),
+        ("k", [str(k) for k in ks]))
+    for key, names in listed:
+        twice = sorted({n for n in names if names.count(n) > 1})
         if twice:
             alias = " (an alias names the same dispatcher)" if key == "dispatch" else ""
             raise ConfigError(f"{path}: '{key}' lists {', '.join(twice)} more than once{alias}")
@@ -172,6 +187,10 @@ def load_sweep(path: Path) -> tuple[Experiment, bool]:
     adapts = {a["name"]: a["self_adjusting"] for a in _native.algorithms()}
     static = next((a for a in algos if not adapts[a.split(":", 1)[0]]), None)
     panels = []
+    # Two equal tables would run one panel twice, as panels a and b.
+    seen_tables = [json.dumps(w, sort_keys=True, default=str) for w in workloads_list]
+    if len(set(seen_tables)) < len(seen_tables):
+        raise ConfigError(f"{path}: two [[workload]] tables are the same (each is one panel)")
     for i, w in enumerate(workloads_list):
         if not isinstance(w, dict):
             raise ConfigError(f"{path}: every [[workload]] must be a table")

@@ -12,7 +12,7 @@ from superlinear.common.study import console
 def cmd_report(args: argparse.Namespace) -> int:
     from superlinear.output.report import write_report
 
-    path, experiments = write_report(Path(args.results), Path(args.out) if args.out is not None else None)
+    path, experiments = write_report(Path(args.results), args.out)
     console.print(f"report: {path} ({experiments} experiments)")
     return 0
 

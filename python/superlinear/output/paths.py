@@ -81,6 +81,8 @@ def output_file(path: str | Path, option: str = "--out",
     and not one of the command's ``inputs`` (``(flag, path)``; writing it would destroy it)."""
     if not str(path).strip():
         raise SuperlinearError(f"{option}: empty (name a file)")
+    if str(path) == "-":  # standard output where a command says so (`classify convert --out -`), not here
+        raise SuperlinearError(f"{option} -: this command writes a file, not standard output (name a file)")
     p = Path(path)
     for flag, source in inputs:
         with contextlib.suppress(OSError):
@@ -104,6 +106,9 @@ def plain_name(name: str, where: str) -> str:
     ``results/NAME`` stays inside ``results/``; ``where`` names its source in the error."""
     if not name.strip() or name in (".", "..") or any(c in name for c in ("/", "\\", "\0")):
         raise SuperlinearError(f"{where} must be one folder name (no '/', not '.' or '..'), got {name!r}")
+    if any(not c.isprintable() for c in name):
+        # A terminal would run an escape in a title, and a newline splits a folder's name in listings.
+        raise SuperlinearError(f"{where} must be printable (no control characters), got {name!r}")
     size = len(name.encode(errors="surrogateescape"))
     if size > MAX_NAME_BYTES:
         # Its files are named after it too (NAME-a.png): past this, one is longer than a file

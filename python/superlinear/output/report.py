@@ -47,6 +47,10 @@ def find_results(root: Path) -> list[ExperimentResult]:
             raise SuperlinearError(f"{path}: not a result file (nested too deeply)") from None
         if not isinstance(doc, dict) or not isinstance(doc.get("rows"), list):
             raise SuperlinearError(f"{path}: not a result file (no 'rows' list)")
+        if not all(isinstance(r, dict) for r in doc["rows"]):
+            # They were left out of its table without a word.
+            bad = next(i for i, r in enumerate(doc["rows"]) if not isinstance(r, dict))
+            raise SuperlinearError(f"{path}: not a result file (row {bad + 1} is not an object)")
         # A result names its plots (older result files do not): any other PNG in the folder is
         # an earlier run's, left in a reused --out folder, and shows other data.
         named = doc.get("plots")
@@ -161,7 +165,7 @@ def render(root: Path) -> str:
     )
 
 
-def write_report(root: Path, out: Path | None = None) -> tuple[Path, int]:
+def write_report(root: Path, out: str | Path | None = None) -> tuple[Path, int]:
     """Writes the page (default ``ROOT/index.html``); returns its path and the number of experiments."""
     # A given --out is checked before the page is built; the default lies in ``root``, which
     # render() checks.

@@ -51,6 +51,10 @@ def record_plots(json_path: Path, plots: list[Path], **more: Any) -> None:
     doc["plots"] = sorted({p.name for p in plots if p.parent.resolve() == json_path.parent.resolve()})
     doc.update(more)
     write_text_atomic(json_path, json.dumps(doc, indent=1, default=str) + "\n")
+    if not (isinstance(doc.get("config"), dict) and doc["config"].get("interrupted")):
+        # The run's last write: the finished result it replaces goes now, not before its plots
+        # are drawn (a Ctrl-C while they are drawn must not cost it).
+        _remove_result(json_path.parent / PREVIOUS_RESULT)
 
 
 #: The folder inside an output folder where a finished earlier result waits while a new run
@@ -67,7 +71,8 @@ def write_progress(out_dir: Path, experiment: str, config: dict[str, Any], rows:
     says it did not finish (``report`` says so too). A finished result of an earlier run in the
     same folder (its JSON, CSV and plots) is moved to ``previous-result/`` at the first write, and
     removed by the run's own last write: until then it is what the folder's last finished run
-    made, and the interrupted result names it (``config.previous_result``)."""
+    made, and the interrupted result names it (``config.previous_result``). It is removed by the
+    run's last write (:func:`record_plots`, after the plots are drawn)."""
     out_dir = output_dir(out_dir)
     extra = {"previous_result": f"{PREVIOUS_RESULT}/result.json"} if _set_aside_earlier(out_dir) else {}
     return write_results(out_dir, experiment, {**config, "interrupted": True, **extra}, rows)
@@ -113,10 +118,9 @@ def _remove_result(folder: Path) -> None:
 
 def write_results(out_dir: Path, experiment: str, config: dict[str, Any], rows: list[Row]) -> Path:
     """Writes result.json and result.csv into ``out_dir`` (created if missing); returns the JSON path.
-    A finished write replaces the earlier result that progress writes set aside."""
+    (The earlier result that progress writes set aside goes with :func:`record_plots`, the last
+    write of a finished run.)"""
     output_dir(out_dir)
-    if not config.get("interrupted"):
-        _remove_result(out_dir / PREVIOUS_RESULT)
     doc: ResultDoc = {"experiment": experiment, "config": config, "machine": machine_info(), "rows": rows,
                       "plots": []}
     json_path = out_dir / "result.json"

@@ -126,7 +126,10 @@ impl Simulator {
         let mut worker = self.algo.build(&self.items, &self.params);
         let (m, ids) = (self.ids.m(), self.ids.ids());
         let mut s = WorkerStats { requests: stream.len() as u64, ..Default::default() };
-        for &t in stream {
+        for (i, &t) in stream.iter().enumerate() {
+            if i % super::working_set::STOP_EVERY == super::working_set::STOP_EVERY - 1 && crate::cancel::requested() {
+                break; // its caller reports the run interrupted
+            }
             s.work += worker.serve(&self.keys[t as usize]);
             let id = ids[t as usize];
             if id as usize >= m && self.algo.capacity.is_none() {

@@ -39,6 +39,10 @@ pub struct PassMode {
 
 const NEVER: u32 = u32::MAX;
 
+/// Requests between two reads of the stop request (Ctrl-C): a pass over 10⁸ requests takes
+/// seconds, and a stopped pass ends early (its caller reports the run interrupted).
+pub(crate) const STOP_EVERY: usize = 1 << 16;
+
 /// Reusable state of the pass: run it over one worker's stream after another.
 pub struct WorkingSetPass {
     /// Time of each id's latest access in the current stream, or [`NEVER`].
@@ -69,6 +73,9 @@ impl WorkingSetPass {
         }
         let mut distinct: u32 = 0;
         for (t, &x) in stream.iter().enumerate() {
+            if t % STOP_EVERY == STOP_EVERY - 1 && crate::cancel::requested() {
+                break; // the state is reset below as after a whole pass
+            }
             let xi = x as usize;
             if mode.universe_bound && xi >= m {
                 visit(Access::Absent);
