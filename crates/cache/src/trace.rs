@@ -31,8 +31,10 @@ pub struct LatencyTrace {
     pub mean_interval: Option<f64>,
     /// Each object's mean miss latency in TIMESTAMP units, when the trace has a latency column.
     pub latencies: Option<Vec<f64>>,
-    /// Where each object's latencies start (`FILE:LINE`), for messages about its Z.
-    pub latency_lines: Vec<String>,
+    /// The line where each object's latencies start, for messages about its Z.
+    pub latency_lines: Vec<u32>,
+    /// The file read (empty for a trace made in memory), for those messages.
+    pub source: String,
 }
 
 /// Miss latency Z in request steps: one for every object, or one per object.
@@ -102,7 +104,14 @@ impl LatencyTrace {
         if let Some(bad) = requests.iter().find(|&&o| o as usize >= objects) {
             return Err(Error::config(format!("object id {bad} out of range 0..{objects}")));
         }
-        Ok(Self { requests, objects, mean_interval: None, latencies: None, latency_lines: Vec::new() })
+        Ok(Self {
+            requests,
+            objects,
+            mean_interval: None,
+            latencies: None,
+            latency_lines: Vec::new(),
+            source: String::new(),
+        })
     }
 
     /// A trace from arbitrary keys, numbered densely in order of first appearance.
@@ -139,7 +148,7 @@ impl LatencyTrace {
         let mut last_time_text = "";
         let mut latency_sum: Vec<f64> = Vec::new();
         let mut latency_count: Vec<u32> = Vec::new();
-        let mut latency_lines: Vec<String> = Vec::new(); // each object's first
+        let mut latency_lines: Vec<u32> = Vec::new(); // each object's first
         for (i, line) in text.lines().enumerate() {
             let n = i + 1;
             let at = |m: String| Error::input(path, Some(n), m);
@@ -186,7 +195,7 @@ impl LatencyTrace {
                 if o == latency_sum.len() {
                     latency_sum.push(0.0);
                     latency_count.push(0);
-                    latency_lines.push(format!("{path}:{n}"));
+                    latency_lines.push(u32::try_from(n).unwrap_or(u32::MAX));
                 }
                 latency_sum[o] += l;
                 latency_count[o] += 1;
@@ -204,7 +213,7 @@ impl LatencyTrace {
         let mean_interval = (columns >= 2).then(|| span / (requests.len().saturating_sub(1).max(1)) as f64);
         let latencies =
             (columns == 3).then(|| latency_sum.iter().zip(&latency_count).map(|(s, c)| s / *c as f64).collect());
-        Ok(Self { objects: ids.len(), requests, mean_interval, latencies, latency_lines })
+        Ok(Self { objects: ids.len(), requests, mean_interval, latencies, latency_lines, source: path.to_string() })
     }
 
     /// Number of requests (time steps).
@@ -242,7 +251,7 @@ impl LatencyTrace {
             return Err(Error::config(format!(
                 "{}: this object's mean latency {} gives Z = {:.3} request-times (latency / mean inter-request time \
                  {}), which rounds to 0; the shortest miss is Z = 1, a latency of at least {}",
-                self.latency_lines[o],
+                format_args!("{}:{}", self.source, self.latency_lines[o]),
                 short(lat[o]),
                 lat[o] / r,
                 short(r),

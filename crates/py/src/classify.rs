@@ -9,7 +9,7 @@ use pyo3::types::{PyDict, PyList};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
-use superlinear_classify::classifier::REGISTRY as CLASSIFIERS;
+use superlinear_classify::classifier::{WorkerStats, REGISTRY as CLASSIFIERS};
 use superlinear_classify::config::{LoadSettings, RunSettings, SyntheticSettings};
 use superlinear_classify::dispatch::{self, REGISTRY as DISPATCHERS};
 use superlinear_classify::footprint;
@@ -321,7 +321,7 @@ impl PacketWorkload {
     #[pyo3(signature = (algo, front = 0, stats = true))]
     fn worker_bytes(&self, py: Python<'_>, algo: &str, front: usize, stats: bool) -> PyResult<u64> {
         let (own, _) = py.allow_threads(|| footprint::own_bytes(&self.snap, algo, front)).map_err(to_py)?;
-        let counters = if stats { (self.snap.len() as u64 + 1) * std::mem::size_of::<u64>() as u64 } else { 0 };
+        let counters = if stats { WorkerStats::bytes(self.snap.len()) } else { 0 };
         Ok(own + counters)
     }
 

@@ -144,7 +144,6 @@ impl LawModel {
                 Model::Simulation(sim) => sim.candidate(&candidate, k).map(|p| law::simulated_record(&p, s)),
             })
             .map_err(to_py)?;
-        superlinear_core::cancel::check().map_err(to_py)?;
         record(py, &rec)
     }
 
@@ -165,7 +164,6 @@ impl LawModel {
                 Model::Simulation(sim) => sim.assigned(&workers, k).map(|p| law::simulated_record(&p, s)),
             })
             .map_err(to_py)?;
-        superlinear_core::cancel::check().map_err(to_py)?;
         record(py, &rec)
     }
 
@@ -180,7 +178,6 @@ impl LawModel {
             )));
         };
         let accesses = py.allow_threads(|| evaluator.accesses(workers.as_deref(), k)).map_err(to_py)?;
-        superlinear_core::cancel::check().map_err(to_py)?;
         Ok(accesses
             .into_iter()
             .map(|a| match a {

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from superlinear.common.args import floats
 from superlinear.common.input_files import read_input_text
 from superlinear.output.figures import save_figure
-from superlinear.output.paths import output_file
+from superlinear.output.paths import output_file, refuse_stdout
 
 if TYPE_CHECKING:  # numpy and scipy load only when a fit runs, not for every CLI start
     from superlinear.analysis.usl import USLFit
@@ -276,9 +276,8 @@ def cmd_usl(args: argparse.Namespace) -> int:
         raise USLInputError(f"--fix-gamma: must be a finite number > 0, got {args.fix_gamma:g}")
     if args.no_plot and args.out is not None:
         raise USLInputError("--out has no effect with --no-plot (it names the plot file)")
-    if args.out == "-":
-        raise USLInputError("--out -: it names the plot files (STEM.png and STEM.svg), which do not go to standard "
-                            "output; --json prints every number there")
+    refuse_stdout(args.out, "--out", "it names the plot files (STEM.png and STEM.svg), which do not go to standard "
+                  "output; --json prints every number there")
     out = None
     if not args.no_plot:
         out = output_file(args.out) if args.out is not None else path.with_name(path.stem + "_usl")

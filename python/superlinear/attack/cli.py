@@ -36,15 +36,14 @@ from superlinear.attack.studies import (
 )
 from superlinear.classify.workload import MAX_DEPTH, MAX_FLOWS_PER_RULE, MAX_SYNTHETIC_RULES
 from superlinear.common.args import (
-    finite,
     floats,
     fraction,
     int_list,
     names,
     non_negative_int,
     non_negative_whole,
+    positive_finite,
     positive_int_at_most,
-    positive_number,
     positive_whole,
     repeat_count,
 )
@@ -100,9 +99,6 @@ BYTES_PER_CLASSIFIER_PACKET = 128
 BYTES_PER_QUEUED = 64
 BYTES_PER_PAIR = 16
 
-
-#: A finite number > 0.
-positive_finite = finite(positive_number)
 
 #: The least innocent load ``attack sim`` takes: the simulated time grows as 1 / load and every
 #: attack packet in it is stepped (--quick took 4 s at 0.1, 23 s at 0.01; 1e-300 would take years).

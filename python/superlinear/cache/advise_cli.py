@@ -94,7 +94,7 @@ class CacheAdvise(Study[argparse.Namespace]):
             from superlinear.experiments.cachetier_driver import check_servers_fit
 
             check_servers_fit(verify_study(args.dist, args.rows, args.ks, args.memory_mb, args.verify_requests),
-                              None, "--k")
+                              "--k")
         return args
 
     def run(self, config: argparse.Namespace, progress: Progress | None) -> Outcome:

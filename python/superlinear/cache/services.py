@@ -59,6 +59,8 @@ MAX_REPLICAS = 64
 #: The connections the PostgreSQL that ``up`` starts takes (``max_connections``); 3 of them are
 #: reserved for superusers.
 PG_MAX_CONNECTIONS = 300
+#: Of those, the connections only a superuser may open (PostgreSQL's superuser_reserved_connections).
+PG_RESERVED_CONNECTIONS = 3
 
 
 def services_dir(path: str | os.PathLike[str] | None = None) -> Path:

@@ -50,7 +50,7 @@ from superlinear.common.scope import OptionScope, hidden_alias, needs_option, sp
 from superlinear.common.study import Outcome, Study, console, run_study
 from superlinear.common.study import Progress as ProgressLine
 from superlinear.experiments.repeats import median_run, spread
-from superlinear.output.paths import output_file, written_atomically
+from superlinear.output.paths import output_file, refuse_stdout, written_atomically
 
 ACTIONS = ("run", "bench", "compare", "gen-rules", "gen-trace", "convert", "algorithms")
 KINDS = ("projected = serial dispatcher CPU time + slowest worker's own CPU time; measured = wall clock with real "
@@ -698,9 +698,9 @@ def cmd_classify(args: argparse.Namespace, scope: OptionScope) -> int:
         if "calibration" in given and not args.dispatch.startswith("rule"):
             raise SuperlinearError(f"--calibration has no effect with --dispatch {args.dispatch} (it calibrates "
                                    "the rule-aware dispatcher)")
-    if action == "bench" and args.out == STDOUT:
-        raise SuperlinearError("--out -: classify bench writes a folder of results (name one; its table goes to "
-                               "standard output already)")
+    if action == "bench":
+        refuse_stdout(args.out, "--out", "classify bench writes a folder of results (name one; its table goes to "
+                      "standard output already)")
     if action == "bench" and not args.out:
         args.out = "results/classify-bench"
     if action in ("gen-rules", "gen-trace", "convert"):

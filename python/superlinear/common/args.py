@@ -135,6 +135,10 @@ def finite(number_type: Callable[[str], float]) -> Callable[[str], float]:
     return parse
 
 
+#: A finite number > 0 (``attack``/``latency-sim`` wording).
+positive_finite = finite(positive_number)
+
+
 def usable_cpu(text: str) -> int:
     """A CPU this process may run on (its affinity mask), e.g. for pinning a sender."""
     try:

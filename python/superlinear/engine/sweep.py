@@ -21,7 +21,6 @@ Example::
 
 from __future__ import annotations
 
-import json
 import re
 import tomllib
 from pathlib import Path
@@ -86,16 +85,6 @@ _KIND_WORDS = {"usize": "a whole number ≥ 0", "u64": "a whole number ≥ 0", "
 _SERDE_FIELD = re.compile(r"field '(?P<key>[^']+)': invalid (?:value|type): (?P<got>.+), expected (?P<kind>.+)$")
 
 
-def _canonical_algo(algo: str) -> str:
-    """``algo`` with a numeric capacity written as a plain number (``lru:+10`` and ``lru:010``
-    are ``lru:10``); any other spelling as given (the core names what is wrong with it)."""
-    name, _, capacity = algo.partition(":")
-    try:
-        return f"{name}:{int(capacity)}" if capacity else name
-    except ValueError:
-        return algo
-
-
 def _check(path: Path, name: ConfigName, table: dict[str, Any]) -> None:
     """Rust's own check of a run config's fields: a wrong type or range, in one line, in the
     sweep file's words (its keys and value kinds, not Rust's struct and type names)."""
@@ -128,9 +117,10 @@ def load_sweep(path: Path) -> tuple[Experiment, bool]:
     algos = _want(path, doc, "algos", list)
     if not algos or not all(isinstance(a, str) for a in algos):
         raise ConfigError(f"{path}: 'algos' must be a non-empty list of names")
+    canonical = []  # as the core spells them: lru:+10 and lru:010 are lru:10
     for a in algos:
         try:
-            _native.check_algo(a)
+            canonical.append(_native.check_algo(a))
         except SuperlinearError as e:
             raise ConfigError(f"{path}: algos: {e}") from None
     known_dispatch = {d["name"]: d["name"] for d in _native.dispatchers()}
@@ -148,7 +138,7 @@ def load_sweep(path: Path) -> tuple[Experiment, bool]:
     # A name twice would run its series twice and count them as independent repeats (a cache's
     # capacity compared as a number: lru:10, lru:+10 and lru:010 are one cache).
     listed: tuple[tuple[str, list[str]], ...] = (
-        ("algos", [_canonical_algo(a) for a in algos]), ("dispatch", [known_dispatch[d] for d in dispatch]),
+        ("algos", canonical), ("dispatch", [known_dispatch[d] for d in dispatch]),
         ("k", [str(k) for k in ks]))
     for key, names in listed:
         twice = sorted({n for n in names if names.count(n) > 1})
@@ -186,11 +176,7 @@ def load_sweep(path: Path) -> tuple[Experiment, bool]:
     # the "vs static k=1" column, as in Fig. 5.
     adapts = {a["name"]: a["self_adjusting"] for a in _native.algorithms()}
     static = next((a for a in algos if not adapts[a.split(":", 1)[0]]), None)
-    panels = []
-    # Two equal tables would run one panel twice, as panels a and b.
-    seen_tables = [json.dumps(w, sort_keys=True, default=str) for w in workloads_list]
-    if len(set(seen_tables)) < len(seen_tables):
-        raise ConfigError(f"{path}: two [[workload]] tables are the same (each is one panel)")
+    panels: list[Panel] = []
     for i, w in enumerate(workloads_list):
         if not isinstance(w, dict):
             raise ConfigError(f"{path}: every [[workload]] must be a table")
@@ -227,6 +213,9 @@ def load_sweep(path: Path) -> tuple[Experiment, bool]:
         if kind == "zipf" and alpha <= 0:
             raise ConfigError(f"{path}: zipf alpha must be positive, got {alpha}")
         workload = Workload(kind, m, alpha, wpath)
+        if any(p.workload == workload for p in panels):
+            # It would run one panel twice, as panels a and b.
+            raise ConfigError(f"{path}: two [[workload]] tables are the same (each is one panel)")
         caps = [int(a.split(":", 1)[1]) for a in algos if ":" in a]
         panels.append(Panel(
             name=chr(ord("a") + i) if len(workloads_list) > 1 else "a",
@@ -247,8 +236,6 @@ def load_sweep(path: Path) -> tuple[Experiment, bool]:
     for panel in panels:
         if panel.warmup < 0:
             raise ConfigError(f"{path}: 'warmup' must be 0 or more, got {panel.warmup}")
-        if not 1 <= panel.repeats <= MAX_REPEATS:
-            raise ConfigError(f"{path}: 'repeats' must be 1 to {MAX_REPEATS:,} (as --repeats), got {panel.repeats:,}")
         assert isinstance(panel.workload, Workload)
         for algo in algos:
             check_run_size(RunSpec(algo=algo, dispatch=dispatch[0], k=max(ks), workload=panel.workload,

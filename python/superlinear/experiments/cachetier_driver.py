@@ -49,7 +49,7 @@ from rich.table import Table
 from superlinear import _native
 from superlinear.cache.advise import LINEAR_TOLERANCE, curve_of, items_for
 from superlinear.cache.client import aggregate_rounds, bench_row, client_config
-from superlinear.cache.services import PG_MAX_CONNECTIONS, Services, check_replica_bounds
+from superlinear.cache.services import PG_MAX_CONNECTIONS, PG_RESERVED_CONNECTIONS, Services, check_replica_bounds
 from superlinear.cache.work import Counts, UnitCosts, busiest_participant_span, work_span
 from superlinear.common.errors import SuperlinearError
 from superlinear.common.interrupt import interruptible
@@ -482,16 +482,14 @@ def linear_growth(rr: list[Row]) -> str | None:
             f"(+5 %), the curve grows linearly again" + (f": {steps}" if steps else ""))
 
 
-def check_servers_fit(study: CacheStudy, panels: list[str] | None, flag: str) -> None:
+def check_servers_fit(study: CacheStudy, flag: str) -> None:
     """Refuses, before any server starts, a study whose replicas the machine cannot hold (their
     count and memory) or whose runs would open more connections than its PostgreSQL takes (it
     refuses them with "too many clients" once runs have started), naming ``flag``, the option that
     set the replica counts."""
     check_replica_bounds(study.replicas, study.memory_mb, flag=flag, override=None)
-    takes = PG_MAX_CONNECTIONS - 3  # the superusers' reserve
+    takes = PG_MAX_CONNECTIONS - PG_RESERVED_CONNECTIONS
     for p in study.panels:
-        if panels and p.name not in panels:
-            continue
         for k in p.ks:
             opens = min(_threads(p, k), _db_connections(p, k))  # a thread holds one connection at a time
             if opens > takes:

@@ -27,12 +27,11 @@ from rich.table import Table
 
 from superlinear.common.args import (
     comma_list,
-    finite,
     int_list,
     non_negative_int,
     non_negative_whole,
     number,
-    positive_number,
+    positive_finite,
     positive_whole,
     repeat_count,
 )
@@ -220,7 +219,7 @@ def _run_config(args: argparse.Namespace) -> RunConfig:
         raise SuperlinearError(f"--belatedly: the trace has {len(trace):,} requests, more than --belatedly-max "
                                f"{args.belatedly_max:,} (Belatedly's LP grows with the trace; see the README's limits)")
     if args.belatedly:
-        _check_rounds(args)  # before the grid, not after it
+        latency.check_rounds(args.rounds)  # before the grid, not after it
     return RunConfig(args, trace, names, zs, sizes, flag)
 
 
@@ -230,10 +229,6 @@ def _check_policies(option: str, names: list[str]) -> None:
         latency.check_policies(names)
     except SuperlinearError as e:
         raise SuperlinearError(f"{option}: {e}") from None
-
-
-def _check_rounds(args: argparse.Namespace) -> None:
-    check_at_most("--rounds", args.rounds, latency.MAX_ROUNDS, "each rounding replays the whole trace")
 
 
 def _run_grid(config: RunConfig, show: bool) -> Outcome:
@@ -362,7 +357,7 @@ def _belatedly(args: argparse.Namespace, progress: ProgressLine | None) -> Outco
     names = comma_list("--compare", args.compare) if args.compare else []
     if names:
         _check_policies("--compare", names)  # before the LP is solved, not after
-    _check_rounds(args)
+    latency.check_rounds(args.rounds)
     _run_notes(trace, [c], flag)
     if progress is not None:
         progress(f"building and solving Belatedly's LP for {len(trace):,} requests")
@@ -488,11 +483,6 @@ def _seed_scope(parser: argparse.ArgumentParser) -> None:
                       else None, "it seeds a generated trace and Belatedly's rounding")
 
 
-#: ``belatedly --time-limit``: a finite number of seconds > 0 (``inf`` was taken, and recorded
-#: in result.json as ``Infinity``, which is not JSON).
-seconds = finite(positive_number)
-
-
 #: The generator's bounds (crates/cache generate.rs, ``TraceSpec::validate``), per flag: the
 #: flag, its field, whether a value is in range, and what the range is.
 GENERATOR_BOUNDS: tuple[tuple[str, str, Callable[[float], bool], str], ...] = (
@@ -593,7 +583,8 @@ def register(sub: Any) -> None:
     b.add_argument("--rounds", type=non_negative_whole, default=4,
                    help="random roundings besides the threshold ones (default 4)")
     b.add_argument("--compare", default="lru,lru-mad,belady,belady-ad", help="policies to simulate alongside")
-    b.add_argument("--time-limit", type=seconds,
+    # (inf was taken, and recorded in result.json as Infinity, which is not JSON.)
+    b.add_argument("--time-limit", type=positive_finite,
                    help="HiGHS's time limit in seconds: a solve it stops is an error; it reads the limit between "
                         "its iterations only, so a solve can end past it (then said in a note)")
     b.add_argument("--max-requests", type=positive_whole, default=200_000, help="refuse larger traces (default 200000)")

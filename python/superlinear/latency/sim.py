@@ -133,14 +133,18 @@ def whole_z(z: float) -> int:
 MAX_Z = 2**62
 
 
-def check_z(z: int | None, trace: Trace | None = None) -> None:
-    """A Z to simulate: ``z``, or (``None``) the latency column of ``trace``."""
-    if z is None and trace is not None:
-        trace.check_latency_column()
+def check_z(z: int | None) -> None:
+    """A Z to simulate: ``z``, or ``None`` for the trace's latency column (the core checks it
+    where it reads it, ``Trace.check_latency_column``)."""
     if z is not None and z < 1:
         raise SuperlinearError(f"Z must be at least 1 request-time, got {z}")
     if z is not None and z > MAX_Z:
         raise SuperlinearError(f"Z = {z:,} request-times: at most {MAX_Z:,}")
+
+
+def check_rounds(rounds: int) -> None:
+    """Belatedly's random roundings, at most :data:`MAX_ROUNDS`."""
+    check_at_most("--rounds", rounds, MAX_ROUNDS, "each rounding replays the whole trace")
 
 
 def check_capacity(capacity: int) -> None:
@@ -214,7 +218,7 @@ def check_policies(names: Sequence[str]) -> None:
 def simulate(trace: Trace, policy: str, z: int | None, capacity: int, amat: bool = True) -> SimResult:
     """Runs ``policy`` in the delayed-hits model; with ``amat`` also the classical model of the
     same policy, whose miss rate gives the AMAT estimate (Eq. 2.1, hit latency 0)."""
-    check_z(z, trace)
+    check_z(z)
     check_capacity(capacity)
     r = interruptible(lambda: _native.latency_simulate(trace.native, policy, z, capacity, False))
     estimate = None
@@ -333,9 +337,9 @@ def belatedly(trace: Trace, z: int | None, capacity: int, rounds: int = 4, seed:
     import scipy.sparse as sp
     from scipy.optimize import linprog
 
-    check_z(z, trace)
+    check_z(z)
     check_capacity(capacity)
-    check_at_most("--rounds", rounds, MAX_ROUNDS, "each rounding replays the whole trace")
+    check_rounds(rounds)
     t0 = time.perf_counter()
     lp = interruptible(lambda: _native.LatencyLp(trace.native, z, capacity))
     a = lp.arrays()
@@ -377,7 +381,7 @@ def belatedly(trace: Trace, z: int | None, capacity: int, rounds: int = 4, seed:
 def optimal(trace: Trace, z: int | None, capacity: int, any_time: bool = False) -> int:
     """Exhaustive optimum of a tiny instance (total latency): evictions only at fills (the
     simulator's model) or, with ``any_time``, at any step (the thesis' model)."""
-    check_z(z, trace)
+    check_z(z)
     check_capacity(capacity)
     return int(interruptible(lambda: _native.latency_optimal(trace.native, z, capacity, any_time)))
 
@@ -395,7 +399,7 @@ class Speed:
 
 
 def speed(trace: Trace, policy: str, z: int | None, capacity: int) -> Speed:
-    check_z(z, trace)
+    check_z(z)
     check_capacity(capacity)
     r = interruptible(lambda: _native.latency_bench(trace.native, policy, z, capacity))
     return Speed(policy=policy, requests=r["requests"], cpu_s=r["cpu_ns"] / 1e9,

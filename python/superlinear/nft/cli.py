@@ -39,7 +39,7 @@ from superlinear.nft.bench import (
     run_sets,
 )
 from superlinear.nft.netns import RX_DEV, TABLE, NeedsPrivilegesError, TerminatedError, remove_all
-from superlinear.output.paths import output_dir, output_file, write_text_atomic
+from superlinear.output.paths import output_dir, output_file, refuse_stdout, write_text_atomic
 from superlinear.output.results import record_plots, write_results
 
 console = Console(width=max(120, Console().width))
@@ -152,9 +152,9 @@ def cmd_nft_bench(args: argparse.Namespace, scope: OptionScope) -> int:
             return e.exit_code
         print(f"removed {len(removed)} namespace(s)" + (f": {', '.join(removed)}" if removed else ""))
         return 0
-    if not args.emit and args.out == "-":
-        raise SuperlinearError("--out -: nft-bench writes a folder of results (name one; --json prints "
-                               "result.json on standard output, --emit - the nftables table)")
+    if not args.emit:  # before the inputs are read
+        refuse_stdout(args.out, "--out", "nft-bench writes a folder of results (name one; --json prints result.json "
+                      "on standard output, --emit - the nftables table)")
     inputs = inputs_from(args)
     if args.emit:
         return cmd_emit(args, inputs)

@@ -44,13 +44,18 @@ def remove_empty_created() -> None:
     _created.clear()
 
 
+def refuse_stdout(path: str | Path | None, option: str, why: str) -> None:
+    """Refuses ``-`` (standard output where a command says so, ``classify convert --out -``) for
+    an option that names a file or a folder here; ``why`` says what it names instead."""
+    if path is not None and str(path) == "-":
+        raise SuperlinearError(f"{option} -: {why}")
+
+
 def output_dir(path: str | Path, option: str = "--out") -> Path:
     """The output folder ``path``, created (with missing parents) if it does not exist."""
     if not str(path).strip():
         raise SuperlinearError(f"{option}: empty (name a folder)")
-    if str(path) == "-":  # standard output elsewhere (`classify convert --out -`): here a folder's name
-        raise SuperlinearError(f"{option} -: this command writes a folder of results, not standard output (name a "
-                               "folder)")
+    refuse_stdout(path, option, "this command writes a folder of results, not standard output (name a folder)")
     p = Path(path)
     if p.exists() and not p.is_dir():
         raise SuperlinearError(f"{p}: exists and is not a folder ({option} takes a folder here)")
@@ -81,8 +86,7 @@ def output_file(path: str | Path, option: str = "--out",
     and not one of the command's ``inputs`` (``(flag, path)``; writing it would destroy it)."""
     if not str(path).strip():
         raise SuperlinearError(f"{option}: empty (name a file)")
-    if str(path) == "-":  # standard output where a command says so (`classify convert --out -`), not here
-        raise SuperlinearError(f"{option} -: this command writes a file, not standard output (name a file)")
+    refuse_stdout(path, option, "this command writes a file, not standard output (name a file)")
     p = Path(path)
     for flag, source in inputs:
         with contextlib.suppress(OSError):

@@ -47,9 +47,8 @@ def find_results(root: Path) -> list[ExperimentResult]:
             raise SuperlinearError(f"{path}: not a result file (nested too deeply)") from None
         if not isinstance(doc, dict) or not isinstance(doc.get("rows"), list):
             raise SuperlinearError(f"{path}: not a result file (no 'rows' list)")
-        if not all(isinstance(r, dict) for r in doc["rows"]):
-            # They were left out of its table without a word.
-            bad = next(i for i, r in enumerate(doc["rows"]) if not isinstance(r, dict))
+        bad = next((i for i, r in enumerate(doc["rows"]) if not isinstance(r, dict)), None)
+        if bad is not None:  # such rows were left out of its table without a word
             raise SuperlinearError(f"{path}: not a result file (row {bad + 1} is not an object)")
         # A result names its plots (older result files do not): any other PNG in the folder is
         # an earlier run's, left in a reused --out folder, and shows other data.

@@ -61,10 +61,6 @@ def record_plots(json_path: Path, plots: list[Path], **more: Any) -> None:
 #: writes its progress there: a run stopped part way must not cost the result it would replace.
 PREVIOUS_RESULT = "previous-result"
 
-#: The output folders whose earlier result this process has already set aside (or found none in).
-_set_aside: set[Path] = set()
-
-
 def write_progress(out_dir: Path, experiment: str, config: dict[str, Any], rows: list[Row]) -> Path:
     """The rows a long run has finished so far, written as each finishes: flagged ``interrupted``
     until the run's own last write, so that a run stopped or killed part way leaves a result that
@@ -73,23 +69,22 @@ def write_progress(out_dir: Path, experiment: str, config: dict[str, Any], rows:
     removed by the run's own last write: until then it is what the folder's last finished run
     made, and the interrupted result names it (``config.previous_result``). It is removed by the
     run's last write (:func:`record_plots`, after the plots are drawn)."""
-    out_dir = output_dir(out_dir)
+    out_dir = Path(out_dir)
     extra = {"previous_result": f"{PREVIOUS_RESULT}/result.json"} if _set_aside_earlier(out_dir) else {}
     return write_results(out_dir, experiment, {**config, "interrupted": True, **extra}, rows)
 
 
 def _set_aside_earlier(out_dir: Path) -> bool:
-    """Moves a finished result in ``out_dir`` to ``previous-result/`` the first time this process
-    writes progress there; says whether an earlier finished result waits there."""
+    """Moves a finished result in ``out_dir`` to ``previous-result/`` (at a run's first progress
+    write: from then on the folder's result is an interrupted one, which is only ever replaced);
+    says whether an earlier finished result waits there."""
     aside = out_dir / PREVIOUS_RESULT
-    if out_dir.resolve() not in _set_aside:
-        _set_aside.add(out_dir.resolve())
-        files = _result_files(out_dir)
-        if files:  # a finished result (an interrupted one is only ever replaced)
-            _remove_result(aside)
-            aside.mkdir(exist_ok=True)
-            for f in files:
-                os.replace(f, aside / f.name)
+    files = _result_files(out_dir)
+    if files:
+        _remove_result(aside)
+        aside.mkdir(exist_ok=True)
+        for f in files:
+            os.replace(f, aside / f.name)
     return (aside / "result.json").is_file()
 
 

@@ -42,7 +42,7 @@ from superlinear.common.scope import OptionScope, conditional_scope, generator_s
 from superlinear.nft.bench import require_file
 from superlinear.nft.netns import NeedsPrivilegesError
 from superlinear.nft.ruleset_json import describe_row
-from superlinear.output.paths import output_dir
+from superlinear.output.paths import output_dir, refuse_stdout
 from superlinear.xdp import pins
 
 console = Console(width=max(120, Console().width))
@@ -461,9 +461,8 @@ def cmd_xdp_bench(args: argparse.Namespace) -> int:
     from superlinear.xdp.report import check_lines, cost_table, plot, throughput_table, work_table
     from superlinear.xdp.throughput import worker_cpu_counts
 
-    if args.out == "-":
-        raise SuperlinearError("--out -: xdp-bench writes a folder of results (name one; --json prints result.json "
-                               "on standard output)")
+    refuse_stdout(args.out, "--out", "xdp-bench writes a folder of results (name one; --json prints result.json on "
+                  "standard output)")  # before the inputs are read
     studies = tuple(comma_list("--studies", args.studies))
     dispatches = tuple(comma_list("--dispatch", args.dispatch, separator=";"))
     unknown_studies = [x for x in studies if x not in STUDIES]

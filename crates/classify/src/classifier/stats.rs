@@ -52,6 +52,11 @@ pub struct WorkerStats {
 }
 
 impl WorkerStats {
+    /// Bytes the statistics of `rules` rules hold ([`Self::new`]: a count and a window mark per rule).
+    pub fn bytes(rules: usize) -> u64 {
+        (std::mem::size_of::<Self>() + rules * (std::mem::size_of::<u64>() + std::mem::size_of::<u32>())) as u64
+    }
+
     /// Empty statistics for `rules` rules and a window of `window` packets (0: the default).
     pub fn new(rules: usize, window: usize) -> Self {
         Self {

@@ -206,10 +206,9 @@ pub fn parse(text: &str, source: &str, opts: &ReadOptions) -> Result<RuleSet, Er
     let mut rules = Vec::new();
     let mut depth = 0usize;
     let mut chain: Option<Chain> = None;
-    // The chain holding the rules, and the first base chain (its policy is the default of a
-    // file without rules).
+    // The chain holding the rules, and the base chains in order (the first one's policy is the
+    // default of a file without rules).
     let mut rule_chain: Option<Chain> = None;
-    let mut first_base: Option<Chain> = None;
     let mut bases: Vec<Chain> = Vec::new();
     let mut any_chain = false;
     let mut bare_rule_line = None;
@@ -265,7 +264,6 @@ pub fn parse(text: &str, source: &str, opts: &ReadOptions) -> Result<RuleSet, Er
                         rule_chain = Some(closed.clone()); // with the policy, wherever its line was
                     }
                     if closed.base {
-                        first_base.get_or_insert(closed.clone());
                         bases.push(closed);
                     }
                 }
@@ -370,7 +368,7 @@ pub fn parse(text: &str, source: &str, opts: &ReadOptions) -> Result<RuleSet, Er
             ));
         }
     }
-    let policy = rule_chain.or(first_base).and_then(|c| c.policy);
+    let policy = rule_chain.or(bases.into_iter().next()).and_then(|c| c.policy);
     Ok(RuleSet::new(rules, policy.unwrap_or(opts.default_action)))
 }
 

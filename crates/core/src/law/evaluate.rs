@@ -38,13 +38,17 @@ impl Evaluator {
         self.cost.as_ref()
     }
 
-    /// T(1): one worker serving the whole stream (computed once).
+    /// T(1): one worker serving the whole stream (computed once; a pass a stop request cut
+    /// short is returned, not kept, and its caller reports the run interrupted).
     pub fn baseline(&mut self) -> WorkerStats {
-        if self.baseline.is_none() {
-            let stats = serve(&mut self.pass, self.cost.as_ref(), self.items.ids(), self.items.m());
-            self.baseline = Some(stats);
+        if let Some(stats) = &self.baseline {
+            return stats.clone();
         }
-        self.baseline.clone().expect("just computed")
+        let stats = serve(&mut self.pass, self.cost.as_ref(), self.items.ids(), self.items.m());
+        if !crate::cancel::requested() {
+            self.baseline = Some(stats.clone());
+        }
+        stats
     }
 
     /// The law at k for a given assignment: `workers[t]` in `0..k` serves request t.
@@ -56,6 +60,7 @@ impl Evaluator {
             .iter()
             .map(|r| serve(&mut self.pass, self.cost.as_ref(), &self.grouped[r.clone()], self.items.m()))
             .collect();
+        crate::cancel::check()?; // a pass cut short counted part of its stream
         Ok(LawPoint { k, baseline_work: baseline.work, workers: stats })
     }
 
@@ -103,6 +108,7 @@ impl Evaluator {
                 out[*slots.next().expect("one access per request") as usize] = a;
             });
         }
+        crate::cancel::check()?;
         Ok(out)
     }
 }
