@@ -121,17 +121,19 @@ def printable(text: str) -> str:
     return "".join(c if c.isprintable() or c in "\n\t" else repr(c)[1:-1] for c in text)
 
 
+def refuse_undecodable(argv: Sequence[str]) -> None:
+    """Refuses an argument in bytes that are not UTF-8 (a file name from another locale, which
+    Python hands over with surrogate escapes), before anything runs: the native readers take UTF-8
+    paths, and a result file could not record it."""
+    for a in argv:
+        if any("\udc80" <= c <= "\udcff" for c in a):
+            shown = a.encode(errors="surrogateescape").decode(errors="replace")
+            raise SuperlinearError(f"{shown}: not valid UTF-8 (rename it; the native readers take UTF-8 names)")
+
+
 def error_text(e: BaseException) -> str:
     """A user-facing error in words: an OSError as ``PATH: reason`` (lower case, as the native
     readers word it), not Python's ``[Errno 2] No such file or directory: 'PATH'``."""
-    if (isinstance(e, UnicodeEncodeError) and e.reason == "surrogates not allowed") or (
-            isinstance(e, SuperlinearError) and "surrogates not allowed" in str(e)):
-        # A file name in bytes that are not UTF-8: the native readers take UTF-8 paths (the
-        # core's config check wraps the conversion's error in its field's name).
-        shown = [a.encode(errors="surrogateescape").decode(errors="replace") for a in sys.argv[1:]
-                 if any("\udc80" <= c <= "\udcff" for c in a)]
-        return (f"{shown[0] if shown else 'a name given'}: not valid UTF-8 (rename it; the native readers take "
-                "UTF-8 names)")
     if isinstance(e, OSError) and e.strerror:
         reason = e.strerror[0].lower() + e.strerror[1:]
         return f"{e.filename}: {reason}" if e.filename is not None else reason
@@ -143,6 +145,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         stop_on_first_interrupt()
     forget_created()
     try:
+        refuse_undecodable(sys.argv[1:] if argv is None else argv)
         args = build_parser().parse_args(argv)
         code: int = args.func(args)
         sys.stdout.flush()  # a reader gone shows here (below), not in the interpreter's last flush

@@ -118,6 +118,11 @@ impl NftWorkload {
         (a.name(), kernel_action(a).name())
     }
 
+    /// Whether the rule file set the default policy itself (rather than the `default` option).
+    fn default_from_file(&self) -> bool {
+        self.workload.snap.rules.default_from_file
+    }
+
     /// Every rule as (src_lo, src_hi, dst_lo, dst_hi, sport_lo, sport_hi, dport_lo, dport_hi,
     /// proto_value, proto_mask, action, kernel_action), in priority order.
     #[allow(clippy::type_complexity)]

@@ -560,17 +560,12 @@ def refuse_actions_beside(rules: str, rule_format: str | None = "auto") -> None:
 def file_default_policy(rules: str, rule_format: str | None = "auto") -> str | None:
     """The default policy the rule file ``rules`` sets itself (a native ``default`` line, an nft
     chain's ``policy``), None where it sets none (ClassBench filters never do) or cannot be read
-    (the reader then says why). Read twice, under two different fallbacks: a policy the file sets
-    is the one both readings give."""
+    (the reader then says why)."""
     fmt = rule_file_format(rules, rule_format or "auto")
     if fmt not in ("native", "nft") or not Path(rules).is_file():
         return None
-    options = {"format": fmt, "actions": "accept", "generate": 0}
-    first = _native.NftWorkload.load(rules, None, {**options, "default": "accept"}).default_action()[0]
-    if first != "accept":
-        return str(first)
-    second = _native.NftWorkload.load(rules, None, {**options, "default": "drop"}).default_action()[0]
-    return str(first) if second == first else None
+    w = _native.NftWorkload.load(rules, None, {"format": fmt, "actions": "accept", "generate": 0})
+    return str(w.default_action()[0]) if w.default_from_file() else None
 
 
 def refuse_default_beside(rules: str, rule_format: str | None, default: str, flag: str = "--default") -> None:

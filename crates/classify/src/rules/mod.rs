@@ -323,12 +323,21 @@ pub struct RuleSet {
     pub rules: Vec<Rule>,
     /// The verdict when no rule matches.
     pub default_action: Action,
+    /// Whether the rule file set `default_action` itself (a native `default` line, an nft chain's
+    /// `policy`) rather than the reader's fallback: a `--default` beside such a file has no effect.
+    pub default_from_file: bool,
 }
 
 impl RuleSet {
-    /// A rule set.
+    /// A rule set whose default is not a file's own.
     pub fn new(rules: Vec<Rule>, default_action: Action) -> Self {
-        Self { rules, default_action }
+        Self { rules, default_action, default_from_file: false }
+    }
+
+    /// A rule set read from a file: `own_default` is the policy the file sets, if any, else the
+    /// reader's fallback `fallback` applies.
+    pub fn read(rules: Vec<Rule>, own_default: Option<Action>, fallback: Action) -> Self {
+        Self { rules, default_action: own_default.unwrap_or(fallback), default_from_file: own_default.is_some() }
     }
 
     /// Number of rules.

@@ -72,7 +72,7 @@ pub(crate) fn parse_line(t: &str) -> Result<Rule, String> {
 /// Parses the native format.
 pub fn parse(text: &str, source: &str, opts: &ReadOptions) -> Result<RuleSet, Error> {
     let mut rules = Vec::new();
-    let mut default_action = opts.default_action;
+    let mut own_default = None;
     let mut default_line = None;
     for (i, line) in text.lines().enumerate() {
         let t = line.split('#').next().unwrap_or("").trim();
@@ -86,13 +86,13 @@ pub fn parse(text: &str, source: &str, opts: &ReadOptions) -> Result<RuleSet, Er
                     return Err(err(format!("a second 'default' line (the first is line {first}); give one")));
                 }
                 let a = rest.trim();
-                default_action = Action::parse(a).ok_or_else(|| err(format!("unknown default policy '{a}'")))?;
+                own_default = Some(Action::parse(a).ok_or_else(|| err(format!("unknown default policy '{a}'")))?);
                 continue;
             }
         }
         rules.push(parse_line(t).map_err(err)?);
     }
-    Ok(RuleSet::new(rules, default_action))
+    Ok(RuleSet::read(rules, own_default, opts.default_action))
 }
 
 #[cfg(test)]
@@ -105,13 +105,17 @@ mod tests {
         let text = "default drop\naccept src 192.168.178.33 dst 23.0.0.45 dport 53 proto udp # dns\n\
                     drop src 10.0.0.1-10.0.0.9 sport 1024-65535 proto 0x06/0xff\nreject\n";
         let set = parse(text, "n", &ReadOptions::default()).unwrap();
-        assert_eq!(set.default_action, Action::Drop);
+        assert_eq!((set.default_action, set.default_from_file), (Action::Drop, true));
         assert_eq!(set.len(), 3);
         assert_eq!(set.rules[0].dport, PortRange::single(53));
         assert_eq!(set.rules[1].src, AddrRange { lo: 0x0a00_0001, hi: 0x0a00_0009 });
         assert_eq!(set.rules[2], Rule::any(Action::Reject));
         let again = parse(&to_native(&set), "n2", &ReadOptions::default()).unwrap();
         assert_eq!(again, set);
+        // Without a default line the reader's fallback applies, and the set says it is not the file's.
+        let fallback = ReadOptions { default_action: Action::Reject, ..ReadOptions::default() };
+        let set = parse("accept proto udp\n", "n3", &fallback).unwrap();
+        assert_eq!((set.default_action, set.default_from_file), (Action::Reject, false));
     }
 
     #[test]

@@ -369,7 +369,7 @@ pub fn parse(text: &str, source: &str, opts: &ReadOptions) -> Result<RuleSet, Er
         }
     }
     let policy = rule_chain.or(bases.into_iter().next()).and_then(|c| c.policy);
-    Ok(RuleSet::new(rules, policy.unwrap_or(opts.default_action)))
+    Ok(RuleSet::read(rules, policy, opts.default_action))
 }
 
 #[cfg(test)]
@@ -474,7 +474,7 @@ mod tests {
                      \t\ttype filter hook forward priority filter; policy accept;\n\t}\n\tchain output {\n\
                      \t\ttype filter hook output priority filter; policy accept;\n\t}\n}\n";
         let set = parse(stock, "f", &ReadOptions::default()).unwrap();
-        assert_eq!((set.len(), set.default_action), (1, Action::Drop));
+        assert_eq!((set.len(), set.default_action, set.default_from_file), (1, Action::Drop, true));
         // Rules in the last of them: its policy, not the first chain's.
         let last = stock
             .replace("\t\ttcp dport 22 accept\n", "")
