@@ -155,8 +155,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         # The reader of stdout left (`superlinear … | head`): stop quietly, as rich's console does
         # for its own writes (stdout_closed), and keep the interpreter from failing again when it
-        # flushes stdout at exit. (Caught before OSError, of which it is one: it once read
-        # "superlinear: error: broken pipe", exit 2.)
+        # flushes stdout at exit. (Caught before OSError, of which it is one, so that it does not
+        # read as an error.)
         _stdout_to_null()
         return EXIT_STDOUT_CLOSED
     except (SuperlinearError, OSError, ValueError) as e:

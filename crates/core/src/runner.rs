@@ -900,8 +900,8 @@ fn serve_inboxes<R>(
     // Per dispatcher: whether its Start and its Stop have come (each is counted once).
     let (mut started_by, mut stopped_by) = (vec![false; d], vec![false; d]);
     // Spinning only where the worker and the dispatchers each have a core: with k ≥ CPUs a
-    // dispatcher thread shares a worker's core, and a worker spinning on an empty ring took the
-    // dispatcher's time (k = 2 on 2 CPUs measured 0.5x for workers faster than the dispatcher).
+    // dispatcher thread shares a worker's core, and a worker spinning on an empty ring would take
+    // the dispatcher's time (halving the measured speedup of workers faster than the dispatcher).
     let mut backoff = Backoff::waiting(dedicated);
     loop {
         let mut idle = true;

@@ -385,7 +385,7 @@ def _advise(args: argparse.Namespace, show: bool) -> Outcome:
 #: Options of a generated key workload: refused with --trace, which they would not change.
 GENERATOR_OPTIONS = ("workload", "m", "alpha")
 #: Options of the key-stream law (without --rules) and of the classifier simulation (with it):
-#: each mode refuses the other's (``predict --rules R --trace T --rho 5`` once ran as without --rho).
+#: each mode refuses the other's (``predict --rules R --trace T --rho 5`` would run as without --rho).
 KEY_OPTIONS = {"rho": "it is the work per cache miss of a key workload's --algo lru:C",
                "s": "it is the serial fraction of the key-stream law"}
 PACKET_OPTIONS = {"actions": "it names the actions of ClassBench filters given with --rules",

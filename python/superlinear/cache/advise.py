@@ -41,8 +41,8 @@ if TYPE_CHECKING:
 ITEMS_PER_MB = 27_592 / 4
 
 #: CPU µs per memcached get, PostgreSQL query, client read, client read past the cache and
-#: memcached fill: the medians over the four panels' calibrations of a ``reproduce fig11`` run (2-vCPU
-#: Intel VM, 2026-11-28; docs/results/cache-tier.md); only their ratios matter.
+#: memcached fill: the medians over the four panels' calibrations of a ``reproduce fig11`` run
+#: (docs/results/cache-tier.md says where and when); only their ratios matter.
 UNIT_COSTS_US = UnitCosts(memcached=8.2, postgresql=26.4, client_hit=12.0, client_miss=22.5, memcached_fill=11.3)
 #: Client threads and database connections per replica (Fig. 11).
 PER_REPLICA = 4

@@ -341,7 +341,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     # Each request's latency is kept (a 4-byte count) for the percentiles.
     check_memory(f"--requests {args.requests:,}", 4 * args.requests)
     replicas, dsn = resolve_servers(args)
-    # 4 s: a healthy replica on a busy machine once took more than a second to answer (a dead or
+    # 4 s: a healthy replica on a busy machine can take more than a second to answer (a dead or
     # refused port fails at once).
     down = [a for a in replicas if not server_answers(a, timeout=4.0)]
     for address in down:

@@ -571,7 +571,7 @@ def file_default_policy(rules: str, rule_format: str | None = "auto") -> str | N
 def refuse_default_beside(rules: str, rule_format: str | None, default: str, flag: str = "--default") -> None:
     """Refuses --default beside a rule file that sets its own default policy, as --actions beside
     one that sets its own actions: the reader keeps the file's (``classify --rules R --default
-    accept`` on a file saying ``default drop`` once ran, and reported, drop)."""
+    accept`` on a file saying ``default drop`` would run, and report, drop)."""
     own = file_default_policy(rules, rule_format)
     if own is not None:
         fmt = rule_file_format(rules, rule_format or "auto")
@@ -586,7 +586,7 @@ DEFAULT_DESTS = ("default", "default_action")
 def actions_scope(parser: argparse.ArgumentParser, format_dest: str = "rule_format") -> None:
     """Refuses --actions given beside a --rules file that sets its own actions, and --default
     beside one that sets its own default policy, in a command other than classify (``xdp load
-    --rules native.txt --actions accept`` once loaded the file's own actions). Call after the
+    --rules native.txt --actions accept`` would load the file's own actions). Call after the
     parser's ``func`` is set (and after other scopes): it wraps it."""
     scope = OptionScope(parser, only=("actions", *DEFAULT_DESTS))
     inner: Callable[[argparse.Namespace], int] = parser.get_default("func")
@@ -614,8 +614,8 @@ SEEDED_DISPATCHERS = frozenset({"random", "two-choice"})
 def _check_file_options(args: argparse.Namespace, action: str, given: set[str]) -> None:
     """Refuses --actions beside a rule file that sets its own actions (native, nft), --default
     beside one that sets its own default policy, and --seed with a trace where nothing is drawn:
-    ``classify --rules native.txt --actions random:0.3`` once ran the file's own actions, and
-    ``--trace T --seed 5`` behind RSS ran as with any seed."""
+    ``classify --rules native.txt --actions random:0.3`` would run the file's own actions, and
+    ``--trace T --seed 5`` behind RSS as with any seed."""
     if "actions" in given and args.rules and not args.updates:
         # With --updates, a replacement file may be ClassBench: the reader gives it --actions.
         refuse_actions_beside(args.rules, args.rule_format)

@@ -1,5 +1,5 @@
 """Options that only some modes of a command use: one given to a mode that ignores it is an error
-naming it, never silently dropped (``classify --rules R --out F`` once wrote nothing and exited 0).
+naming it, never silently dropped (``classify --rules R --out F`` would write nothing and exit 0).
 
 A command's parser declares its options as usual; :class:`OptionScope` then takes the defaults
 out of the parser (so an option the user typed can be told from one left at its default, even when
@@ -110,8 +110,8 @@ def conditional_scope(parser: argparse.ArgumentParser, options: Collection[str],
 def generator_scope(parser: argparse.ArgumentParser, generator: Collection[str], source: str = "trace",
                     why: str = "it shapes a generated workload") -> None:
     """Refuses the options of a generated workload (``generator``, by dest) when a file workload
-    is given (the option ``source``, ``--trace``): ``run --trace T --m 500`` once ran the trace and
-    dropped ``--m`` without a word. Call after the parser's ``func`` is set; it wraps it."""
+    is given (the option ``source``, ``--trace``): ``run --trace T --m 500`` would run the trace and
+    drop ``--m`` without a word. Call after the parser's ``func`` is set; it wraps it."""
     flag = "--" + source.replace("_", "-")
     conditional_scope(parser, generator, lambda args: f"with {flag}" if getattr(args, source, None) else None, why)
 
@@ -119,7 +119,7 @@ def generator_scope(parser: argparse.ArgumentParser, generator: Collection[str],
 def needs_option(parser: argparse.ArgumentParser, dependent: Collection[str], switch: str,
                  why: str | Mapping[str, str]) -> None:
     """Refuses the options ``dependent`` (by dest) unless the option ``switch`` is given:
-    ``latency-sim run --rounds 8`` without ``--belatedly`` once ran and dropped ``--rounds``.
+    ``latency-sim run --rounds 8`` without ``--belatedly`` would run and drop ``--rounds``.
     Call after the parser's ``func`` is set; it wraps it."""
     flag = "--" + switch.replace("_", "-")
     conditional_scope(parser, dependent, lambda args: None if OptionScope.given(args, switch) else f"without {flag}",
@@ -136,7 +136,7 @@ def unless_chosen(chosen: str | None, users: Collection[str], flag: str) -> str 
 
 def alpha_scope(parser: argparse.ArgumentParser, default_workload: str) -> None:
     """Refuses ``--alpha`` beside a generated workload other than zipf (``predict --alpha 1.2``
-    once ran the uniform default). With ``--trace`` a generator scope refuses it already. Call
+    would run the uniform default). With ``--trace`` a generator scope refuses it already. Call
     after the generator scope: this one reads ``--workload`` before its default is put back."""
     def mode(args: argparse.Namespace) -> str | None:
         workload = args.workload or default_workload

@@ -81,7 +81,7 @@ def refuse_unused_seed(trace: str | None, dispatch: str, seed_given: bool) -> No
 
 def _check_scope(args: argparse.Namespace, scope: OptionScope) -> set[str]:
     """Refuses --alpha without the zipf workload and --w or --rho beside a worker that does not
-    use it (``run --algo mtf --rho 100000`` once ran and dropped --rho); --trace has refused the
+    use it (``run --algo mtf --rho 100000`` would run and drop --rho); --trace has refused the
     generated workload's options already (generator_scope). Returns the options given, and puts
     the defaults back."""
     given = {dest for dest in scope.flags if OptionScope.given(args, dest)}

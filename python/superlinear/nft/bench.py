@@ -229,7 +229,7 @@ def exact_check(pair: NetnsPair, w: Any, cfg: BenchConfig, progress: Progress) -
         counted = _classified(listing)
         received = pair.rx_counters().rx_packets - rx0
         # ``rate_pps`` is the pace asked for, ``reached_pps`` what the sender did (a pace above what
-        # it can send is no limit: 1e12 packets/s asked was once reported as the replay's rate).
+        # it can send is no limit, and must not be reported as the replay's rate).
         attempts.append({"rate_pps": rate, "reached_pps": reached_rate(sent), "sent": sent["sent"],
                          "received": received, "classified": counted, "foreign": listing.foreign,
                          "refused": sent["refused"]})

@@ -443,7 +443,7 @@ def _bench_inputs(args: argparse.Namespace) -> list[Any]:
 def _check_cpu_counts(counts: tuple[int, ...], check: bool) -> None:
     """Counts of worker CPUs above those this process may use are left out of the runs (said);
     where none is left, the check study would check nothing and pass: refused (``--cpu-counts 64``
-    on two CPUs once ran no agreement run and exited 0)."""
+    on two CPUs would run no agreement run and exit 0)."""
     ncpu = len(os.sched_getaffinity(0))
     over = [c for c in counts if c > ncpu]
     if not over:

@@ -106,7 +106,7 @@ def plot(out: Path, results: list[SetResult]) -> list[Path]:
                                (_plot_throughput, any(r.get("study") == "throughput" for r in rows))) if has]
     if not panels:
         # Only the check study ran (--studies check): it has no figure, its results are check.json
-        # (an empty cost panel once stood for it, with a warning of an empty legend).
+        # (an empty cost panel would stand for it).
         return []
     fig, axes = plt.subplots(len(panels), n, figsize=(5.5 * n, 4 * len(panels)), squeeze=False)
     for j, res in enumerate(results):

@@ -23,11 +23,9 @@
 //! on the 5k ClassBench sets).
 //!
 //! Serial cost: the Toeplitz hash (the tables RSS uses), one bucket read and, for a new flow,
-//! a second hash for the other candidate, a load compare and a write. (A first version with
-//! 8-byte entries, a 512 KiB table and a mixed bucket index cost 20–30 ns per packet on the
-//! ClassBench traces, twice RSS's.) Descriptors are routed eight at a time,
-//! hashing all eight and prefetching their buckets before the lookups, so the bucket reads
-//! overlap. The dispatch is timed like every other dispatcher's (serial dispatcher CPU time).
+//! a second hash for the other candidate, a load compare and a write. Descriptors are routed
+//! eight at a time, hashing all eight and prefetching their buckets before the lookups, so the
+//! bucket reads overlap. The dispatch is timed like every other dispatcher's (serial dispatcher CPU time).
 
 use super::descriptor::{Descriptor, RouteDescriptors};
 use super::rss::{FieldHasher, FieldMask};
