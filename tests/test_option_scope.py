@@ -18,9 +18,8 @@ from pathlib import Path
 import pytest
 
 from superlinear import _native
-from superlinear.classify.cli import SEEDED_DISPATCHERS, rule_file_format
+from superlinear.classify.cli import rule_file_format
 from superlinear.cli import main
-from superlinear.engine.cli import SEEDED_DISPATCHERS as ENGINE_SEEDED
 from superlinear.engine.runs import WORKER_PARAMETERS, Workload
 from superlinear.engine.sweep import ConfigError, load_sweep
 
@@ -285,7 +284,7 @@ def test_seeded_dispatchers_are_the_ones_whose_assignment_the_seed_changes(files
     w.calibrate(3000)
     for d in _native.classify_dispatchers():
         changed = w.assign(d["name"], 4, 1) != w.assign(d["name"], 4, 2)
-        assert changed == (d["name"] in SEEDED_DISPATCHERS), d["name"]
+        assert changed == d["seeded"], d["name"]
 
 
 # --- predict and advise: the key-stream law's options and the classifier simulation's -------------
@@ -396,7 +395,7 @@ def test_engine_seeded_dispatchers_are_the_ones_whose_assignment_the_seed_change
     for d in _native.dispatchers():
         loads = [[w["requests"] for w in _native.LawModel.from_workload(workload, 0, seed, "mtf", 0)
                   .point(d["name"], 4, 0.0)["workers"]] for seed in (1, 2)]
-        assert (loads[0] != loads[1]) == (d["name"] in ENGINE_SEEDED), d["name"]
+        assert (loads[0] != loads[1]) == d["seeded"], d["name"]
 
 
 def test_predict_rules_refuses_seed_behind_a_dispatcher_that_draws_nothing(

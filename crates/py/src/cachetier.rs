@@ -182,11 +182,12 @@ fn cache_table_mark(py: Python<'_>, address: &str) -> PyResult<Option<String>> {
     py.allow_threads(|| held_table(&mut McConn::connect(&ep, Duration::from_secs(2))?)).map_err(to_py)
 }
 
-/// The router registry: name, key_affine, summary.
+/// The router registry: name, aliases, key_affine, summary.
 #[pyfunction]
 fn cache_routers(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
     dict_list(py, router::REGISTRY, |d, e| {
         d.set_item("name", e.name)?;
+        d.set_item("aliases", e.aliases.to_vec())?;
         d.set_item("key_affine", e.key_affine)?;
         d.set_item("summary", e.summary)
     })

@@ -404,11 +404,14 @@ fn classify_algorithms(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
     })
 }
 
-/// The packet dispatcher registry: name, flow_affine, summary.
+/// The packet dispatcher registry: name, argument (what may follow `name:`, with its help, or
+/// None), seeded, flow_affine, summary.
 #[pyfunction]
 fn classify_dispatchers(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
     dict_list(py, DISPATCHERS, |d, e| {
         d.set_item("name", e.name)?;
+        d.set_item("argument", e.argument)?;
+        d.set_item("seeded", e.seeded)?;
         d.set_item("flow_affine", e.flow_affine)?;
         d.set_item("summary", e.summary)
     })

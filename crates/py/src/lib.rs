@@ -83,13 +83,14 @@ fn algorithms(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
     })
 }
 
-/// The dispatcher registry: name, aliases, key_affine, summary.
+/// The dispatcher registry: name, aliases, key_affine, seeded, summary.
 #[pyfunction]
 fn dispatchers(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
     dict_list(py, dispatch::REGISTRY, |d, e| {
         d.set_item("name", e.name)?;
         d.set_item("aliases", e.aliases.to_vec())?;
         d.set_item("key_affine", e.key_affine)?;
+        d.set_item("seeded", e.seeded)?;
         d.set_item("summary", e.summary)
     })
 }

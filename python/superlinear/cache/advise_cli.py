@@ -76,11 +76,13 @@ class CacheAdvise(Study[argparse.Namespace]):
             raise SuperlinearError("--verify replays a distribution (--dist) on the real tier; with --trace, "
                                    "compare against your own tier's counts instead")
         routers = comma_list("--routers", args.routers)
-        known = {r["name"] for r in _native.cache_routers()}
-        bad = [r for r in routers if r not in known]
+        # Each router by its name, an alias (key-hash, jump) as the router it spells.
+        named = {spelling: r["name"] for r in _native.cache_routers() for spelling in (r["name"], *r["aliases"])}
+        bad = [r for r in routers if r not in named]
         if bad or not routers:
             raise SuperlinearError(f"--routers: unknown router(s) {', '.join(bad) or '(none)'} "
-                                   f"(known: {', '.join(sorted(known))})")
+                                   f"(known: {', '.join(sorted(set(named.values())))})")
+        routers = list(dict.fromkeys(named[r] for r in routers))
         if args.verify and "hash" not in routers:
             raise SuperlinearError("--verify compares key hash: keep hash in --routers")
         args.router_list = routers

@@ -606,9 +606,10 @@ def actions_scope(parser: argparse.ArgumentParser, format_dest: str = "rule_form
     parser.set_defaults(func=func)
 
 
-#: Packet dispatchers that draw on --seed (the others hash, rotate or plan without one).
-#: tests/test_option_scope.py checks this against the dispatchers' assignments.
-SEEDED_DISPATCHERS = frozenset({"random", "two-choice"})
+def seeded_dispatchers() -> list[str]:
+    """Packet dispatchers that draw on --seed (the others hash, rotate or plan without one), as
+    the registry says; tests/test_option_scope.py checks it against their assignments."""
+    return sorted(d["name"] for d in _native.classify_dispatchers() if d["seeded"])
 
 
 def _check_file_options(args: argparse.Namespace, action: str, given: set[str]) -> None:
@@ -635,9 +636,10 @@ def refuse_unseeded_dispatch(dispatch: str, mode: str, also: str = "", after: st
     ``also`` and ``after`` name what else the seed would seed. An unknown dispatcher is left to the
     run, which names the known ones."""
     name = dispatch.split(":", 1)[0].strip()
-    if name in {d["name"] for d in _native.classify_dispatchers()} and name not in SEEDED_DISPATCHERS:
+    seeded = seeded_dispatchers()
+    if name in {d["name"] for d in _native.classify_dispatchers()} and name not in seeded:
         raise SuperlinearError(f"--seed has no effect {mode} (it seeds {also}the "
-                               f"{' and '.join(sorted(SEEDED_DISPATCHERS))} dispatchers{after})")
+                               f"{' and '.join(seeded)} dispatchers{after})")
 
 
 def _classifiers(args: argparse.Namespace, action: str) -> None:
@@ -714,19 +716,28 @@ def _classifier_names() -> list[str]:
     return [a["name"] for a in _native.classify_algorithms()]
 
 
+def _dispatch_forms() -> list[str]:
+    """``--dispatch`` forms from the registry: ``rss:FIELDS`` for one that takes an argument."""
+    return [f"{d['name']}:{d['argument'][0]}" if d["argument"] else d["name"] for d in _native.classify_dispatchers()]
+
+
 def _dispatch_help() -> str:
-    """``--dispatch`` forms from the registry; ``rss`` takes the fields it hashes."""
-    forms = [("rss:FIELDS (sip,dip,sport,dport,proto; dip/24 for a prefix)" if d["name"] == "rss"
-              else "two-choice:FIELDS (as rss)" if d["name"] == "two-choice" else d["name"])
-             for d in _native.classify_dispatchers()]
+    """``--dispatch`` forms from the registry, with what their argument takes (said once per
+    argument: ``rss``, ``two-choice`` and ``spray`` take the same fields)."""
+    said: set[str] = set()
+    forms = []
+    for form, d in zip(_dispatch_forms(), _native.classify_dispatchers(), strict=True):
+        if d["argument"] and d["argument"] not in said:
+            said.add(d["argument"])
+            form += f" ({d['argument'][1]})"
+        forms.append(form)
     return known(forms) + " (default 5-tuple RSS)"
 
 
 def register(sub: Any) -> None:
     """Adds ``classify`` and its actions (``classify algorithms`` is an alias of ``list classify``)."""
     classifiers = _classifier_names()
-    dispatchers = [(f"{d['name']}:FIELDS" if d["name"] in ("rss", "two-choice") else d["name"])
-                   for d in _native.classify_dispatchers()]
+    dispatchers = _dispatch_forms()
     p = sub.add_parser(
         "classify", help="packet classification: static list or self-adjusting MRF behind RSS (paper §4)",
         formatter_class=argparse.RawDescriptionHelpFormatter,

@@ -64,19 +64,19 @@ def _users(dest: str) -> str:
 #: :func:`_check_scope` has seen which of them the user gave.
 SCOPED_OPTIONS = ("algo", "workload", "alpha", "requests", "w", "rho", "seed")
 
-#: Engine dispatchers that draw on the run's seed (crates/core/src/dispatch: the key hash's salt,
-#: the random choice); round-robin draws nothing. tests/test_option_scope.py checks this table.
-SEEDED_DISPATCHERS = frozenset({"hash", "random"})
+def seeded_dispatchers() -> list[str]:
+    """Engine dispatchers that draw on the run's seed (the key hash's salt, the random choice), as
+    the registry says; tests/test_option_scope.py checks it against their assignments."""
+    return sorted(d["name"] for d in _native.dispatchers() if d["seeded"])
 
 
 def refuse_unused_seed(trace: str | None, dispatch: str, seed_given: bool) -> None:
     """Refuses --seed with a key trace behind a dispatcher that draws nothing: then nothing the
     run does depends on it (``run --trace T --dispatch rr --seed 5`` ran as with any seed)."""
-    if seed_given and trace and dispatch in {d["name"] for d in _native.dispatchers()} \
-            and dispatch not in SEEDED_DISPATCHERS:
+    seeded = seeded_dispatchers()
+    if seed_given and trace and dispatch in {d["name"] for d in _native.dispatchers()} and dispatch not in seeded:
         raise SuperlinearError(f"--seed has no effect with --trace and --dispatch {dispatch} (it seeds the keys "
-                               f"generated without --trace and the {' and '.join(sorted(SEEDED_DISPATCHERS))} "
-                               "dispatchers)")
+                               f"generated without --trace and the {' and '.join(seeded)} dispatchers)")
 
 
 def _check_scope(args: argparse.Namespace, scope: OptionScope) -> set[str]:

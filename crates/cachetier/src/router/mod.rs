@@ -85,6 +85,8 @@ pub trait Router: Send + Sync {
 pub struct RouterEntry {
     /// Name on the command line and in result rows.
     pub name: &'static str,
+    /// Other accepted spellings.
+    pub aliases: &'static [&'static str],
     /// One line for `--help`.
     pub summary: &'static str,
     /// Whether a key always reads from the same replica while it is up (locality-boosting).
@@ -97,18 +99,21 @@ pub struct RouterEntry {
 pub const REGISTRY: &[RouterEntry] = &[
     RouterEntry {
         name: "random",
+        aliases: &[],
         summary: "a uniformly random live replica per read (paper App. B baseline)",
         key_affine: false,
         build: |n, _| Box::new(RandomRouter::new(n)),
     },
     RouterEntry {
         name: "hash",
+        aliases: &["key-hash", "jump"],
         summary: "jump consistent hash of the key (Lamping & Veach 2014): one home replica per key",
         key_affine: true,
         build: |n, s| Box::new(JumpHashRouter::new(n, s)),
     },
     RouterEntry {
         name: "distcache",
+        aliases: &[],
         summary: "DistCache: two layers, independent hashes, power-of-two-choices on load (§3.1-3.3)",
         key_affine: false,
         build: |n, s| Box::new(DistCacheRouter::new(n, s)),
@@ -121,8 +126,7 @@ pub fn build(name: &str, n: usize, seed: u64) -> Result<Box<dyn Router>> {
         return Err(Error::config("routing needs at least one replica"));
     }
     let name = name.trim();
-    let name = if name == "key-hash" || name == "jump" { "hash" } else { name };
-    REGISTRY.iter().find(|e| e.name == name).map(|e| (e.build)(n, seed)).ok_or_else(|| {
+    REGISTRY.iter().find(|e| e.name == name || e.aliases.contains(&name)).map(|e| (e.build)(n, seed)).ok_or_else(|| {
         let known: Vec<&str> = REGISTRY.iter().map(|e| e.name).collect();
         Error::config(format!("unknown router '{name}' (known: {})", known.join(", ")))
     })

@@ -36,10 +36,17 @@ pub type PacketDispatcherConstructor =
 pub type DescriptorDispatcherConstructor =
     fn(&str, usize, u64, &RuleAwarePlanner, Arc<[Packet]>) -> Result<Box<dyn Dispatcher<Descriptor>>, Error>;
 
+/// The canonical spec of a dispatcher (argument after `:`, k, the rules' planner).
+pub type Describer = fn(&str, usize, &RuleAwarePlanner) -> Result<String, Error>;
+
 /// One registry entry.
 pub struct PacketDispatcherEntry {
     /// Name (before any `:` argument).
     pub name: &'static str,
+    /// What may follow `name:` (`FIELDS`), with its help; `None`: the spec is the name alone.
+    pub argument: Option<(&'static str, &'static str)>,
+    /// Whether its assignment draws on the run's seed.
+    pub seeded: bool,
     /// Whether packets of one flow always reach the same worker.
     pub flow_affine: bool,
     /// One line for `--help`.
@@ -48,6 +55,8 @@ pub struct PacketDispatcherEntry {
     pub build: PacketDispatcherConstructor,
     /// The constructor over descriptors.
     pub descriptors: DescriptorDispatcherConstructor,
+    /// Its canonical spec in result rows (`rss` → `rss:sip,dip,sport,dport,proto`).
+    pub describe: Describer,
 }
 
 /// The fields of `rss:FIELDS`, `two-choice:FIELDS` and `spray:FIELDS` (the 5-tuple without an argument).
@@ -67,75 +76,75 @@ fn two_choice(arg: &str, k: usize, seed: u64) -> Result<TwoChoiceDispatcher, Err
     Ok(TwoChoiceDispatcher::new(fields(arg)?, k, seed))
 }
 
-fn no_argument(name: &str, arg: &str) -> Result<(), Error> {
-    if arg.is_empty() {
-        Ok(())
-    } else {
-        Err(Error::config(format!("dispatcher '{name}' takes no ':' argument")))
-    }
+/// The argument of the `rss`-like dispatchers.
+const FIELDS: Option<(&str, &str)> = Some(("FIELDS", "sip,dip,sport,dport,proto; dip/24 for a prefix"));
+
+/// `name:FIELDS` with the fields spelled out.
+fn with_fields(name: &str, arg: &str) -> Result<String, Error> {
+    Ok(format!("{name}:{}", fields(arg)?.name()))
 }
 
 /// Every packet dispatcher.
 pub const REGISTRY: &[PacketDispatcherEntry] = &[
     PacketDispatcherEntry {
         name: "rss",
+        argument: FIELDS,
+        seeded: false,
         flow_affine: true,
         summary: "RSS: Toeplitz hash (Microsoft key) over rss:FIELDS (sip,dip,sport,dport,proto; default 5-tuple), indirection table",
         build: |arg, k, _, _| Ok(Box::new(rss(arg, k)?)),
         descriptors: |arg, k, _, _, p| Ok(descriptor::boxed(rss(arg, k)?, p)),
+        describe: |arg, _, _| with_fields("rss", arg),
     },
     PacketDispatcherEntry {
         name: "two-choice",
+        argument: FIELDS,
+        seeded: true,
         flow_affine: true,
         summary: "two-choice flow pinning over two-choice:FIELDS (as rss; default 5-tuple): a flow's first packet picks the less loaded of two hashed workers, the rest follow (spreads heavy flows)",
         build: |arg, k, seed, _| Ok(Box::new(two_choice(arg, k, seed)?)),
         descriptors: |arg, k, seed, _, p| Ok(descriptor::boxed(two_choice(arg, k, seed)?, p)),
+        describe: |arg, _, _| with_fields("two-choice", arg),
     },
     PacketDispatcherEntry {
         name: "spray",
+        argument: FIELDS,
+        seeded: false,
         flow_affine: false,
         summary: "RSS over spray:FIELDS (as rss; default 5-tuple), except heavy flows (at least 1/k of recent packets), sprayed round-robin over all workers (their packets may be classified out of order: for stateless workers)",
         build: |arg, k, _, _| Ok(Box::new(HeavyFlowSprayDispatcher::new(fields(arg)?, k))),
         descriptors: |arg, k, _, _, p| Ok(descriptor::boxed(HeavyFlowSprayDispatcher::new(fields(arg)?, k), p)),
+        describe: |arg, _, _| with_fields("spray", arg),
     },
     PacketDispatcherEntry {
         name: "rule",
+        argument: None,
+        seeded: false,
         flow_affine: true,
         summary: "rule-aware RSS: the header fields (or leading bits) whose split gives MRF workers the least busiest-worker work on a calibration sample",
-        build: |arg, k, _, planner| {
-            no_argument("rule", arg)?;
-            Ok(Box::new(RuleAwareDispatcher::new(planner, k)))
-        },
-        descriptors: |arg, k, _, planner, p| {
-            no_argument("rule", arg)?;
-            Ok(descriptor::boxed(RuleAwareDispatcher::new(planner, k), p))
-        },
+        build: |_, k, _, planner| Ok(Box::new(RuleAwareDispatcher::new(planner, k))),
+        descriptors: |_, k, _, planner, p| Ok(descriptor::boxed(RuleAwareDispatcher::new(planner, k), p)),
+        describe: |_, k, planner| Ok(format!("rule({})", planner.fields(k.max(1)).name())),
     },
     PacketDispatcherEntry {
         name: "rr",
+        argument: None,
+        seeded: false,
         flow_affine: false,
         summary: "round-robin over packets",
-        build: |arg, k, _, _| {
-            no_argument("rr", arg)?;
-            Ok(Box::new(RoundRobinDispatcher::new(k)))
-        },
-        descriptors: |arg, k, _, _, _| {
-            no_argument("rr", arg)?;
-            Ok(Box::new(RoundRobinDispatcher::new(k)))
-        },
+        build: |_, k, _, _| Ok(Box::new(RoundRobinDispatcher::new(k))),
+        descriptors: |_, k, _, _, _| Ok(Box::new(RoundRobinDispatcher::new(k))),
+        describe: |_, _, _| Ok("rr".into()),
     },
     PacketDispatcherEntry {
         name: "random",
+        argument: None,
+        seeded: true,
         flow_affine: false,
         summary: "uniformly random worker per packet",
-        build: |arg, k, seed, _| {
-            no_argument("random", arg)?;
-            Ok(Box::new(RandomDispatcher::new(k, seed)))
-        },
-        descriptors: |arg, k, seed, _, _| {
-            no_argument("random", arg)?;
-            Ok(Box::new(RandomDispatcher::new(k, seed)))
-        },
+        build: |_, k, seed, _| Ok(Box::new(RandomDispatcher::new(k, seed))),
+        descriptors: |_, k, seed, _, _| Ok(Box::new(RandomDispatcher::new(k, seed))),
+        describe: |_, _, _| Ok("random".into()),
     },
 ];
 
@@ -153,6 +162,9 @@ pub fn lookup(spec: &str) -> Result<(&'static PacketDispatcherEntry, &str), Erro
         let known: Vec<&str> = REGISTRY.iter().map(|e| e.name).collect();
         Error::config(format!("unknown packet dispatcher '{name}' (known: {}; e.g. rss:dport)", known.join(", ")))
     })?;
+    if entry.argument.is_none() && !arg.is_empty() {
+        return Err(Error::config(format!("dispatcher '{name}' takes no ':' argument")));
+    }
     Ok((entry, arg))
 }
 
@@ -183,11 +195,7 @@ pub fn build_descriptors(
 /// `rule(dport)` with the fields it picks for k).
 pub fn describe(spec: &str, k: usize, planner: &RuleAwarePlanner) -> Result<String, Error> {
     let (entry, arg) = lookup(spec)?;
-    Ok(match entry.name {
-        "rss" | "two-choice" | "spray" => format!("{}:{}", entry.name, fields(arg)?.name()),
-        "rule" => format!("rule({})", planner.fields(k.max(1)).name()),
-        other => other.to_string(),
-    })
+    (entry.describe)(arg, k, planner)
 }
 
 #[cfg(test)]

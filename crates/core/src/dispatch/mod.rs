@@ -86,6 +86,8 @@ pub struct DispatcherEntry {
     pub summary: &'static str,
     /// Whether the same key always goes to the same worker (locality-boosting).
     pub key_affine: bool,
+    /// Whether its assignment draws on the run's seed.
+    pub seeded: bool,
     /// The constructor.
     pub build: DispatcherConstructor,
 }
@@ -97,6 +99,7 @@ pub const REGISTRY: &[DispatcherEntry] = &[
         aliases: &["round-robin"],
         summary: "round-robin",
         key_affine: false,
+        seeded: false,
         build: |k, _| Box::new(RoundRobinDispatcher::new(k)),
     },
     DispatcherEntry {
@@ -104,6 +107,7 @@ pub const REGISTRY: &[DispatcherEntry] = &[
         aliases: &["rand"],
         summary: "uniform random worker per request",
         key_affine: false,
+        seeded: true,
         build: |k, s| Box::new(RandomDispatcher::new(k, s)),
     },
     DispatcherEntry {
@@ -111,6 +115,7 @@ pub const REGISTRY: &[DispatcherEntry] = &[
         aliases: &["key-hash"],
         summary: "64-bit key hash (locality-boosting)",
         key_affine: true,
+        seeded: true,
         build: |k, s| Box::new(KeyHashDispatcher::new(k, s)),
     },
 ];
