@@ -36,7 +36,7 @@ def test_worked_example_z10() -> None:
     # §2.1: Z = 10, a miss at T = 3; requests at T = 5 and 11 cost 8 and 2. Other steps: new objects.
     objects = [100 + t if t not in (3, 5, 11) else 7 for t in range(12)]
     trace = Trace.from_objects(objects)
-    for policy in ALL:
+    for policy in latency.policy_names():
         r = latency.simulate(trace, policy, 10, 16)
         assert (r.hits, r.delayed_hits, r.misses) == (0, 2, 10)
         assert r.latency == 9 * 10 + 10 + 8 + 2
@@ -49,14 +49,14 @@ def test_z_one_latency_is_the_miss_count() -> None:
     rng = random.Random(3)
     for _ in range(10):
         trace = Trace.from_objects([rng.randrange(9) for _ in range(rng.randint(1, 300))])
-        for policy in ALL:
+        for policy in latency.policy_names():
             r = latency.simulate(trace, policy, 1, rng.randint(1, 5), amat=False)
             assert r.delayed_hits == 0 and r.latency == r.misses
 
 
 def _lp_chain(trace: Trace, z: int, c: int, rounds: int = 4) -> tuple[latency.BelatedlyResult, dict[str, int]]:
     b = latency.belatedly(trace, z, c, rounds=rounds)
-    policies = {p: latency.simulate(trace, p, z, c, amat=False).latency for p in ALL}
+    policies = {p: latency.simulate(trace, p, z, c, amat=False).latency for p in latency.policy_names()}
     return b, policies
 
 
