@@ -45,7 +45,7 @@ from superlinear.common.errors import SuperlinearError, note
 from superlinear.common.interrupt import interruptible
 from superlinear.common.listing import Listing, known, name_table, show_listing
 from superlinear.common.progress import progress_bar
-from superlinear.common.rows import Row
+from superlinear.common.rows import Row, slowest_worker_text
 from superlinear.common.scope import OptionScope, hidden_alias, needs_option, spelled
 from superlinear.common.study import Outcome, Study, console, run_study
 from superlinear.common.study import Progress as ProgressLine
@@ -217,10 +217,8 @@ def _print_run(doc: dict[str, Any], top: int) -> None:
                 f"{d} dispatchers, the slowest {p['dispatcher_cpu_ns'] / max(p['requests'], 1):,.2f} ns per packet of "
                 f"the trace ({p['dispatcher_cpu_total_ns'] / max(p['requests'], 1):,.2f} all together)")
     console.print(f"  throughput: {spread(doc['mpps_projected_runs'], ',.3f')} Mpps projected"
-                  + (f" (median \\[range] of {doc['repeats']} runs; median run:" if many else " (") + f" {dispatch}"
-                  ", slowest worker "
-                  f"{max(p['worker_estimate_ns']) / 1e6:,.1f} ms calibrated, {max(p['worker_cpu_ns']) / 1e6:,.1f} ms "
-                  "largest measured)"
+                  + (f" (median \\[range] of {doc['repeats']} runs; median run: " if many else " (") + f"{dispatch}"
+                  f", {slowest_worker_text(p, ',.1f')})"
                   + (f", {spread(doc['mpps_measured_runs'], ',.3f')} Mpps measured" if doc["mpps_measured"] else
                      ", measured: skipped (--no-measure)" if not doc["measure_asked"] else
                      f", measured: — (k + D = {doc['k'] + d} > {doc['cores']} cores)" if d > 1 else
@@ -414,7 +412,11 @@ def cmd_gen_trace(args: argparse.Namespace) -> int:
                                   packets=args.packets or DEFAULT_PACKETS, seed=args.seed)
         w = load(spec)
     where = _write_out(args.out, lambda path: w.write_trace(path, fmt))
-    _wrote(args.out, f"wrote {w.packets:,} packets to {where} ({fmt})")
+    # Without --rules the packets are for the synthetic rules `gen-rules` writes with the same
+    # options and seed: said, so that nobody takes them for packets of a rule file of their own.
+    of = "" if args.rules else (f", for the {w.rules:,} synthetic rules gen-rules writes with the same --rules-count, "
+                                "--depth, --catch-all and --seed")
+    _wrote(args.out, f"wrote {w.packets:,} packets to {where} ({fmt}){of}")
     return 0
 
 

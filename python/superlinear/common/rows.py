@@ -92,3 +92,16 @@ def row_spread(row: Row, field: str, fmt: str = ",.2f", scale: float = 1.0) -> s
     if lo is None or hi is None or row.get("repeats", 1) < 2:
         return format(v * scale, fmt)
     return f"{format(v * scale, fmt)} [{format(lo * scale, fmt)}–{format(hi * scale, fmt)}]"
+
+
+def slowest_worker_text(projected: dict[str, Any], fmt: str = ",.2f") -> str:
+    """The slowest worker's share of a projected time, in words: its calibrated estimate beside
+    its own CPU time where the run calibrated one (``cost_per_work_ns``), else its own CPU time
+    alone (the estimate is that time then)."""
+    cpu = max(projected["worker_cpu_ns"]) / 1e6
+    if projected.get("cost_per_work_ns") is None:
+        return f"slowest worker {format(cpu, fmt)} ms (its own CPU time)"
+    estimate = max(projected["worker_estimate_ns"]) / 1e6
+    return (f"slowest worker {format(estimate, fmt)} ms calibrated from its work "
+            f"(the largest own CPU time {format(cpu, fmt)} ms)")
+

@@ -21,6 +21,7 @@ from superlinear.common.args import (
 from superlinear.common.defaults import config_defaults
 from superlinear.common.errors import SuperlinearError
 from superlinear.common.listing import Listing, add_listing_options, known, name_table
+from superlinear.common.rows import slowest_worker_text
 from superlinear.common.scope import OptionScope, generator_scope, needs_option
 from superlinear.common.study import add_study_options, console
 from superlinear.engine.bench import Bench
@@ -155,15 +156,16 @@ def cmd_run(args: argparse.Namespace, scope: OptionScope) -> int:
     runs = f"median \\[range] of {args.repeats} runs" if args.repeats > 1 else "one run"
     console.print(f"  projected time {spread([t / 1e6 for t in times])} ms, "
                   f"{spread([p['requests'] * 1e3 / max(t, 1) for t in times], ',.3f')} Mreq/s projected ({runs}; "
-                  f"median run: dispatcher {p['dispatcher_cpu_ns'] / 1e6:,.2f} ms + "
-                  f"slowest worker {max(p['worker_estimate_ns']) / 1e6:,.2f} ms calibrated, "
-                  f"{max(p['worker_cpu_ns']) / 1e6:,.2f} ms largest measured)")
+                  f"median run: dispatcher {p['dispatcher_cpu_ns'] / 1e6:,.2f} ms + {slowest_worker_text(p)})")
     console.print(f"  work: span {p['work_span']:,}, total {p['work_total']:,} "
                   f"({p['work_total'] / p['requests']:,.1f} per request)"
                   + (f", hit rate {p['hit_rate']:.3f}" if p["hit_rate"] is not None else ""))
     if walls:
+        m = result["measured"]
+        shared = (f" (k = {args.k} on {result['cores']} cores: the dispatcher shared worker 0's core)"
+                  if m and m.get("dispatcher_shares_core") else "")
         console.print(f"  measured: wall {spread([w / 1e6 for w in walls])} ms, "
-                      f"{spread([p['requests'] * 1e3 / w for w in walls], ',.3f')} Mreq/s")
+                      f"{spread([p['requests'] * 1e3 / w for w in walls], ',.3f')} Mreq/s{shared}")
     singles = [r["single_core"]["wall_ns"] for r in records if r["single_core"] and r["single_core"]["wall_ns"]]
     if singles:
         console.print(f"  single core: wall {spread([w / 1e6 for w in singles])} ms, "

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 from superlinear.classify.workload import PacketWorkloadSpec
-from superlinear.common.errors import SuperlinearError
+from superlinear.common.errors import SuperlinearError, note
 from superlinear.experiments.spec import Panel, Series
 
 KS_FULL = (1, 2, 4, 8, 16, 32)
@@ -36,7 +36,17 @@ def find_data(data: Path | None) -> Path | None:
             source = "--data" if data is not None else "$SUPERLINEAR_DATA"
             raise SuperlinearError(f"{given}: {source} must be a folder holding acl1_5k, acl1_5k_trace, ...")
         return given
-    return next((d for d in DEFAULT_DATA if (d / "acl1_5k").exists()), None)
+    found = next((d for d in DEFAULT_DATA if (d / "acl1_5k").exists()), None)
+    if found is not None and found.resolve() not in _FOUND_SAID:
+        # Found relative to the working folder, not asked for: said (once per command), so that
+        # a run from elsewhere, which reads other files or none, is no surprise.
+        _FOUND_SAID.add(found.resolve())
+        note(f"ClassBench data: {found.resolve()} (found beside the working folder; --data DIR names another)")
+    return found
+
+
+#: Default data folders already named in a note.
+_FOUND_SAID: set[Path] = set()
 
 
 def classbench(data: Path, name: str, size: str, quick: bool) -> PacketWorkloadSpec:
