@@ -3,8 +3,8 @@
 
     python scripts/check_under_updates.py --data ../shared/data/classbench --work /tmp/check17 [--json OUT]
 
-For every worker (tuple-merge, rule-cache, rule-cache-flow, flow-cache, mrf, mrf-swap) it runs
-``superlinear classify ... --check --json`` on five workloads, one process at a time:
+For every registered classifier but ``static`` (the first-match list the check stands for) it
+runs ``superlinear classify ... --check --json`` on five workloads, one process at a time:
 
 * acl1 5k, its trace replayed to 3,000,000 packets, k = 32, 5-tuple RSS, 60 rule updates;
 * fw1 5k, 3,000,000 packets, k = 8, two-choice, no updates (the plain ``--check``);
@@ -32,7 +32,11 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-WORKERS = ("tuple-merge", "rule-cache", "rule-cache-flow", "flow-cache", "mrf", "mrf-swap")
+from superlinear import _native
+
+#: Every registered classifier but the static list, in registry order (mrf, mrf-swap,
+#: tuple-merge, rule-cache, flow-cache, rule-cache-flow today).
+WORKERS = tuple(a["name"] for a in _native.classify_algorithms() if a["name"] != "static")
 CLI = [sys.executable, "-m", "superlinear"]
 
 

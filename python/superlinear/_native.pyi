@@ -461,6 +461,7 @@ class FootprintRecord(TypedDict):
     hot: str
     item_bytes: int
     flow_entries: int
+    law_items: str | None
     workers: list[WorkerFootprintRecord]
 
 class PacketWorkload:

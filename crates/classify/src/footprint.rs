@@ -26,15 +26,11 @@
 //!
 //! Distinct counts come from the same routing as a run ([`crate::run::assign`]).
 
-use crate::classifier::{
-    self, FlowCacheClassifier, MrfClassifier, MrfVariant, RuleCacheClassifier, TupleMergeClassifier,
-    DEFAULT_FLOW_CACHE_ENTRIES, DEFAULT_FLOW_ENTRIES, DEFAULT_FRONT, FLOW_ENTRY_BYTES,
-};
+use crate::classifier::{HotCount, PacketClassifier};
 use crate::dispatch::RuleAwarePlanner;
 use crate::packet::Packet;
 use crate::run;
 use crate::snapshot::Snapshot;
-use crate::table::CompactRule;
 use serde::Serialize;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -70,6 +66,9 @@ pub struct Footprint {
     pub item_bytes: u64,
     /// Flow-cache entries of one worker (0: none).
     pub flow_entries: u64,
+    /// The item stream the working-set law models the hot state over (`rules`, `flows`; `None`
+    /// where the hot state is a table prefix or a whole structure).
+    pub law_items: Option<String>,
     /// Per worker.
     pub workers: Vec<WorkerFootprint>,
 }
@@ -101,22 +100,12 @@ fn distinct_per_worker(ids: &[u32], workers: &[u32], k: usize) -> Vec<u64> {
 /// Bytes one worker of `algo` (a registry name) allocates for itself over `snap`, and its
 /// flow-cache entries (0: none); `front` as a run's (0: the default).
 pub fn own_bytes(snap: &Arc<Snapshot>, algo: &str, front: usize) -> Result<(u64, u64), Error> {
-    let front = if front == 0 { DEFAULT_FRONT } else { front };
-    let (own, entries) = match classifier::lookup(algo)?.name {
-        "static" => (0, 0),
-        "mrf" | "mrf-swap" => (MrfClassifier::new(snap.clone(), MrfVariant::Precomputed).own_bytes(), 0),
-        "tuple-merge" => (TupleMergeClassifier::new(snap.clone()).own_bytes(), 0),
-        "rule-cache" => (RuleCacheClassifier::new(snap.clone(), front, 0).own_bytes(), 0),
-        "flow-cache" => {
-            let c = FlowCacheClassifier::new(snap.clone(), DEFAULT_FLOW_CACHE_ENTRIES);
-            (c.own_bytes(), c.entries())
-        }
-        _ => {
-            let c = RuleCacheClassifier::new(snap.clone(), front, DEFAULT_FLOW_ENTRIES);
-            (c.own_bytes(), c.flow_entries())
-        }
-    };
-    Ok((own as u64, entries as u64))
+    let c = run::build(algo, snap.clone(), front)?;
+    Ok(own_of(c.as_ref()))
+}
+
+fn own_of(c: &dyn PacketClassifier) -> (u64, u64) {
+    (c.own_bytes() as u64, c.flow_entries() as u64)
 }
 
 /// The footprint of `algo` behind `dispatch` at k (seed and front as a run's), given every
@@ -136,24 +125,14 @@ pub fn footprint(
     if rule_ids.len() != packets.len() || flow_ids.len() != packets.len() {
         return Err(Error::config("footprint: one rule id and one flow id per packet"));
     }
-    let name = classifier::lookup(algo)?.name;
-    let k = k.max(1);
     let snap = planner.snapshot();
+    let c = run::build(algo, snap.clone(), front)?;
+    let name = crate::classifier::lookup(algo)?.name;
+    let k = k.max(1);
     let n = snap.len() as u64;
-    let table = snap.table.len() * std::mem::size_of::<CompactRule>();
-    let (own, entries) = own_bytes(snap, name, front)?;
-    let item_of_rule = std::mem::size_of::<CompactRule>();
-    let (shared, hot, item) = match name {
-        "static" => (table, "table prefix to the deepest first match", item_of_rule),
-        "mrf" | "mrf-swap" => (
-            table + snap.deps.bytes(),
-            "active rules (compact rule, order entry, prefilter key, label)",
-            item_of_rule + MrfClassifier::OWN_BYTES_PER_RULE,
-        ),
-        "tuple-merge" => (0, "whole index (upper bound)", 0),
-        "rule-cache" => (0, "whole index and front (upper bound)", 0),
-        _ => (0, "its flows x flow-cache entry", FLOW_ENTRY_BYTES),
-    };
+    let (own, entries) = own_of(c.as_ref());
+    let model = c.footprint_model();
+    drop(c);
     let assignment = run::assign(planner, packets, dispatch, k, seed)?;
     let rules = distinct_per_worker(rule_ids, &assignment, k);
     let flows = distinct_per_worker(flow_ids, &assignment, k);
@@ -167,24 +146,25 @@ pub fn footprint(
         deepest[w] = deepest[w].max(u64::from(r) + 1).min(n);
         default_hit[w] |= u64::from(r) >= n;
     }
+    let item = model.item_bytes as u64;
     for (i, wf) in workers.iter_mut().enumerate() {
-        let item = item as u64;
-        wf.hot_bytes = match name {
-            "static" => deepest[i] * item,
-            "mrf" | "mrf-swap" if default_hit[i] => n * item,
-            "mrf" | "mrf-swap" => wf.rules * item,
-            "rule-cache-flow" | "flow-cache" => wf.flows * item,
-            _ => own,
+        wf.hot_bytes = match model.count {
+            HotCount::TablePrefix => deepest[i] * item,
+            HotCount::ActiveRules if default_hit[i] => n * item,
+            HotCount::ActiveRules => wf.rules * item,
+            HotCount::Flows => wf.flows * item,
+            HotCount::Own => own,
         };
     }
     Ok(Footprint {
         algo: name.to_string(),
         k,
         own_bytes: own,
-        shared_bytes: shared as u64,
-        hot: hot.to_string(),
-        item_bytes: item as u64,
+        shared_bytes: model.shared_bytes as u64,
+        hot: model.hot.to_string(),
+        item_bytes: item,
         flow_entries: entries,
+        law_items: model.count.law_items().map(str::to_string),
         workers,
     })
 }
@@ -192,8 +172,10 @@ pub fn footprint(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::classifier::{DEFAULT_FLOW_ENTRIES, FLOW_ENTRY_BYTES};
     use crate::generate::SyntheticSpec;
     use crate::snapshot::Snapshot;
+    use crate::table::CompactRule;
     use std::sync::Arc;
 
     #[test]

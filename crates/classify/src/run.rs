@@ -2,11 +2,7 @@
 //! speedups, exact work counts), the brute-force check, the item sequence and assignments the
 //! working-set law needs, and the single-core benchmark.
 
-use crate::classifier::{
-    self, ClassifierOptions, FlowCacheClassifier, Lookup, MrfClassifier, MrfVariant, RuleCacheClassifier, RuleUpdates,
-    StaticClassifier, StatsSink, TupleMergeClassifier, WorkerStats, DEFAULT_FLOW_CACHE_ENTRIES, DEFAULT_FLOW_ENTRIES,
-    DEFAULT_FRONT,
-};
+use crate::classifier::{self, ClassifierOptions, PacketClassifier, RuleUpdates, StatsSink, WorkerStats};
 use crate::dispatch::descriptor::{Descriptor, DescriptorWorker};
 use crate::dispatch::{self, RuleAwarePlanner};
 use crate::packet::Packet;
@@ -26,7 +22,7 @@ pub const MAX_DISPATCHERS: usize = 256;
 /// One run: classifier × dispatcher × k.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RunSpec {
-    /// Classifier name (`static`, `mrf`, `mrf-swap`).
+    /// Classifier name (a [`classifier::REGISTRY`] entry).
     pub algo: String,
     /// Dispatcher spec (`rss:FIELDS`, `rule`, `rr`, `random`).
     pub dispatch: String,
@@ -166,54 +162,11 @@ pub fn execute(planner: &RuleAwarePlanner, packets: &[Packet], spec: &RunSpec) -
     Ok(RunReport { dispatch: dispatch_name, cores, projected, measured, stats })
 }
 
-/// A classifier whose lookups can be inspected (the check needs the rule, not just the work).
-pub enum Inspectable {
-    /// Static list.
-    Static(Box<StaticClassifier>),
-    /// MRF.
-    Mrf(Box<MrfClassifier>),
-    /// TupleMerge.
-    TupleMerge(Box<TupleMergeClassifier>),
-    /// Rule cache (front and fall-through).
-    RuleCache(Box<RuleCacheClassifier>),
-    /// Flow cache in front of tuple-merge.
-    FlowCache(Box<FlowCacheClassifier>),
-}
-
-impl Inspectable {
-    /// Builds the named classifier.
-    pub fn new(algo: &str, snap: Arc<Snapshot>) -> Result<Self, Error> {
-        Self::with_front(algo, snap, DEFAULT_FRONT)
-    }
-
-    /// Builds the named classifier; a `rule-cache` gets a front of `front` rules (0: default).
-    pub fn with_front(algo: &str, snap: Arc<Snapshot>, front: usize) -> Result<Self, Error> {
-        let front = if front == 0 { DEFAULT_FRONT } else { front };
-        Ok(match classifier::lookup(algo)?.name {
-            "static" => Inspectable::Static(Box::new(StaticClassifier::new(snap))),
-            "mrf-swap" => Inspectable::Mrf(Box::new(MrfClassifier::new(snap, MrfVariant::Swap))),
-            "tuple-merge" => Inspectable::TupleMerge(Box::new(TupleMergeClassifier::new(snap))),
-            "rule-cache" => Inspectable::RuleCache(Box::new(RuleCacheClassifier::new(snap, front, 0))),
-            "flow-cache" => {
-                Inspectable::FlowCache(Box::new(FlowCacheClassifier::new(snap, DEFAULT_FLOW_CACHE_ENTRIES)))
-            }
-            "rule-cache-flow" => {
-                Inspectable::RuleCache(Box::new(RuleCacheClassifier::new(snap, front, DEFAULT_FLOW_ENTRIES)))
-            }
-            _ => Inspectable::Mrf(Box::new(MrfClassifier::new(snap, MrfVariant::Precomputed))),
-        })
-    }
-
-    /// Classifies one packet.
-    pub fn classify(&mut self, p: &Packet) -> Lookup {
-        match self {
-            Inspectable::Static(c) => c.classify(p),
-            Inspectable::Mrf(c) => c.classify(p),
-            Inspectable::TupleMerge(c) => c.classify(p),
-            Inspectable::RuleCache(c) => c.classify(p),
-            Inspectable::FlowCache(c) => c.classify(p),
-        }
-    }
+/// A fresh worker of the named classifier over `snap`, without statistics; a `rule-cache`
+/// gets a front of `front` rules (0: the default).
+pub fn build(algo: &str, snap: Arc<Snapshot>, front: usize) -> Result<Box<dyn PacketClassifier>, Error> {
+    let entry = classifier::lookup(algo)?;
+    Ok((entry.build)(snap, ClassifierOptions { front, ..Default::default() }))
 }
 
 /// The outcome of a brute-force check.
@@ -244,8 +197,8 @@ pub fn check(
     front: usize,
 ) -> Result<CheckReport, Error> {
     let snap = planner.snapshot();
-    let mut workers: Vec<Inspectable> =
-        (0..k.max(1)).map(|_| Inspectable::with_front(algo, snap.clone(), front)).collect::<Result<_, _>>()?;
+    let mut workers: Vec<Box<dyn PacketClassifier>> =
+        (0..k.max(1)).map(|_| build(algo, snap.clone(), front)).collect::<Result<_, _>>()?;
     let assignment = assign(planner, packets, dispatch_spec, k, seed)?;
     let mut report = CheckReport { matches: vec![0; snap.len()], ..Default::default() };
     for (p, &w) in packets.iter().zip(&assignment) {
@@ -307,13 +260,15 @@ pub struct GenerationReport {
     pub work: u64,
 }
 
-/// A worker of a run with updates: MRF follows the published generations itself (the crate's
-/// [`RuleUpdates`](crate::classifier::RuleUpdates): one atomic load per packet, a fresh order
-/// on a new generation); the others (static list, tuple-merge, rule-cache) are rebuilt on the
-/// new snapshot (a rule cache starts with an empty front and an empty flow cache).
+/// A worker of a run with updates: one whose registry entry can follow published generations
+/// does so itself (MRF: one atomic load per packet of the crate's
+/// [`RuleUpdates`](crate::classifier::RuleUpdates), a fresh order on a new generation); the
+/// others (static list, tuple-merge, rule-cache, flow-cache) are rebuilt on the new snapshot (a
+/// rule cache starts with an empty front and an empty flow cache), with the generation they
+/// were built on.
 enum Follower {
-    Mrf(Box<MrfClassifier>),
-    Rebuilt(Box<Inspectable>, u64),
+    Following(Box<dyn PacketClassifier>),
+    Rebuilt(Box<dyn PacketClassifier>, u64),
 }
 
 /// A wrong worker for the tests of the check (never used outside them): the check must count
@@ -370,17 +325,17 @@ fn run_updates_with(
             packets.len()
         )));
     }
-    let name = classifier::lookup(algo)?.name;
+    let entry = classifier::lookup(algo)?;
+    let opts = || ClassifierOptions { front, ..Default::default() };
     let snap = planner.snapshot().clone();
     let published = RuleUpdates::new(snap.rules.clone());
     let mut sets: Vec<Arc<Snapshot>> = vec![snap.clone()];
     let mut workers: Vec<Follower> = (0..k.max(1))
-        .map(|_| match name {
-            "mrf-swap" => Ok(Follower::Mrf(Box::new(MrfClassifier::following(published.clone(), MrfVariant::Swap)))),
-            "mrf" => Ok(Follower::Mrf(Box::new(MrfClassifier::following(published.clone(), MrfVariant::Precomputed)))),
-            _ => Ok(Follower::Rebuilt(Box::new(Inspectable::with_front(name, snap.clone(), front)?), 0)),
+        .map(|_| match entry.follow {
+            Some(follow) => Follower::Following(follow(published.clone(), opts())),
+            None => Follower::Rebuilt((entry.build)(snap.clone(), opts()), 0),
         })
-        .collect::<Result<_, Error>>()?;
+        .collect();
     let assignment = assign(planner, packets, dispatch_spec, k, seed)?;
     let mut report = UpdateReport { checked: check, ..Default::default() };
     report.generations.push(GenerationReport { rules: snap.len() as u64, ..Default::default() });
@@ -404,7 +359,7 @@ fn run_updates_with(
             next += 1;
         }
         let (mut got, used) = match &mut workers[w as usize] {
-            Follower::Mrf(c) => {
+            Follower::Following(c) => {
                 let got = c.classify(p);
                 (got, c.snapshot().generation)
             }
@@ -412,7 +367,7 @@ fn run_updates_with(
             Follower::Rebuilt(c, generation) => {
                 if *generation != published.version() {
                     *generation = published.version();
-                    **c = Inspectable::with_front(name, sets[*generation as usize].clone(), front)?;
+                    *c = (entry.build)(sets[*generation as usize].clone(), opts());
                 }
                 (c.classify(p), *generation)
             }
@@ -549,7 +504,10 @@ mod tests {
         }
         assert!(expected > 2_000, "the updates must change many first matches ({expected})");
         assert_eq!(run("mrf", Fault::None).changed_by_updates, expected);
-        for algo in ["static", "tuple-merge", "rule-cache", "rule-cache-flow", "flow-cache"] {
+        // The stale fault applies to rebuilt workers: every entry that does not follow updates.
+        let rebuilt: Vec<&str> = classifier::REGISTRY.iter().filter(|e| e.follow.is_none()).map(|e| e.name).collect();
+        assert!(!rebuilt.is_empty());
+        for algo in rebuilt {
             let r = run(algo, Fault::Stale);
             assert_eq!((r.mismatches, r.changed_by_updates), (expected, expected), "{algo}");
             assert!(r.first_mismatch.unwrap().starts_with("packet 1500 "), "{algo}");

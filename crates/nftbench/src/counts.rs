@@ -4,7 +4,6 @@
 
 use std::sync::Arc;
 use superlinear_classify::packet::Packet;
-use superlinear_classify::run::Inspectable;
 use superlinear_classify::Snapshot;
 use superlinear_core::Error;
 
@@ -24,10 +23,10 @@ impl RuleCounts {
     }
 }
 
-/// Classifies every packet with one classifier (`static`, `mrf`, `mrf-swap`) in trace order and
+/// Classifies every packet with one classifier (a registry name: `static`, `mrf`, ...) in trace order and
 /// counts the rule it returns.
 pub fn count(snap: &Arc<Snapshot>, packets: &[Packet], algo: &str) -> Result<RuleCounts, Error> {
-    let mut classifier = Inspectable::new(algo, snap.clone())?;
+    let mut classifier = superlinear_classify::run::build(algo, snap.clone(), 0)?;
     let mut counts = RuleCounts { per_rule: vec![0; snap.len()], default: 0 };
     for p in packets {
         match classifier.classify(p).rule {

@@ -26,9 +26,6 @@ __all__ = ["SYSFS_CACHE", "cache_levels", "fits", "footprint_row", "level_size"]
 
 SYSFS_CACHE = Path("/sys/devices/system/cpu/cpu0/cache")
 
-#: The law's item stream per classifier: what its hot state is made of.
-LAW_ITEMS = {"mrf": "rules", "mrf-swap": "rules", "rule-cache-flow": "flows"}
-
 
 def level_size(text: str) -> int:
     """A sysfs cache size (``32K``, ``512K``, ``32768K``, ``1M``) in bytes."""
@@ -105,11 +102,13 @@ def footprint_row(w: Any, algo: str, dispatch: str, k: int, seed: int = 1) -> Ro
         "flows_per_worker_max": max(x["flows"] for x in f["workers"]),
         "hot_fits": fits(busiest["hot_bytes"], levels),
         "cache_levels": ",".join(f"{name}={size}" for name, size in levels.items()),
-        "law_items": LAW_ITEMS.get(algo),
+        "law_items": f["law_items"],
         "law_working_set_max": None, "law_hot_bytes": None, "law_fits": None, "law_speedup_work": None,
         "law_hit_rate": None,
     }
-    kind = LAW_ITEMS.get(algo)
+    # The law's item stream (what the hot state is made of) comes from the classifier's
+    # footprint model in the crate: rules, flows, or none.
+    kind = f["law_items"]
     if kind is not None:
         workers = w.assign(dispatch, k, seed)
         point = _law(w, kind, "mtf").point_assigned(workers, k, 0.0)

@@ -21,7 +21,7 @@
 
 use super::stats::StatsRecorder;
 use super::tuple_merge::TupleSpace;
-use super::{ClassifierOptions, Lookup};
+use super::{ClassifierOptions, FootprintModel, HotCount, Lookup, PacketClassifier};
 use crate::packet::Packet;
 use crate::snapshot::Snapshot;
 use std::sync::Arc;
@@ -205,6 +205,36 @@ impl Worker<Packet> for FlowCacheClassifier {
 
     fn entries_moved(&self) -> Option<u64> {
         Some(self.written)
+    }
+}
+
+impl PacketClassifier for FlowCacheClassifier {
+    #[inline]
+    fn classify(&mut self, p: &Packet) -> Lookup {
+        FlowCacheClassifier::classify(self, p)
+    }
+
+    fn snapshot(&self) -> &Arc<Snapshot> {
+        &self.snap
+    }
+
+    fn own_bytes(&self) -> usize {
+        FlowCacheClassifier::own_bytes(self)
+    }
+
+    fn flow_entries(&self) -> usize {
+        self.entries()
+    }
+
+    /// Hot: the flow state a cache holding every flow of its stream needs (the real cache has
+    /// a fixed number of entries, counted in own bytes).
+    fn footprint_model(&self) -> FootprintModel {
+        FootprintModel {
+            shared_bytes: 0,
+            hot: "its flows x flow-cache entry",
+            item_bytes: FLOW_ENTRY_BYTES,
+            count: HotCount::Flows,
+        }
     }
 }
 

@@ -50,10 +50,11 @@
 use super::prefilter;
 use super::stats::StatsRecorder;
 use super::updates::RuleUpdates;
-use super::{ClassifierOptions, Lookup};
+use super::{ClassifierOptions, FootprintModel, HotCount, Lookup, PacketClassifier};
 use crate::packet::Packet;
 use crate::rules::Action;
 use crate::snapshot::Snapshot;
+use crate::table::CompactRule;
 use std::sync::Arc;
 use superlinear_core::Worker;
 
@@ -163,7 +164,12 @@ impl MrfClassifier {
     /// fresh order in priority order. A packet is always classified against one whole
     /// generation.
     pub fn following(updates: Arc<RuleUpdates>, variant: MrfVariant) -> Self {
-        let mut c = Self::new(updates.current(), variant);
+        Self::following_with_options(updates, variant, ClassifierOptions::default())
+    }
+
+    /// Following a [`RuleUpdates`] handle, with statistics delivered to a sink on drop.
+    pub fn following_with_options(updates: Arc<RuleUpdates>, variant: MrfVariant, opts: ClassifierOptions) -> Self {
+        let mut c = Self::with_options(updates.current(), variant, opts);
         c.updates = Some(updates);
         c
     }
@@ -414,6 +420,40 @@ impl Worker<Packet> for MrfClassifier {
 
     fn entries_moved(&self) -> Option<u64> {
         Some(self.moved_total)
+    }
+}
+
+impl PacketClassifier for MrfClassifier {
+    #[inline]
+    fn classify(&mut self, p: &Packet) -> Lookup {
+        MrfClassifier::classify(self, p)
+    }
+
+    fn snapshot(&self) -> &Arc<Snapshot> {
+        &self.snap
+    }
+
+    fn own_bytes(&self) -> usize {
+        MrfClassifier::own_bytes(self)
+    }
+
+    /// Reads the snapshot's table and dependency and same-action lists; hot: its active rules.
+    fn footprint_model(&self) -> FootprintModel {
+        let rule = std::mem::size_of::<CompactRule>();
+        FootprintModel {
+            shared_bytes: self.snap.table.len() * rule + self.snap.deps.bytes(),
+            hot: "active rules (compact rule, order entry, prefilter key, label)",
+            item_bytes: rule + Self::OWN_BYTES_PER_RULE,
+            count: HotCount::ActiveRules,
+        }
+    }
+
+    fn position_of(&self, rule: u32) -> Option<usize> {
+        Some(MrfClassifier::position_of(self, rule))
+    }
+
+    fn cost_now(&self, p: &Packet) -> Option<u64> {
+        Some(MrfClassifier::cost_now(self, p))
     }
 }
 

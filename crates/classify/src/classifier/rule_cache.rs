@@ -29,7 +29,7 @@
 use super::flow_cache::{FlowCache, Probe, FLOW_ENTRY_BYTES};
 use super::stats::StatsRecorder;
 use super::tuple_merge::TupleSpace;
-use super::{ClassifierOptions, Lookup};
+use super::{ClassifierOptions, FootprintModel, HotCount, Lookup, PacketClassifier};
 use crate::packet::Packet;
 use crate::rules::Action;
 use crate::snapshot::Snapshot;
@@ -355,6 +355,46 @@ impl Worker<Packet> for RuleCacheClassifier {
 
     fn entries_moved(&self) -> Option<u64> {
         Some(self.moved_total)
+    }
+}
+
+impl PacketClassifier for RuleCacheClassifier {
+    #[inline]
+    fn classify(&mut self, p: &Packet) -> Lookup {
+        RuleCacheClassifier::classify(self, p)
+    }
+
+    fn snapshot(&self) -> &Arc<Snapshot> {
+        &self.snap
+    }
+
+    fn own_bytes(&self) -> usize {
+        RuleCacheClassifier::own_bytes(self)
+    }
+
+    fn flow_entries(&self) -> usize {
+        RuleCacheClassifier::flow_entries(self)
+    }
+
+    /// Without a flow cache: the whole index and front (the fall-through probes every table
+    /// not cut off by priority). With one: the flow state a cache holding every flow of its
+    /// stream needs (the real cache has a fixed number of entries, counted in own bytes).
+    fn footprint_model(&self) -> FootprintModel {
+        if self.flow.is_some() {
+            FootprintModel {
+                shared_bytes: 0,
+                hot: "its flows x flow-cache entry",
+                item_bytes: FLOW_ENTRY_BYTES,
+                count: HotCount::Flows,
+            }
+        } else {
+            FootprintModel {
+                shared_bytes: 0,
+                hot: "whole index and front (upper bound)",
+                item_bytes: 0,
+                count: HotCount::Own,
+            }
+        }
     }
 }
 

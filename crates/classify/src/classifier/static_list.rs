@@ -2,9 +2,10 @@
 //! here a contiguous array, which only flatters the baseline).
 
 use super::stats::StatsRecorder;
-use super::{ClassifierOptions, Lookup};
+use super::{ClassifierOptions, FootprintModel, HotCount, Lookup, PacketClassifier};
 use crate::packet::Packet;
 use crate::snapshot::Snapshot;
+use crate::table::CompactRule;
 use std::sync::Arc;
 use superlinear_core::Worker;
 
@@ -59,5 +60,40 @@ impl Worker<Packet> for StaticClassifier {
     /// A static list has no upkeep: zero, so that its rows compare with MRF's.
     fn entries_moved(&self) -> Option<u64> {
         Some(0)
+    }
+}
+
+impl PacketClassifier for StaticClassifier {
+    #[inline]
+    fn classify(&mut self, p: &Packet) -> Lookup {
+        StaticClassifier::classify(self, p)
+    }
+
+    fn snapshot(&self) -> &Arc<Snapshot> {
+        &self.snap
+    }
+
+    /// Nothing of its own: it scans the snapshot's table.
+    fn own_bytes(&self) -> usize {
+        0
+    }
+
+    fn footprint_model(&self) -> FootprintModel {
+        let rule = std::mem::size_of::<CompactRule>();
+        FootprintModel {
+            shared_bytes: self.snap.table.len() * rule,
+            hot: "table prefix to the deepest first match",
+            item_bytes: rule,
+            count: HotCount::TablePrefix,
+        }
+    }
+
+    /// A static list never moves: a rule stands at its priority.
+    fn position_of(&self, rule: u32) -> Option<usize> {
+        Some(rule as usize)
+    }
+
+    fn cost_now(&self, p: &Packet) -> Option<u64> {
+        Some(self.snap.first_match(p).map_or(self.snap.len() as u64, |r| r as u64 + 1))
     }
 }

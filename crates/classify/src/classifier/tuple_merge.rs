@@ -29,7 +29,7 @@
 //! rule reported is the lowest index that matches, as the static list reports.
 
 use super::stats::StatsRecorder;
-use super::{ClassifierOptions, Lookup};
+use super::{ClassifierOptions, FootprintModel, HotCount, Lookup, PacketClassifier};
 use crate::packet::Packet;
 use crate::rules::Rule;
 use crate::snapshot::Snapshot;
@@ -445,6 +445,27 @@ impl Worker<Packet> for TupleMergeClassifier {
 
     fn entries_moved(&self) -> Option<u64> {
         Some(0)
+    }
+}
+
+impl PacketClassifier for TupleMergeClassifier {
+    #[inline]
+    fn classify(&mut self, p: &Packet) -> Lookup {
+        TupleMergeClassifier::classify(self, p)
+    }
+
+    fn snapshot(&self) -> &Arc<Snapshot> {
+        &self.snap
+    }
+
+    fn own_bytes(&self) -> usize {
+        TupleMergeClassifier::own_bytes(self)
+    }
+
+    /// Its index is its own (rules copied in); the search probes every table not cut off by
+    /// priority, so the hot state is bounded by the whole index.
+    fn footprint_model(&self) -> FootprintModel {
+        FootprintModel { shared_bytes: 0, hot: "whole index (upper bound)", item_bytes: 0, count: HotCount::Own }
     }
 }
 

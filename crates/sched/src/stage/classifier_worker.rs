@@ -1,4 +1,5 @@
-//! A packet classifier as a stage worker: the classify crate's MRF (or static) classifier plus
+//! A packet classifier as a stage worker: any of the classify crate's list classifiers (those
+//! whose [`PacketClassifier`] answers `position_of` and `cost_now`: MRF, the static list) plus
 //! the cheap pre-match SurgeProtector needs to predict a packet's job size before serving it
 //! (thesis §3.5.2: Pigasus predicts Full Matching's cost from candidate rules its fast matcher
 //! finds in constant time).
@@ -25,17 +26,31 @@
 
 use super::estimators::LearnMode;
 use super::CostOracle;
-use std::sync::Arc;
-use superlinear_classify::classifier::{Lookup, MrfClassifier, MrfVariant, StaticClassifier};
-use superlinear_classify::{Error, Packet, Snapshot};
+use std::sync::{Arc, LazyLock};
+use superlinear_classify::classifier::{ClassifierOptions, Lookup, PacketClassifier, REGISTRY};
+use superlinear_classify::rules::Action;
+use superlinear_classify::{Error, Packet, RuleSet, Snapshot};
 use superlinear_core::hash::fmix64;
 use superlinear_core::Worker;
 
 /// Flow-cache slots per worker (a power of two).
 pub const FLOW_CACHE_SLOTS: usize = 1 << 16;
 
-/// Classifiers the stage can protect.
-pub const CLASSIFIER_ALGOS: &[&str] = &["mrf", "mrf-swap", "static"];
+/// Classifiers the stage can protect: the registry's list classifiers, those that answer
+/// [`PacketClassifier::position_of`] (and `cost_now`), in registry order.
+pub static CLASSIFIER_ALGOS: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
+    let empty = Arc::new(Snapshot::new(RuleSet::new(Vec::new(), Action::Accept)));
+    REGISTRY
+        .iter()
+        .filter(|e| is_list(&*(e.build)(Arc::clone(&empty), ClassifierOptions::default())))
+        .map(|e| e.name)
+        .collect()
+});
+
+/// Whether a classifier is a first-match list the stage can predict from.
+fn is_list(c: &dyn PacketClassifier) -> bool {
+    c.position_of(0).is_some()
+}
 
 /// How a worker predicts the job size of a packet whose flow it has seen.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -58,12 +73,6 @@ impl Prediction {
             other => Err(Error::config(format!("unknown estimator '{other}' (known: position, learned, oracle)"))),
         }
     }
-}
-
-/// The classifier inside.
-enum Classifier {
-    Mrf(MrfClassifier),
-    Static(StaticClassifier),
 }
 
 /// Direct-mapped 5-tuple → rule cache (rule id, or the rule count for the default policy).
@@ -99,7 +108,7 @@ impl FlowCache {
 
 /// One classifier worker with its flow cache and per-rule costs.
 pub struct ClassifierWorker {
-    classifier: Classifier,
+    classifier: Box<dyn PacketClassifier>,
     snap: Arc<Snapshot>,
     cache: FlowCache,
     /// Learned work per rule, the default policy last; negative: never seen.
@@ -108,29 +117,25 @@ pub struct ClassifierWorker {
 }
 
 impl ClassifierWorker {
-    /// A fresh worker (`mrf`, `mrf-swap` or `static`) over `snap`, in priority order.
+    /// A fresh worker of a list classifier ([`CLASSIFIER_ALGOS`]) over `snap`, in priority
+    /// order.
     pub fn new(snap: Arc<Snapshot>, algo: &str, prediction: Prediction) -> Result<Self, Error> {
-        let classifier = match algo.trim() {
-            "mrf" => Classifier::Mrf(MrfClassifier::new(Arc::clone(&snap), MrfVariant::Precomputed)),
-            "mrf-swap" => Classifier::Mrf(MrfClassifier::new(Arc::clone(&snap), MrfVariant::Swap)),
-            "static" => Classifier::Static(StaticClassifier::new(Arc::clone(&snap))),
-            other => {
-                return Err(Error::config(format!(
-                    "unknown classifier '{other}' (known: {})",
-                    CLASSIFIER_ALGOS.join(", ")
-                )))
-            }
-        };
+        let name = algo.trim();
+        let classifier = REGISTRY
+            .iter()
+            .find(|e| e.name == name)
+            .map(|e| (e.build)(Arc::clone(&snap), ClassifierOptions::default()))
+            .filter(|c| is_list(c.as_ref()))
+            .ok_or_else(|| {
+                Error::config(format!("unknown classifier '{name}' (known: {})", CLASSIFIER_ALGOS.join(", ")))
+            })?;
         let learned = vec![-1.0; snap.len() + 1];
         Ok(Self { classifier, snap, cache: FlowCache::new(), learned, prediction })
     }
 
     /// Classifies `p` (self-adjusting) and remembers its flow's rule.
     pub fn classify(&mut self, p: &Packet) -> Lookup {
-        let lookup = match &mut self.classifier {
-            Classifier::Mrf(c) => c.classify(p),
-            Classifier::Static(c) => c.classify(p),
-        };
+        let lookup = self.classifier.classify(p);
         let code = lookup.rule.unwrap_or(self.snap.len() as u32);
         self.cache.put(p, code);
         if let Prediction::Learned(mode) = self.prediction {
@@ -151,18 +156,12 @@ impl ClassifierWorker {
 
     /// Where `rule` stands in this worker's order now (0 = front); a static list never moves.
     pub fn position_of(&self, rule: u32) -> usize {
-        match &self.classifier {
-            Classifier::Mrf(c) => c.position_of(rule),
-            Classifier::Static(_) => rule as usize,
-        }
+        self.classifier.position_of(rule).expect("a list classifier (checked when built)")
     }
 
     /// The exact work `p` would cost now, without reordering.
     pub fn cost_now(&self, p: &Packet) -> u64 {
-        match &self.classifier {
-            Classifier::Mrf(c) => c.cost_now(p),
-            Classifier::Static(_) => self.snap.first_match(p).map_or(self.snap.len() as u64, |r| r as u64 + 1),
-        }
+        self.classifier.cost_now(p).expect("a list classifier (checked when built)")
     }
 }
 
@@ -247,7 +246,9 @@ mod tests {
         let mut s = ClassifierWorker::new(Arc::clone(&snap), "static", Prediction::Position).unwrap();
         s.serve(&p);
         assert_eq!((s.current_cost(&p), s.serve(&p)), (Some(21), 21));
-        assert!(ClassifierWorker::new(snap, "tcam", Prediction::Oracle).is_err());
+        assert!(ClassifierWorker::new(Arc::clone(&snap), "tcam", Prediction::Oracle).is_err());
+        let e = ClassifierWorker::new(snap, "tuple-merge", Prediction::Oracle).err().unwrap().to_string();
+        assert!(e.contains("unknown classifier 'tuple-merge' (known: static, mrf, mrf-swap)"), "{e}");
         assert!(Prediction::parse("psychic", LearnMode::Last).is_err());
     }
 }
