@@ -89,7 +89,8 @@ fn sched_optimal_attack<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     let cfg: SweepSettings = settings(config)?;
     let (traffic, stats) = py.allow_threads(|| cfg.traffic_and_stats()).map_err(to_py)?;
-    let a = optimal_attack(policy, &stats, innocent_rate, attack_rate, traffic.bits_min, traffic.job_max);
+    let a =
+        optimal_attack(policy, &stats, innocent_rate, attack_rate, traffic.bits_min, traffic.job_max).map_err(to_py)?;
     record(py, &a)
 }
 

@@ -13,7 +13,9 @@
 //! expectation `E[J · 1{J ≤ x}]` (resp. `1{J/P ≤ z}`) is a prefix sum over samples sorted by
 //! job size (resp. ratio), evaluated by binary search.
 
+use crate::schedulers::{lookup, ServesFirst};
 use crate::traffic::InnocentStats;
+use superlinear_core::Error;
 
 /// Bisection steps: the bracket shrinks by 2⁻⁸⁰, far below any meaningful job size.
 const STEPS: usize = 80;
@@ -85,7 +87,7 @@ pub fn wsjf_ratio(stats: &InnocentStats, r_i: f64, r_a: f64, bits_min: u32, job_
     bisect(lhs, job_max / bits_min as f64)
 }
 
-/// The optimal attack against `policy` at innocent rate `r_i` and attack rate `r_a`.
+/// The optimal attack against `policy` (a registry name) at innocent rate `r_i` and attack rate `r_a`.
 pub fn optimal_attack(
     policy: &str,
     stats: &InnocentStats,
@@ -93,15 +95,15 @@ pub fn optimal_attack(
     r_a: f64,
     bits_min: u32,
     job_max: f64,
-) -> AttackParams {
-    let job = match policy {
-        "sjf" => sjf_job_size(stats, r_i, r_a, bits_min, job_max),
-        "wsjf" | "wsjf-inorder" => wsjf_ratio(stats, r_i, r_a, bits_min, job_max) * bits_min as f64,
-        // FCFS, FQ and anything job-size oblivious: the most expensive job in the smallest packet.
-        _ => job_max,
+) -> Result<AttackParams, Error> {
+    let job = match lookup(policy)?.serves_first {
+        ServesFirst::SmallestJob => sjf_job_size(stats, r_i, r_a, bits_min, job_max),
+        ServesFirst::SmallestJobPerBit => wsjf_ratio(stats, r_i, r_a, bits_min, job_max) * bits_min as f64,
+        // Blind to job sizes: the most expensive job in the smallest packet.
+        ServesFirst::Oldest | ServesFirst::FairShare => job_max,
     };
     // A zero-size job displaces nothing and would stall a simulation: keep it positive.
-    AttackParams { bits: bits_min, job: job.max(job_max * 1e-9) }
+    Ok(AttackParams { bits: bits_min, job: job.max(job_max * 1e-9) })
 }
 
 /// Analytic bound on a policy's displacement factor, with its direction.
@@ -113,19 +115,28 @@ pub struct Bound {
     pub lower: bool,
 }
 
-/// The thesis's bound for `policy`: Eq. 3.4 (FCFS, lower), Eq. 3.7 (FQ with `flows` innocent
-/// flows, lower), Theorem 2 (SJF, upper: E[P]/P_min · ρ), Theorem 3 (WSJF, upper: ρ).
-pub fn bound(policy: &str, stats: &InnocentStats, r_i: f64, bits_min: u32, job_max: f64, flows: u32) -> Option<Bound> {
+/// The thesis's bound for `policy` (a registry name): Eq. 3.4 (FCFS, lower), Eq. 3.7 (FQ with
+/// `flows` innocent flows, lower), Theorem 2 (SJF, upper: E[P]/P_min · ρ), Theorem 3 (WSJF,
+/// upper: ρ).
+pub fn bound(
+    policy: &str,
+    stats: &InnocentStats,
+    r_i: f64,
+    bits_min: u32,
+    job_max: f64,
+    flows: u32,
+) -> Result<Bound, Error> {
     let r_max = stats.r_max();
     let m = r_i.min(r_max);
     let rho = m / r_max;
     let jp = job_max / bits_min as f64;
-    Some(match policy {
-        "fcfs" => Bound { value: jp * m / (2.0 * r_i * (2.0 / m - 1.0 / r_max)), lower: true },
-        "fq" => Bound { value: jp * m / (2.0 * flows as f64 * r_max * (2.0 / m - 1.0 / r_max)), lower: true },
-        "sjf" => Bound { value: stats.mean_bits / bits_min as f64 * rho, lower: false },
-        "wsjf" | "wsjf-inorder" => Bound { value: rho, lower: false },
-        _ => return None,
+    Ok(match lookup(policy)?.serves_first {
+        ServesFirst::Oldest => Bound { value: jp * m / (2.0 * r_i * (2.0 / m - 1.0 / r_max)), lower: true },
+        ServesFirst::FairShare => {
+            Bound { value: jp * m / (2.0 * flows as f64 * r_max * (2.0 / m - 1.0 / r_max)), lower: true }
+        }
+        ServesFirst::SmallestJob => Bound { value: stats.mean_bits / bits_min as f64 * rho, lower: false },
+        ServesFirst::SmallestJobPerBit => Bound { value: rho, lower: false },
     })
 }
 
@@ -161,7 +172,7 @@ mod tests {
         let s = stats(vec![(8000.0, 1.0); 10]);
         assert_eq!(sjf_job_size(&s, 100.0, 1e-6, 512, 10.0), 10.0);
         assert_eq!(wsjf_ratio(&s, 100.0, 1e-6, 512, 10.0), 10.0 / 512.0);
-        let a = optimal_attack("fcfs", &s, 100.0, 1.0, 512, 10.0);
+        let a = optimal_attack("fcfs", &s, 100.0, 1.0, 512, 10.0).unwrap();
         assert_eq!(a, AttackParams { bits: 512, job: 10.0 });
     }
 

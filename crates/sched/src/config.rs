@@ -204,8 +204,8 @@ impl SweepSettings {
             threads: self.threads,
         };
         let sweep = run_sweep(&traffic, &stats, &spec)?;
-        let bound = bound(&self.policy, &stats, innocent_rate, traffic.bits_min, traffic.job_max, traffic.flows);
-        Ok(SweepRun { traffic, stats, innocent_rate, sweep, bound })
+        let bound = bound(&self.policy, &stats, innocent_rate, traffic.bits_min, traffic.job_max, traffic.flows)?;
+        Ok(SweepRun { traffic, stats, innocent_rate, sweep, bound: Some(bound) })
     }
 }
 

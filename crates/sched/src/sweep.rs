@@ -141,7 +141,7 @@ pub fn run_sweep(traffic: &InnocentTraffic, stats: &InnocentStats, spec: &SweepS
     let mut tasks: Vec<(usize, AttackParams)> = Vec::new();
     let mut optimal = Vec::new();
     for (i, &r_a) in spec.attack_rates.iter().enumerate() {
-        let opt = optimal_attack(&spec.policy, stats, spec.innocent_rate, r_a, traffic.bits_min, traffic.job_max);
+        let opt = optimal_attack(&spec.policy, stats, spec.innocent_rate, r_a, traffic.bits_min, traffic.job_max)?;
         optimal.push(opt);
         tasks.push((i, opt));
         for k in 0..spec.probe_jobs {

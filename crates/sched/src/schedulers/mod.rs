@@ -99,37 +99,62 @@ impl SchedulerConfig {
 /// Builds a scheduler.
 pub type SchedulerConstructor = fn(&SchedulerConfig) -> Box<dyn Scheduler>;
 
+/// What a policy serves first, which decides the optimal attack against it and the analytic
+/// bound on its displacement factor (thesis §3.4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ServesFirst {
+    /// The oldest packet (FCFS): blind to job sizes.
+    Oldest,
+    /// The flow with the least service so far (FQ): blind to job sizes.
+    FairShare,
+    /// The smallest job (SJF).
+    SmallestJob,
+    /// The smallest job per packet bit (WSJF and its in-order variant).
+    SmallestJobPerBit,
+}
+
 /// One registry entry.
 pub struct SchedulerEntry {
     /// Name on the command line and in result rows.
     pub name: &'static str,
     /// One line for `--help`.
     pub summary: &'static str,
+    /// What it serves first (its attack and bound follow).
+    pub serves_first: ServesFirst,
     /// The constructor.
     pub build: SchedulerConstructor,
 }
 
 /// Every scheduling policy.
 pub const REGISTRY: &[SchedulerEntry] = &[
-    SchedulerEntry { name: "fcfs", summary: "first come, first served; tail drop", build: |c| Box::new(Fcfs::new(c)) },
+    SchedulerEntry {
+        name: "fcfs",
+        summary: "first come, first served; tail drop",
+        serves_first: ServesFirst::Oldest,
+        build: |c| Box::new(Fcfs::new(c)),
+    },
     SchedulerEntry {
         name: "fq",
         summary: "fair queueing: deficit round robin over service time per flow; drop from the longest flow",
+        serves_first: ServesFirst::FairShare,
         build: |c| Box::new(FairQueue::new(c)),
     },
     SchedulerEntry {
         name: "sjf",
         summary: "shortest job first on the HFFS queue; drop the largest job",
+        serves_first: ServesFirst::SmallestJob,
         build: |c| Box::new(Sjf::new(c)),
     },
     SchedulerEntry {
         name: "wsjf",
         summary: "SurgeProtector: smallest job per packet bit first on the HFFS queue; drop the largest ratio",
+        serves_first: ServesFirst::SmallestJobPerBit,
         build: |c| Box::new(Wsjf::new(c)),
     },
     SchedulerEntry {
         name: "wsjf-inorder",
         summary: "WSJF keeping flows in order: flow rank = queued job / queued bits; drop from the worst flow",
+        serves_first: ServesFirst::SmallestJobPerBit,
         build: |c| Box::new(WsjfInorder::new(c)),
     },
 ];
