@@ -11,6 +11,7 @@ use crate::{workload_from, SuperlinearError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use superlinear_core::law::{self, Access, Evaluator, ItemSequence, Simulator};
+use superlinear_core::workers::AlgoSpec;
 
 /// One item sequence under one cost function.
 #[pyclass(module = "superlinear._native", name = "LawModel")]
@@ -26,10 +27,10 @@ enum Model {
     Simulation(Simulator),
 }
 
-/// Whether `algo` has a cost function of the working set (else it is simulated).
+/// Whether `algo` has a cost function of the working set (else it is simulated); an unknown or
+/// malformed name has none (building its model then says what is wrong with it).
 fn has_law(algo: &str) -> bool {
-    let name = algo.split(':').next().unwrap_or("").trim();
-    matches!(name, "mtf" | "lru")
+    AlgoSpec::parse(algo).is_ok_and(|spec| spec.entry().law.is_some())
 }
 
 fn check_s(s: f64) -> PyResult<()> {
@@ -59,7 +60,7 @@ impl LawModel {
     ) -> PyResult<Self> {
         let spec = workload_from(workload)?;
         if !has_law(algo) {
-            superlinear_core::workers::AlgoSpec::parse(algo).map_err(to_py)?;
+            AlgoSpec::parse(algo).map_err(to_py)?;
             let w = py.allow_threads(|| law::key_workload(&spec, requests, seed)).map_err(to_py)?;
             let sim = Simulator::new(algo, rho, w.item_keys, w.keys.clone()).map_err(to_py)?;
             return Ok(Self { keys: w.keys, seed, model: Model::Simulation(sim) });

@@ -92,16 +92,22 @@ impl CostFunction for LruCost {
 }
 
 /// The cost function of an algorithm, for the algorithms whose cost is a function of the
-/// working set (`mtf`, `lru:C`); `rho` is the work of a cache miss.
+/// working set (their registry entry's `law`: `mtf`, `lru:C`); `rho` is the work of a cache miss.
 pub fn cost_function(algo: &str, rho: u64) -> Result<Box<dyn CostFunction>, Error> {
     let spec = AlgoSpec::parse(algo)?;
-    match spec.name.as_str() {
-        "mtf" => Ok(Box::new(MtfCost)),
-        "lru" => Ok(Box::new(LruCost { capacity: spec.capacity.expect("lru takes a capacity"), rho })),
-        other => Err(Error::config(format!(
-            "the working-set law covers 'mtf' and 'lru:C' (costs that are functions of the working set); got '{other}'"
-        ))),
-    }
+    let law = spec.entry().law.ok_or_else(|| {
+        let covered: Vec<String> = crate::workers::REGISTRY
+            .iter()
+            .filter(|e| e.law.is_some())
+            .map(|e| if e.takes_capacity { format!("'{}:C'", e.name) } else { format!("'{}'", e.name) })
+            .collect();
+        Error::config(format!(
+            "the working-set law covers {} (costs that are functions of the working set); got '{}'",
+            covered.join(" and "),
+            spec.name
+        ))
+    })?;
+    Ok(law(spec.capacity, rho))
 }
 
 #[cfg(test)]

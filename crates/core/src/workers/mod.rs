@@ -24,10 +24,15 @@ pub use splay_tree::SplayTree;
 pub use static_list::StaticList;
 
 use crate::error::Error;
+use crate::law::cost::{CostFunction, LruCost, MtfCost};
 use crate::worker::{Worker, WorkerParams};
 
 /// Builds a worker over the initial item set (in its initial order) with the given parameters.
 pub type WorkerConstructor = fn(items: &[u64], params: &WorkerParams) -> Box<dyn Worker>;
+
+/// The cost of a worker as a function of the working set (paper App. A), for the working-set
+/// law: (capacity of `name:C`, work units per miss ρ).
+pub type LawCostConstructor = fn(capacity: Option<usize>, rho: u64) -> Box<dyn CostFunction>;
 
 /// One registry entry.
 pub struct WorkerEntry {
@@ -41,6 +46,9 @@ pub struct WorkerEntry {
     pub summary: &'static str,
     /// The constructor.
     pub build: WorkerConstructor,
+    /// Its cost as a function of the working set, where it has one (the law covers it; other
+    /// workers are simulated).
+    pub law: Option<LawCostConstructor>,
 }
 
 /// The worker registry: name, kind and constructor of every algorithm.
@@ -51,6 +59,7 @@ pub const REGISTRY: &[WorkerEntry] = &[
         takes_capacity: false,
         summary: "static list, fixed order (array)",
         build: |i, _| Box::new(StaticList::new(i)),
+        law: None,
     },
     WorkerEntry {
         name: "mtf",
@@ -58,6 +67,7 @@ pub const REGISTRY: &[WorkerEntry] = &[
         takes_capacity: false,
         summary: "move-to-front list (array)",
         build: |i, _| Box::new(MoveToFrontList::new(i)),
+        law: Some(|_, _| Box::new(MtfCost)),
     },
     WorkerEntry {
         name: "tree",
@@ -65,6 +75,7 @@ pub const REGISTRY: &[WorkerEntry] = &[
         takes_capacity: false,
         summary: "static balanced search tree, w cycles per comparison",
         build: |i, p| Box::new(BalancedSearchTree::new(i, p.compare_cycles)),
+        law: None,
     },
     WorkerEntry {
         name: "splay",
@@ -72,6 +83,7 @@ pub const REGISTRY: &[WorkerEntry] = &[
         takes_capacity: false,
         summary: "splay tree (Sleator-Tarjan), w cycles per comparison",
         build: |i, p| Box::new(SplayTree::new(i, p.compare_cycles)),
+        law: None,
     },
     WorkerEntry {
         name: "lru",
@@ -79,6 +91,7 @@ pub const REGISTRY: &[WorkerEntry] = &[
         takes_capacity: true,
         summary: "LRU cache of capacity C, rho cycles per miss (lru:C)",
         build: |_, p| Box::new(LruCache::new(p.capacity.unwrap_or(1), p.miss_cycles)),
+        law: Some(|c, rho| Box::new(LruCost { capacity: c.unwrap_or(1), rho })),
     },
     WorkerEntry {
         name: "lru-mad",
@@ -86,6 +99,7 @@ pub const REGISTRY: &[WorkerEntry] = &[
         takes_capacity: true,
         summary: "MAD cache (delayed hits: fills arrive Z = max(rho,1) own requests later)",
         build: |_, p| Box::new(DelayedHitsCache::new(p.capacity.unwrap_or(1), p.miss_cycles, Eviction::Mad)),
+        law: None,
     },
     WorkerEntry {
         name: "lru-dh",
@@ -93,6 +107,7 @@ pub const REGISTRY: &[WorkerEntry] = &[
         takes_capacity: true,
         summary: "LRU under lru-mad's delayed-hits model (its baseline)",
         build: |_, p| Box::new(DelayedHitsCache::new(p.capacity.unwrap_or(1), p.miss_cycles, Eviction::Recency)),
+        law: None,
     },
     WorkerEntry {
         name: "nocache",
@@ -100,6 +115,7 @@ pub const REGISTRY: &[WorkerEntry] = &[
         takes_capacity: false,
         summary: "no cache: every request pays rho cycles",
         build: |_, p| Box::new(NoCache::new(p.miss_cycles)),
+        law: None,
     },
     WorkerEntry {
         name: "hashmap",
@@ -107,6 +123,7 @@ pub const REGISTRY: &[WorkerEntry] = &[
         takes_capacity: false,
         summary: "plain hash map over all items (the k = m limit)",
         build: |i, _| Box::new(HashMapWorker::new(i)),
+        law: None,
     },
 ];
 
