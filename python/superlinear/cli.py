@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import signal
 import sys
 from collections.abc import Sequence
@@ -71,11 +72,25 @@ class OneLineErrorParser(argparse.ArgumentParser):
     """
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {printable(message)} (see '{self.prog} --help')\n")
+        self.exit(2, f"{self.prog}: error: {printable(self._unknown_option_first(message))} "
+                     f"(see '{self.prog} --help')\n")
+
+    def _unknown_option_first(self, message: str) -> str:
+        """An unknown option's value taken for a positional (``classify --requests 100`` read
+        100 as the action): the option is the mistake to name, not the value."""
+        bad = re.fullmatch(r"argument \w+: invalid choice: '(.*?)'.*", message, re.DOTALL)
+        args = getattr(self, "_given", [])
+        if bad and bad.group(1) in args:
+            before = args[args.index(bad.group(1)) - 1] if args.index(bad.group(1)) > 0 else ""
+            option = before.split("=", 1)[0]
+            if option.startswith("-") and option not in self._option_string_actions:
+                return f"unrecognized arguments: {before} {bad.group(1)}"
+        return message
 
     def parse_known_args(  # type: ignore[override]
         self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
     ) -> tuple[argparse.Namespace, list[str]]:
+        self._given = list(sys.argv[1:] if args is None else args)
         parsed, extras = super().parse_known_args(args, namespace)
         # A subcommand's parser hands what it did not know up to its parent, which would report
         # it under its own name; the deepest parser to see it names the subcommand to get help on.
