@@ -9,6 +9,7 @@ is :data:`Row`, and :class:`EngineRow` names the fields a reader can rely on.
 from __future__ import annotations
 
 import statistics
+from collections.abc import Mapping
 from typing import Any, TypedDict
 
 #: One result row: the :class:`EngineRow` fields where they apply, plus the study's own.
@@ -94,7 +95,7 @@ def row_spread(row: Row, field: str, fmt: str = ",.2f", scale: float = 1.0) -> s
     return f"{format(v * scale, fmt)} [{format(lo * scale, fmt)}–{format(hi * scale, fmt)}]"
 
 
-def slowest_worker_text(projected: dict[str, Any], fmt: str = ",.2f") -> str:
+def slowest_worker_text(projected: Mapping[str, Any], fmt: str = ",.2f") -> str:
     """The slowest worker's share of a projected time, in words: its calibrated estimate beside
     its own CPU time where the run calibrated one (``cost_per_work_ns``), else its own CPU time
     alone (the estimate is that time then)."""

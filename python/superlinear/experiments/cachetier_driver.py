@@ -56,6 +56,7 @@ from superlinear.common.interrupt import interruptible
 from superlinear.common.progress import progress_bar
 from superlinear.common.rows import Row, row_spread
 from superlinear.experiments.fig11 import CachePanel, CacheStudy, cache_sensitivity, cache_skew, fig11
+from superlinear.output.figures import save_figure
 
 #: name → builder(quick) of the studies this driver runs.
 SERVICE_EXPERIMENTS: dict[str, Callable[[bool], CacheStudy]] = {
@@ -349,11 +350,9 @@ def _plot(out: Path, study: CacheStudy, rows: list[Row]) -> list[Path]:
             ax2.set_ylim(0, 1)
             ax2.legend(fontsize=8)
         fig.tight_layout()
-        for ext in ("png", "svg"):
-            path = out / f"{study.name}-{panel.name}.{ext}"  # not with_suffix: panel names hold dots
-            fig.savefig(path, dpi=130)
-            paths.append(path)
-        plt.close(fig)
+        # The stem ends in ".png" (save_figure replaces a suffix, and panel names hold dots).
+        png = save_figure(fig, out / f"{study.name}-{panel.name}.png")
+        paths += [png, png.with_suffix(".svg")]
     return paths
 
 

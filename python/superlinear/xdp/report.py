@@ -9,6 +9,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from superlinear.common.rows import Row
+from superlinear.output.figures import save_figure
 from superlinear.xdp.bench import SetResult
 
 TRACE_LABELS = {"trace": "the trace", "high": "high locality (trains of 16)", "none": "no locality (shuffled)"}
@@ -113,11 +114,8 @@ def plot(out: Path, results: list[SetResult]) -> list[Path]:
         for i, draw in enumerate(panels):
             draw(axes[i][j], res)
     fig.tight_layout()
-    paths = [out / "xdp-bench.png", out / "xdp-bench.svg"]
-    for p in paths:
-        fig.savefig(p, dpi=110)
-    plt.close(fig)
-    return paths
+    png = save_figure(fig, out / "xdp-bench")
+    return [png, png.with_suffix(".svg")]
 
 
 def _legend(ax: Any, **kwargs: Any) -> None:
