@@ -45,7 +45,7 @@ impl WorkloadSettings {
 }
 
 /// The most workers a run takes: one dispatcher's batches address `k` × their stride slots with
-/// u32 indices (runner.rs), and 16-bit worker ids are what an RSS indirection table names.
+/// u32 indices (crates/core/src/runner), and 16-bit worker ids are what an RSS indirection table names.
 pub const MAX_WORKERS: usize = 65_535;
 
 /// One engine run as configured from outside: see [`RunConfig`] for each field's meaning.

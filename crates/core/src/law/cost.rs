@@ -2,7 +2,7 @@
 //! on its worker, in exactly the engine's work units, so that the law's T(1) = Σ g(|W_t(x)|)
 //! and T(k) = Σ g(|W_t(x) ∩ U_f(x)|) are the engine's work counts, not approximations of them.
 //!
-//! The paper states g_MTF(x) = |W_t(x)| + 1 and g_LRU = [miss]; both ignore cold starts. Here
+//! The paper states g_MTF(x) = |W_t(x)| + 1 and g_LRU = `[miss]`; both ignore cold starts. Here
 //! state is replicated and starts in the engine's initial order, so a first access costs its
 //! real list position (MTF) or a miss (LRU); see [`super::working_set::Access`].
 
