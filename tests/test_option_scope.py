@@ -81,10 +81,10 @@ def test_run_takes_the_parameters_its_worker_uses(capsys: pytest.CaptureFixture[
 
 
 def test_worker_parameters_match_what_the_engine_reads() -> None:
-    """WORKER_PARAMETERS names, per parameter, the workers whose constructors read it: here each
+    """The registry says (``reads``), per parameter, which workers' constructors read it: here each
     worker is timed with the parameter at 0 and at 5,000 cycles (a worker that reads it slows
     down tens of times at least; one that does not, not at all), so a worker added to the engine,
-    or one that starts reading a parameter, fails this until the table says so."""
+    or one that starts reading a parameter, fails this until its registry entry says so."""
     names = {a["name"] for a in _native.algorithms()}
     for dest, (_, users) in WORKER_PARAMETERS.items():
         assert users <= names, f"{dest}: {users - names} are not workers"

@@ -72,13 +72,15 @@ fn config_check<'py>(py: Python<'py>, name: &str, config: &Bound<'py, PyDict>) -
     checked(py, name, config)?.ok_or_else(|| unknown_config(name))
 }
 
-/// The worker registry: name, self_adjusting, takes_capacity, summary.
+/// The worker registry: name, self_adjusting, takes_capacity, reads (the cost fields its
+/// constructor reads), summary.
 #[pyfunction]
 fn algorithms(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
     dict_list(py, WORKERS, |d, e| {
         d.set_item("name", e.name)?;
         d.set_item("self_adjusting", e.self_adjusting)?;
         d.set_item("takes_capacity", e.takes_capacity)?;
+        d.set_item("reads", e.reads.to_vec())?;
         d.set_item("summary", e.summary)
     })
 }

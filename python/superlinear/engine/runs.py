@@ -23,19 +23,20 @@ _RUN = config_defaults("run")
 _WORKLOAD = _RUN["workload"]
 
 
-#: Worker parameters (by ``run``'s option dest), what they cost, the sweep file's key for them, and
-#: the workers whose constructors read them (crates/core/src/workers/mod.rs, REGISTRY): given to
-#: any other worker, one is refused. tests/test_option_scope.py checks this table against the
-#: engine's workers.
+#: The sweep file's key (the run config's field) for each worker parameter.
+WORKER_PARAMETER_KEYS = {"w": "compare_cycles", "rho": "miss_cycles"}
+#: Worker parameters (by ``run``'s option dest): what they cost, and the workers whose
+#: constructors read them (their registry entries' ``reads``, crates/core/src/workers/mod.rs):
+#: given to any other worker, one is refused. tests/test_option_scope.py checks the registry
+#: against the engine's workers.
 WORKER_PARAMETERS: dict[str, tuple[str, frozenset[str]]] = {
-    "w": ("per tree comparison", frozenset({"tree", "splay"})),
-    "rho": ("per cache miss", frozenset({"lru", "lru-mad", "lru-dh", "nocache"})),
+    dest: (what, frozenset(a["name"] for a in _native.algorithms() if WORKER_PARAMETER_KEYS[dest] in a["reads"]))
+    for dest, what in (("w", "per tree comparison"), ("rho", "per cache miss"))
 }
 #: Most cycles a worker parameter may charge (about 3 ms at 3 GHz per comparison or miss): a
 #: documented maximum, since a larger one only makes a run take hours, or years.
 MAX_WORKER_CYCLES = 10_000_000
-#: The sweep file's key (the run config's field) for each worker parameter.
-WORKER_PARAMETER_KEYS = {"w": "compare_cycles", "rho": "miss_cycles"}
+
 
 @dataclass(frozen=True)
 class Workload:
