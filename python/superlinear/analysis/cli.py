@@ -60,7 +60,9 @@ def register(sub: Any) -> None:
                      help=f"miss cost relative to a hit ρ (default 10, at most {MAX_RHO:,})")
     law.add_argument("--k", help="comma-separated k values for the table (default 1,2,4,...,64)")
     law.add_argument("--out", default="results/law", help="folder for the plots (default results/law)")
-    law.add_argument("--json", action="store_true")
+    law.add_argument("--json", action="store_true",
+                     help="print the parameters and the table as JSON instead of the table (the plots are still "
+                     "written)")
     law.set_defaults(func=cmd_law)
 
     usl_cli.register(sub)

@@ -89,7 +89,9 @@ def prediction_table(pred: Prediction) -> Table:
     if pred.engine:
         cols += ["engine work ×", "pred/engine", "exact", f"engine projected × (median, range of {ENGINE_ROUNDS})"]
     for col in cols:
-        t.add_column(col, justify="right")
+        # A median [range] cell is never cut (rich would end it in "…" in a narrow terminal or
+        # a pipe): the headers wrap instead.
+        t.add_column(col, justify="right", no_wrap=col.startswith("engine projected"))
     checks = {c.k: c for c in pred.engine or ()}
     for p, row in zip(pred.points, pred.rows(), strict=True):
         cells = [str(p.k), _fmt(p.ell), _fmt(p.q), _fmt(p.speedup_work_predicted), _fmt(p.speedup_law),
@@ -430,7 +432,7 @@ def _mode_scope(parser: argparse.ArgumentParser, one_dispatcher: bool) -> None:
     actions_scope(parser)
 
 
-def _add_workload_args(p: argparse.ArgumentParser, requests_help: str) -> None:
+def _add_workload_args(p: argparse.ArgumentParser, requests_help: str, rho_note: str = "") -> None:
     src = p.add_mutually_exclusive_group()
     src.add_argument("--trace", metavar="FILE", help="key trace (text: one key per line, or binary SLKT)")
     src.add_argument("--workload", choices=["uniform", "zipf"], default="uniform",
@@ -442,8 +444,7 @@ def _add_workload_args(p: argparse.ArgumentParser, requests_help: str) -> None:
                    "mtf), or another engine worker such as splay (exact simulation of the worker); with --rules a "
                    "classifier: mrf, mrf-swap or static (default mrf)")
     p.add_argument("--rho", type=worker_cycles, default=0,
-                   help="work units per LRU miss, as the engine's --rho (default 0; with --compare the engine also "
-                   "burns ρ cycles per miss)")
+                   help=f"work units per LRU miss, as the engine's --rho (default 0{rho_note})")
     p.add_argument("--seed", type=non_negative_int, default=1,
                    help="workload and dispatcher seed, as the engine's (default 1)")
 
@@ -459,7 +460,7 @@ def register(sub: Any) -> None:
                        description="The working-set law: per-request working sets on one worker and on each "
                        "worker's own stream, ℓ(k), q(k), predicted S(k), exact in the engine's work units. "
                        + KINDS)
-    _add_workload_args(p, req_help)
+    _add_workload_args(p, req_help, "; with --compare the engine also burns ρ cycles per miss")
     p.add_argument("--dispatch", default=None, help=f"dispatcher: {dispatchers} (default hash); with --rules a "
                    "packet dispatcher (rss:FIELDS, rule, rr, random; default rule)")
     p.add_argument("--k", default="1,2,4,8,16,32,64", help="comma-separated k (default 1,2,4,...,64)")

@@ -325,6 +325,6 @@ def register(sub: Any) -> None:
     u.add_argument("--fix-gamma", type=float, metavar="G", help="pin γ (e.g. 1 for speedups with S(1) = 1)")
     u.add_argument("--at", help="predict: comma-separated p values")
     u.add_argument("--out", help="plot file stem (default: next to the data, DATA_usl.png)")
-    u.add_argument("--no-plot", action="store_true")
+    u.add_argument("--no-plot", action="store_true", help="write no plot (by default: DATA_usl.png and .svg, or --out)")
     u.add_argument("--json", action="store_true", help="print every number as JSON")
     u.set_defaults(func=cmd_usl)

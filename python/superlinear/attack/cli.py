@@ -528,7 +528,8 @@ def _work_clocked_options(p: argparse.ArgumentParser, config: ConfigName, polici
     p.add_argument("--buffer", type=positive_whole, default=d["buffer"],
                    help=with_default("buffer in packets", config, "buffer"))
     p.add_argument("--us-per-work", type=positive_finite, help=f"µs per {work_unit} (default: calibrate here)")
-    p.add_argument("--seed", type=non_negative_int, default=d["seed"])
+    p.add_argument("--seed", type=non_negative_int, default=d["seed"],
+                   help=with_default("seed of the generated innocent traffic and packet sizes", config, "seed"))
     p.add_argument("--quick", action="store_true", help="fewer packets")
 
 
@@ -574,7 +575,8 @@ def register(sub: Any) -> None:
     s.add_argument("--load", type=sim_load, default=sweep["load"],
                    help=with_default("innocent load r_I / r_max", "attack_sweep", "load"))
     s.add_argument("--attack-rates", metavar="GBPS,...", help="attack rates (default: 17 from 1e-4 to 1 × r_max)")
-    s.add_argument("--jmax-sweep", default="5,10,20,50", metavar="US,...", help="J_max values for the growth panel")
+    s.add_argument("--jmax-sweep", default="5,10,20,50", metavar="US,...",
+                   help="J_max values for the growth panel, comma-separated µs (default 5,10,20,50)")
     s.add_argument("--no-growth", action="store_true", help="skip the J_max growth panel")
     s.add_argument("--buffer", type=positive_whole, default=sweep["buffer"],
                    help=with_default("buffer K in packets", "attack_sweep", "buffer"))
@@ -587,7 +589,8 @@ def register(sub: Any) -> None:
                    help=with_default("HFFS bitmap width", "attack_sweep", "width"))
     s.add_argument("--levels", type=positive_whole, default=sweep["levels"],
                    help=with_default("HFFS levels", "attack_sweep", "levels"))
-    s.add_argument("--seed", type=non_negative_int, default=sweep["seed"])
+    s.add_argument("--seed", type=non_negative_int, default=sweep["seed"],
+                   help=with_default("seed of the generated innocent traffic", "attack_sweep", "seed"))
     s.add_argument("--quick", action="store_true", help="fewer packets")
     add_study_options(s, SIM, "results/attack-sim")
     generator_scope(s, ("packet_size", "job_size", "pmax"), why="it shapes generated innocent traffic")
@@ -605,8 +608,9 @@ def register(sub: Any) -> None:
     key = config_defaults("attack_key")
     w.add_argument("--algo", default=key["algo"], help=f"worker (default {key['algo']}; see `superlinear list engine`)")
     w.add_argument("--adversary", default="rotate,absent",
-                   help=f"comma-separated: {adversaries} (rotate[:N])")
-    w.add_argument("--workload", choices=["zipf", "uniform"], default=key["workload"])
+                   help=f"comma-separated: {adversaries}; rotate takes :N (default rotate,absent)")
+    w.add_argument("--workload", choices=["zipf", "uniform"], default=key["workload"],
+                   help=with_default("popularity of the generated innocent keys", "attack_key", "workload"))
     w.add_argument("--m", type=positive_whole, default=key["m"], help=with_default("items", "attack_key", "m"))
     w.add_argument("--alpha", type=positive_finite, default=key["alpha"],
                    help=with_default("zipf exponent", "attack_key", "alpha"))
@@ -643,7 +647,8 @@ def register(sub: Any) -> None:
     c.add_argument("--default", dest="default_action", default=cd["default_action"],
                    help=f"default policy where the file sets none (default {cd['default_action']})")
     hidden_alias(c, "--default-action", dest="default_action")
-    c.add_argument("--trace-format", default=cd["trace_format"], help="auto, classbench, pcap, pcapng, binary")
+    c.add_argument("--trace-format", default=cd["trace_format"],
+                   help=with_default("auto, classbench, pcap, pcapng, binary", "attack_classifier", "trace_format"))
     c.add_argument("--chains", type=positive_whole, default=cd["chains"],
                    help=with_default("synthetic: dependency chains", "attack_classifier", "chains"))
     c.add_argument("--depth", type=non_negative_whole, default=cd["depth"],
@@ -660,7 +665,7 @@ def register(sub: Any) -> None:
                         f"{field_default('classify_load', 'generate')} generated; quick 20000)")
     c.add_argument("--algo", default=cd["algo"], help=f"classifier: {classifiers} (default {cd['algo']})")
     c.add_argument("--adversary", default="rotate,catch-all",
-                   help=f"comma-separated: {classifier_adversaries} (rotate[:N])")
+                   help=f"comma-separated: {classifier_adversaries}; rotate takes :N (default rotate,catch-all)")
     c.add_argument("--estimator", choices=["position", "learned", "oracle"], default=cd["estimator"],
                    help="SurgeProtector's job size for a flow it has seen: its rule's current position (default), "
                         "the work learned per rule, or the exact work (oracle)")
@@ -696,7 +701,8 @@ def register(sub: Any) -> None:
                    help=f"comma-separated: {known(patterns)} (default: all)")
     b.add_argument("--width", type=positive_whole, default=64, help="HFFS bitmap width in bits (default 64; 2 to 64)")
     b.add_argument("--levels", type=positive_whole, default=2, help="HFFS levels (default 2: 4096 priorities)")
-    b.add_argument("--seed", type=non_negative_int, default=1)
+    b.add_argument("--seed", type=non_negative_int, default=1,
+                   help="seed of the random, bimodal and drop-max priorities (default 1)")
     b.add_argument("--quick", action="store_true", help="fewer pairs")
     b.add_argument("--repeats", type=repeat_count, default=3, metavar="N",
                    help="rounds over every queue, pattern and size, interleaved: rates are their median [range] "

@@ -44,6 +44,8 @@ ITEMS_PER_MB = 27_592 / 4
 #: memcached fill: the medians over the four panels' calibrations of a ``reproduce fig11`` run
 #: (docs/results/cache-tier.md says where and when); only their ratios matter.
 UNIT_COSTS_US = UnitCosts(memcached=8.2, postgresql=26.4, client_hit=12.0, client_miss=22.5, memcached_fill=11.3)
+#: Each router's colour in the cache tier's plots (the advisor's and the figures' agree).
+ROUTER_COLOURS = {"hash": "tab:red", "random": "tab:blue", "distcache": "tab:green"}
 #: Client threads and database connections per replica (Fig. 11).
 PER_REPLICA = 4
 

@@ -15,6 +15,7 @@ from superlinear import _native
 from superlinear.cache.advise import (
     DEFAULT_RHO,
     LINEAR_TOLERANCE,
+    ROUTER_COLOURS,
     UNIT_COSTS_US,
     CacheAdvice,
     CacheCurve,
@@ -182,7 +183,7 @@ def plot_cache_advice(out: Path, advice: CacheAdvice, checked: Verification | No
     from superlinear.output.figures import save_figure
 
     fig, (ax, ax2) = plt.subplots(1, 2, figsize=(10, 4))
-    colours = {"hash": "tab:red", "random": "tab:blue", "distcache": "tab:green"}
+    colours = ROUTER_COLOURS
     for c in advice.curves:
         col = colours.get(c.router, "gray")
         ax.plot(c.ks, c.ratios, "-o", ms=3, color=col, label=f"{c.router} (model: Eq. 3 with simulated hits)")
@@ -232,7 +233,8 @@ def register(cs: Any) -> None:
                    "database side of a miss to it")
     a.add_argument("--k", default=",".join(str(k) for k in range(1, 16)), help="replica counts (default 1..15)")
     a.add_argument("--routers", default="hash,random", help="comma-separated routers (default hash,random)")
-    a.add_argument("--seed", type=positive_int, default=1)
+    a.add_argument("--seed", type=positive_int, default=1,
+                   help="seed of the simulated key draws and the routers (default 1)")
     a.add_argument("--verify", action="store_true", help="also run the real tier (key hash) at every k and compare")
     a.add_argument("--verify-requests", type=positive_int, default=6_000,
                    help="requests per point of --verify (default 6,000)")

@@ -543,7 +543,9 @@ def register(sub: Any) -> None:
     routers = known(r["name"] for r in _native.cache_routers())
     cs = c.add_subparsers(dest="cache_command", required=True, metavar="ACTION")
 
-    up = cs.add_parser("up", help="start memcached replicas and a PostgreSQL cluster")
+    up = cs.add_parser("up", help="start memcached replicas and a PostgreSQL cluster",
+                       description="Start memcached replicas and a local PostgreSQL cluster under the services "
+                       "directory.")
     up.add_argument("--replicas", type=non_negative_int, default=1, help="memcached processes (default 1)")
     up.add_argument("--allow-many", action="store_true",
                     help="start more than 64 replicas, or more memory than is available")
@@ -563,22 +565,27 @@ def register(sub: Any) -> None:
                       lambda args: "with --replicas 0" if args.replicas == 0 else None,
                       "it is for the memcached replicas")
 
-    down = cs.add_parser("down", help="stop what `up` started")
+    down = cs.add_parser("down", help="stop what `up` started",
+                         description="Stop the servers `cache up` started (--purge also deletes their data).")
     down.add_argument("--purge", action="store_true", help="also delete the data directory")
     _common(down)
     down.set_defaults(func=cmd_down)
 
-    rs = cs.add_parser("restart", help="start a crashed replica again (or every server that does not answer)")
+    rs = cs.add_parser("restart", help="start a crashed replica again (or every server that does not answer)",
+                       description="Start a crashed replica again, or every server that does not answer.")
     rs.add_argument("replica", metavar="REPLICA", type=non_negative_int, nargs="?",
                     help="replica index (default: every server that does not answer)")
     _common(rs)
     rs.set_defaults(func=cmd_restart)
 
-    st = cs.add_parser("status", help="show the servers and whether they answer")
+    st = cs.add_parser("status", help="show the servers and whether they answer",
+                       description="Show the servers `cache up` started and whether each answers.")
     _common(st)
     st.set_defaults(func=cmd_status)
 
-    ld = cs.add_parser("load", help="load N key/value rows with COPY (idempotent)")
+    ld = cs.add_parser("load", help="load N key/value rows with COPY (idempotent)",
+                       description="Load --rows key/value rows into the PostgreSQL table with COPY; a table that "
+                       "already holds them is left as it is (--force reloads).")
     bench_defaults, client_defaults = config_defaults("cache_bench"), config_defaults("cache_client")
     ld.add_argument("--rows", type=positive_int_at_most(MAX_ROWS, "rows (keys are k and 15 digits)"),
                     default=bench_defaults["rows"],
@@ -610,7 +617,8 @@ def register(sub: Any) -> None:
     b.add_argument("--no-coalesce", action="store_true", help="do not coalesce concurrent misses (no delayed hits)")
     b.add_argument("--max-seconds", type=duration_seconds, default=120.0,
                    help="stop after this long, at most 3600 (default 120; a bench it stops fails)")
-    b.add_argument("--seed", type=non_negative_int, default=bench_defaults["seed"])
+    b.add_argument("--seed", type=non_negative_int, default=bench_defaults["seed"],
+                   help=with_default("seed of the key draws and the routers", "cache_bench", "seed"))
     b.add_argument("--repeats", type=repeat_count, default=3, metavar="N",
                    help="runs, each after the same --flush/--prefill/--warmup: timed figures are their median "
                    "[range], counts their sum (default 3)")

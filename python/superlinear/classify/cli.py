@@ -756,7 +756,8 @@ def register(sub: Any) -> None:
         "  superlinear classify gen-trace (--rules R | --rules-count N [--depth D] [--flows-per-rule F])\n"
         "                                 [--packets N] --out F [--format binary|pcap|pcapng|classbench]\n"
         "  superlinear classify convert --rules R --out F [--format nft|native|classbench]\n"
-        "  superlinear classify algorithms\n\n"
+        "  superlinear classify algorithms\n"
+        "                             list the classifiers and packet dispatchers (as `list classify`)\n\n"
         "Rules: ClassBench filters, the native format ('accept src 10.0.0.0/8 dport 53 proto udp') or `nft list "
         "ruleset` output (detected). Traces: ClassBench headers, pcap, pcapng (Ethernet/IPv4/TCP/UDP; other frames "
         "counted and skipped) or binary (detected). " + KINDS)
@@ -769,9 +770,11 @@ def register(sub: Any) -> None:
     synthetic = config_defaults("classify_synthetic")
     run_defaults = config_defaults("classify_run")
     p.add_argument("--rule-format", default=load_defaults["rule_format"],
-                   choices=["auto", "classbench", "native", "nft"])
+                   choices=["auto", "classbench", "native", "nft"],
+                   help=f"how to read --rules (default {load_defaults['rule_format']}: detected from the file)")
     p.add_argument("--trace-format", default=load_defaults["trace_format"],
-                   choices=["auto", "classbench", "pcap", "pcapng", "binary"])
+                   choices=["auto", "classbench", "pcap", "pcapng", "binary"],
+                   help=f"how to read --trace (default {load_defaults['trace_format']}: detected from the file)")
     p.add_argument("--actions", default=load_defaults["actions"],
                    help="actions of ClassBench filters: accept, or random:DROP_FRACTION[:SEED] "
                    f"(default {load_defaults['actions']})")
@@ -792,7 +795,10 @@ def register(sub: Any) -> None:
                    "'AT insert POS RULE', 'AT delete INDEX' or 'AT replace RULES_FILE' (AT: packet index; positions "
                    "1-based); with --check every verdict is checked against the rule set in force "
                    "(docs/classification.md)")
-    p.add_argument("--packets", type=positive_int, help="replay the trace to N packets, or generate N packets")
+    p.add_argument("--packets", type=positive_int,
+                   help="replay the trace to N packets, or generate N packets (default: the whole trace, or "
+                   f"{DEFAULT_PACKETS:,} generated, run and gen-trace alike; bench and compare over --data: "
+                   "1,000,000 per ClassBench set, bench --quick 200,000)")
     p.add_argument("--warmup", type=non_negative_int, default=run_defaults["warmup"], metavar="N",
                    help="serve N packets first and leave them out of throughput and work (steady state); "
                    "with --packets they come on top, otherwise from the start of the trace "

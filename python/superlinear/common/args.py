@@ -268,10 +268,12 @@ def timed_window_seconds(text: str) -> float:
 def add_timed_window_option(parser: argparse.ArgumentParser) -> None:
     """``--timed-window S``: the least wall-clock time the timed passes of each point span."""
     parser.add_argument("--timed-window", type=timed_window_seconds, metavar="S",
-                        help="each point's timed passes (projected) and threaded runs (measured) are repeated until "
-                             f"they span S seconds (at most {_native.MAX_WINDOW_PASSES} times), keeping the least "
-                             f"time; a k = 1 baseline's span 3·S (default 1, or ${TIMED_WINDOW_ENV}; 0: no window; "
-                             f"at most {MAX_TIMED_WINDOW_S:g})")
+                        help="seconds of wall-clock time to spend timing each point: its timed passes (projected) "
+                             "and threaded runs (measured) are repeated until they take S seconds together (at most "
+                             f"{_native.MAX_WINDOW_PASSES} times), and the least time is kept; a k = 1 baseline gets "
+                             f"3·S. 0: no window, no extra passes. Default: ${TIMED_WINDOW_ENV} if set, otherwise 1 "
+                             f"(0.2 for reproduce million-flows --quick). At most {MAX_TIMED_WINDOW_S:g}, in whole "
+                             "milliseconds")
 
 
 def timed_window(args: argparse.Namespace) -> float | None:

@@ -59,6 +59,8 @@ def show_listing(listing: Listing, as_json: bool) -> int:
 
 def add_listing_options(parser: argparse.ArgumentParser, listing: Listing) -> None:
     """Makes ``parser`` (an older list command) show ``listing``, with ``--json``."""
+    if parser.description is None:
+        parser.description = f"List the {listing.what} (the same as `superlinear list {listing.domain}`)."
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.set_defaults(func=lambda args: show_listing(listing, args.json))
 

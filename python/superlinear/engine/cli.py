@@ -185,11 +185,40 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     return run_experiment(experiment, args, None, False, measure and not args.no_measure)
 
 
+def _sweep_epilog() -> str:
+    """The keys of a sweep file (:func:`superlinear.engine.sweep.load_sweep`), for ``sweep --help``."""
+    d = config_defaults("run")
+    w = d["workload"]
+    return (
+        "sweep file keys (example: examples/lists.toml; guide: docs/engine-and-fig5.md):\n"
+        '  algos = ["mtf", "lru:1000"]  workers, as run --algo (caches as lru:CAPACITY)\n'
+        '  dispatch = ["hash", "rr"]    dispatchers, as run --dispatch\n'
+        "  k = [1, 2, 4, 8]             worker counts\n"
+        "  [workload]                   one table, or several [[workload]] (a panel each):\n"
+        f'    kind = "zipf"              uniform | zipf | trace (default {w["kind"]})\n'
+        "    m = 100000                 items (needed by uniform and zipf)\n"
+        f'    alpha = 1.01               Zipf exponent (zipf only; default {w["alpha"]:g})\n'
+        '    path = "keys.bin"          key trace, relative to this file (trace only)\n'
+        "Each algos × dispatch pair is a series, run at every k. Optional keys:\n"
+        "  name            output folder results/NAME (default: the file's stem)\n"
+        f"  requests        requests per run (default {d['requests']:,})\n"
+        f"  seed            seed of generated keys and seeded dispatchers (default {d['seed']})\n"
+        "  warmup          requests served first; needs exclude_warmup = true\n"
+        "  exclude_warmup  true: leave the warm-up out of every figure\n"
+        "  sharded         true: each worker holds its partition only\n"
+        f"  compare_cycles  cycles per tree comparison (w; {_users('w')})\n"
+        f"  miss_cycles     cycles per cache miss (ρ; {_users('rho')})\n"
+        "  measure         false: projected only, as --no-measure (default true)\n"
+        "  repeats         runs of every point, 1 to 1,000 (default 3; --repeats overrides)\n"
+        "A key left out takes the default `superlinear run --help` shows.")
+
+
 def register(sub: Any) -> None:
     """Adds ``run``, ``sweep``, ``bench`` and ``algorithms`` (an alias of ``list engine``)."""
     s = sub.add_parser("sweep", help="run a grid declared in a TOML file",
-                       description="Run algorithm × dispatcher × workload × k declared in a TOML file "
-                       "(see `python -c 'import superlinear.engine.sweep; help(superlinear.engine.sweep)'`).")
+                       formatter_class=argparse.RawDescriptionHelpFormatter,
+                       description="Run algorithm × dispatcher × workload × k declared in a TOML file (keys below).",
+                       epilog=_sweep_epilog())
     s.add_argument("config", help="sweep file (TOML)")
     s.add_argument("--out", metavar="DIR", help="output folder (default results/NAME)")
     s.add_argument("--no-measure", action="store_true", help="skip the real-thread runs")
@@ -219,7 +248,8 @@ def register(sub: Any) -> None:
                    help=f"requests (default {run_defaults['requests']}; with --trace, its first N keys, by default "
                    "all of a shorter trace)")
     u.add_argument("--warmup", type=non_negative_int, default=run_defaults["warmup"],
-                   help="warm-up requests, served first and left out (with --exclude-warmup)")
+                   help="warm-up requests, served first and left out of every figure; needs --exclude-warmup "
+                   f"(default {run_defaults['warmup']})")
     u.add_argument("--exclude-warmup", action="store_true", help="leave the warm-up out of every figure")
     u.add_argument("--w", type=worker_cycles, default=run_defaults["compare_cycles"],
                    help=f"cycles per tree comparison (--algo {_users('w')}; "

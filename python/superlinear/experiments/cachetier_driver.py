@@ -47,7 +47,7 @@ from typing import Any
 from rich.table import Table
 
 from superlinear import _native
-from superlinear.cache.advise import LINEAR_TOLERANCE, curve_of, items_for
+from superlinear.cache.advise import LINEAR_TOLERANCE, ROUTER_COLOURS, curve_of, items_for
 from superlinear.cache.client import aggregate_rounds, bench_row, client_config
 from superlinear.cache.services import PG_MAX_CONNECTIONS, PG_RESERVED_CONNECTIONS, Services, check_replica_bounds
 from superlinear.cache.work import Counts, UnitCosts, busiest_participant_span, work_span
@@ -304,7 +304,7 @@ def _plot(out: Path, study: CacheStudy, rows: list[Row]) -> list[Path]:
     import matplotlib.pyplot as plt
 
     paths: list[Path] = []
-    colours = {"hash": "tab:red", "random": "tab:blue", "distcache": "tab:green"}
+    colours = ROUTER_COLOURS
     for panel in study.panels:
         prow = [r for r in rows if r["panel"] == panel.name]
         if not prow:

@@ -281,16 +281,51 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     return run_experiment(experiment, args, args.panel, args.quick, not args.no_measure)
 
 
+def _figures_help() -> str:
+    """Every figure with its panels (full sizes; --quick's where they differ), and what the
+    service-backed figures start, for ``reproduce --help``."""
+    from superlinear.experiments import DATA_REGISTRY, REGISTRY
+    from superlinear.experiments.cachetier_driver import SERVICE_EXPERIMENTS
+
+    def panels(name: str, quick: bool) -> list[str]:
+        if name in SERVICE_EXPERIMENTS:
+            return [p.name for p in SERVICE_EXPERIMENTS[name](quick).panels]
+        # Any folder: the builders only name the ClassBench files, so every panel shows.
+        study = DATA_REGISTRY[name](quick, Path(".")) if name in DATA_REGISTRY else REGISTRY[name](quick)
+        return [p.name for p in study.panels]
+
+    names = figures()
+    width = max(len(n) for n in names) + 2
+    lines = ["figures and their panels (--panel):"]
+    for name in names:
+        full, quick = panels(name, False), panels(name, True)
+        differs = "" if quick == full else f" (--quick: {', '.join(quick)})"
+        lines.append(f"  {name:<{width}}{', '.join(full)}{differs}")
+    service = [n for n in names if n in SERVICE_EXPERIMENTS]
+    rows = max(SERVICE_EXPERIMENTS[n](False).rows for n in service)
+    replicas = max(SERVICE_EXPERIMENTS[n](q).replicas for n in service for q in (False, True))
+    lines += ["", f"{', '.join(service)} run on real servers, --quick too: each starts its own",
+              f"memcached replicas (up to {replicas}) and a PostgreSQL cluster in a new /tmp folder, loads",
+              f"{rows:,} rows with COPY, and at the end stops the servers and deletes the folder",
+              "(memcached and PostgreSQL must be installed)."]
+    return "\n".join(lines)
+
+
 def register(sub: Any) -> None:
     """Adds ``reproduce``."""
     from superlinear.experiments import DATA_REGISTRY
 
     names = known(figures())
     r = sub.add_parser("reproduce", help=f"reproduce a figure of the paper ({names})",
-                       description="Reproduce a figure of the paper; writes result.json, result.csv and plots.")
+                       formatter_class=argparse.RawDescriptionHelpFormatter,
+                       description="Reproduce a figure of the paper; writes result.json, result.csv and plots.",
+                       epilog=_figures_help())
     r.add_argument("figure", help=f"figure to reproduce: {names}")
-    r.add_argument("--panel", action="append", metavar="P", help="only this panel (repeatable), e.g. a")
-    r.add_argument("--quick", action="store_true", help="reduced sizes: minutes on two cores, same shape")
+    r.add_argument("--panel", action="append", metavar="P",
+                   help="only this panel (repeatable), e.g. a; each figure's panels are listed below")
+    r.add_argument("--quick", action="store_true",
+                   help="reduced sizes: minutes on two cores, same shape (fig11, cache-skew and cache-sensitivity "
+                   "still start real memcached and PostgreSQL servers and load 1,000,000 rows: see below)")
     r.add_argument("--out", metavar="DIR", help="output folder (default results/FIGURE[-quick][-steady])")
     r.add_argument("--no-measure", action="store_true", help="skip the real-thread runs (projected and work only)")
     r.add_argument("--exclude-warmup", action="store_true",

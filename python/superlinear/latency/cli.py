@@ -555,7 +555,8 @@ def register(sub: Any) -> None:
     hidden_alias(r, "--sizes", dest="sizes")
     r.add_argument("--belatedly", action="store_true",
                    help="add Belatedly's LP bound and rounded schedule (small traces)")
-    r.add_argument("--belatedly-max", type=positive_whole, default=50_000, help="largest trace for --belatedly")
+    r.add_argument("--belatedly-max", type=positive_whole, default=50_000,
+                   help="longest trace, in requests, that --belatedly takes; a longer one is refused (default 50000)")
     r.add_argument("--rounds", type=non_negative_whole, default=4,
                    help="random roundings besides the threshold ones (default 4)")
     add_study_options(r, Run(), "results/latency-run")
@@ -569,7 +570,9 @@ def register(sub: Any) -> None:
     g.add_argument("--out", required=True, metavar="FILE", help="trace file to write")
     g.add_argument("--binary", action="store_true", help="compact binary SLKT form (objects only)")
     g.add_argument("--latencies", metavar="Z,...", help="per-object Z: each object gets one (text: LATENCY column)")
-    g.add_argument("--json", action="store_true")
+    g.add_argument("--json", action="store_true",
+                   help="print what was written (path, requests, objects, format, generator settings) as JSON "
+                   "instead of one line")
     g.set_defaults(func=cmd_gen)
 
     b = asub.add_parser("belatedly", help="the latency-optimal bound: LP (HiGHS) and rounded schedule",
@@ -582,11 +585,12 @@ def register(sub: Any) -> None:
     hidden_alias(b, "--size", dest="size")
     b.add_argument("--rounds", type=non_negative_whole, default=4,
                    help="random roundings besides the threshold ones (default 4)")
-    b.add_argument("--compare", default="lru,lru-mad,belady,belady-ad", help="policies to simulate alongside")
+    b.add_argument("--compare", default="lru,lru-mad,belady,belady-ad",
+                   help=policies + " simulated alongside (default lru,lru-mad,belady,belady-ad; '': none)")
     # (inf was taken, and recorded in result.json as Infinity, which is not JSON.)
     b.add_argument("--time-limit", type=positive_finite,
-                   help="HiGHS's time limit in seconds: a solve it stops is an error; it reads the limit between "
-                        "its iterations only, so a solve can end past it (then said in a note)")
+                   help="HiGHS's time limit in seconds (default: none): a solve it stops is an error; it reads the "
+                        "limit between its iterations only, so a solve can end past it (then said in a note)")
     b.add_argument("--max-requests", type=positive_whole, default=200_000, help="refuse larger traces (default 200000)")
     add_study_options(b, Belatedly(), "results/latency-belatedly")
     generator_scope(b, GENERATOR_OPTIONS, why="it shapes a generated trace")

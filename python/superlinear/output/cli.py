@@ -13,7 +13,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     from superlinear.output.report import write_report
 
     path, experiments = write_report(Path(args.results), args.out)
-    console.print(f"report: {path} ({experiments} experiments)")
+    console.print(f"report: {path} ({experiments} experiment{'' if experiments == 1 else 's'})")
     return 0
 
 
