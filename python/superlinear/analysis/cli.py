@@ -58,7 +58,7 @@ def register(sub: Any) -> None:
     law.add_argument("--delta", type=fraction, default=0.1, help="single-cache hit rate δ (default 0.1)")
     law.add_argument("--rho", type=_miss_cost, default=10.0,
                      help=f"miss cost relative to a hit ρ (default 10, at most {MAX_RHO:,})")
-    law.add_argument("--k", help="comma-separated k values for the table (default 1,2,4,...,64)")
+    law.add_argument("--k", "-k", help="comma-separated k values for the table (default 1,2,4,...,64)")
     law.add_argument("--out", default="results/law", help="folder for the plots (default results/law)")
     law.add_argument("--json", action="store_true",
                      help="print the parameters and the table as JSON instead of the table (the plots are still "

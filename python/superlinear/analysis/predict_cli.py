@@ -463,7 +463,7 @@ def register(sub: Any) -> None:
     _add_workload_args(p, req_help, "; with --compare the engine also burns ρ cycles per miss")
     p.add_argument("--dispatch", default=None, help=f"dispatcher: {dispatchers} (default hash); with --rules a "
                    "packet dispatcher (rss:FIELDS, rule, rr, random; default rule)")
-    p.add_argument("--k", default="1,2,4,8,16,32,64", help="comma-separated k (default 1,2,4,...,64)")
+    p.add_argument("--k", "-k", default="1,2,4,8,16,32,64", help="comma-separated k (default 1,2,4,...,64)")
     p.add_argument("--s", type=float, default=0.0, help="serial fraction s for the general law (default 0)")
     p.add_argument("--compare", action="store_true",
                    help="also run the engine (with --rules: the classifier) at every k and k = 1 and compare its "
@@ -482,7 +482,7 @@ def register(sub: Any) -> None:
                        description="Score every dispatch candidate with the working-set law (q(k)·ℓ(k) per k) "
                        "and recommend the best.")
     _add_workload_args(a, req_help)
-    a.add_argument("--k", default="2,4,8,16,32,64", help="comma-separated k (default 2,4,...,64)")
+    a.add_argument("--k", "-k", default="2,4,8,16,32,64", help="comma-separated k (default 2,4,...,64)")
     a.add_argument("--candidates", metavar="LIST", help="comma-separated dispatchers (default: all of the registry; "
                    "with --rules, separated by ';': " + ";".join(PACKET_CANDIDATES) + ")")
     a.add_argument("--rules", metavar="FILE", help="packets: rule file; --trace is then a packet trace, items are "

@@ -231,7 +231,7 @@ def register(cs: Any) -> None:
                    help=f"a miss's request path (client, get, query, fill) over a hit's (client, get); default "
                    f"{DEFAULT_RHO:g}, as the tier measured here. Eq. 3 takes it as is; the work kind scales the "
                    "database side of a miss to it")
-    a.add_argument("--k", default=",".join(str(k) for k in range(1, 16)), help="replica counts (default 1..15)")
+    a.add_argument("--k", "-k", default=",".join(str(k) for k in range(1, 16)), help="replica counts (default 1..15)")
     a.add_argument("--routers", default="hash,random", help="comma-separated routers (default hash,random)")
     a.add_argument("--seed", type=positive_int, default=1,
                    help="seed of the simulated key draws and the routers (default 1)")

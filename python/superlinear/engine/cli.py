@@ -237,7 +237,7 @@ def register(sub: Any) -> None:
     u.add_argument("--dispatch", default=run_defaults["dispatch"],
                    help=f"dispatcher (default {run_defaults['dispatch']}): "
                    + known(d["name"] for d in _native.dispatchers()))
-    u.add_argument("--k", type=positive_int, default=4, help="workers (default 4)")
+    u.add_argument("--k", "-k", type=positive_int, default=4, help="workers (default 4)")
     u.add_argument("--workload", choices=["uniform", "zipf"], default=run_defaults["workload"]["kind"],
                    help=f"generated keys (default {run_defaults['workload']['kind']})")
     u.add_argument("--m", type=positive_int, default=10_000, help="items (default 10000)")

@@ -222,7 +222,7 @@ def register(sub: Any) -> None:
     m.add_argument("--repeats", type=repeat_count, default=3,
                    help="throughput runs per chain, single-core runs of ours and rounds of the projected runs "
                         "(default 3; median and range)")
-    m.add_argument("--k", dest="ks", type=k_list, default=(2, 4, 8, 16, 32),
+    m.add_argument("--k", "-k", dest="ks", type=k_list, default=(2, 4, 8, 16, 32),
                    help="MRF projected at these k, comma-separated (default 2,4,8,16,32)")
     hidden_alias(m, "--ks", dest="ks", type=k_list)
     m.add_argument("--dispatch", default="rss", help="dispatcher for the projected MRF runs (default rss, 5-tuple)")
