@@ -434,7 +434,8 @@ def _mode_scope(parser: argparse.ArgumentParser, one_dispatcher: bool) -> None:
 
 def _add_workload_args(p: argparse.ArgumentParser, requests_help: str, rho_note: str = "") -> None:
     src = p.add_mutually_exclusive_group()
-    src.add_argument("--trace", metavar="FILE", help="key trace (text: one key per line, or binary SLKT)")
+    src.add_argument("--trace", metavar="FILE", help="key trace (text: one unsigned integer key per line, # comments; "
+                     "or binary SLKT)")
     src.add_argument("--workload", choices=["uniform", "zipf"], default="uniform",
                      help="generated keys when no --trace (default uniform)")
     p.add_argument("--m", type=positive_int, default=10_000, help="items of a generated workload (default 10000)")

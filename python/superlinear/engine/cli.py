@@ -243,7 +243,8 @@ def register(sub: Any) -> None:
     u.add_argument("--m", type=positive_int, default=10_000, help="items (default 10000)")
     u.add_argument("--alpha", type=non_negative_finite, default=run_defaults["workload"]["alpha"],
                    help=f"zipf exponent, for --workload zipf (default {run_defaults['workload']['alpha']:g})")
-    u.add_argument("--trace", metavar="FILE", help="key trace (text: one key per line, or binary)")
+    u.add_argument("--trace", metavar="FILE", help="key trace (text: one unsigned integer key per line, # comments; "
+                   "or binary SLKT)")
     u.add_argument("--requests", type=positive_int, default=run_defaults["requests"],
                    help=f"requests (default {run_defaults['requests']}; with --trace, its first N keys, by default "
                    "all of a shorter trace)")
