@@ -49,7 +49,7 @@ from superlinear.common.rows import Row, slowest_worker_text
 from superlinear.common.scope import OptionScope, hidden_alias, needs_option, spelled
 from superlinear.common.study import Outcome, Study, console, run_study
 from superlinear.common.study import Progress as ProgressLine
-from superlinear.experiments.repeats import median_run, spread
+from superlinear.experiments.repeats import interleaved_rounds, median_run, spread
 from superlinear.output.paths import output_file, refuse_stdout, written_atomically
 
 ACTIONS = ("run", "bench", "compare", "gen-rules", "gen-trace", "convert", "algorithms")
@@ -322,23 +322,22 @@ def _bench_rows(args: argparse.Namespace, show: bool) -> list[Row]:
         task = bar.add_task("classify bench", total=len(targets) * len(algos) * rounds)
         for label, w in targets:
             info = w.info()
-            # Rounds alternate the classifiers (a, b, c, a, b, c, ...), so that a slow spell of the
-            # machine lands on all of them; each figure is the median of its rounds, with the range.
-            mpps: dict[str, list[float]] = {algo: [] for algo in algos}
-            work: dict[str, float] = {}
-            for _ in range(rounds):
-                for algo in algos:
-                    bar.update(task, description=f"{label} {algo}")
-                    pps, work[algo] = w.bench(algo, 1)
-                    mpps[algo].append(pps / 1e6)
-                    bar.advance(task)
+            # Each figure is the median of its interleaved rounds, with the range.
+            def bench(algo: str, w: Any = w, label: str = label) -> tuple[float, float]:
+                bar.update(task, description=f"{label} {algo}")
+                pps, work = w.bench(algo, 1)
+                bar.advance(task)
+                return pps / 1e6, work
+
+            runs = interleaved_rounds(algos, rounds, bench)
             for algo in algos:
-                med = statistics.median(mpps[algo])
+                mpps = [m for m, _ in runs[algo]]
+                med, work = statistics.median(mpps), runs[algo][-1][1]
                 rows.append({"bench": "classify", "rules_set": label, "rules": info["rules"],
                              "packets": info["packets"], "algo": algo, "mpps_single_core": med,
-                             "mpps_single_core_lo": min(mpps[algo]), "mpps_single_core_hi": max(mpps[algo]),
-                             "mpps_single_core_runs": mpps[algo], "work_per_packet": work[algo],
-                             "ns_per_rule_compared": 1e3 / med / max(work[algo], 1e-9)})
+                             "mpps_single_core_lo": min(mpps), "mpps_single_core_hi": max(mpps),
+                             "mpps_single_core_runs": mpps, "work_per_packet": work,
+                             "ns_per_rule_compared": 1e3 / med / max(work, 1e-9)})
     return rows
 
 

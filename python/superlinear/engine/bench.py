@@ -15,6 +15,7 @@ from superlinear import _native
 from superlinear.common.interrupt import interruptible
 from superlinear.common.rows import Row, ranged, row_spread
 from superlinear.common.study import Outcome, Progress, Study, console, keeping
+from superlinear.experiments.repeats import interleaved_rounds
 
 #: (algo, m, compare cycles, miss cycles): the Fig. 5 structures at their panel sizes. The no-cache
 #: baseline is left out: with ρ = 0 it does no work at all, and with ρ > 0 it measures the busy loop.
@@ -29,6 +30,15 @@ STRUCTURES = [
     ("hashmap", 100_000, 0, 0),
 ]
 DISPATCH_KS = (1, 2, 48)
+#: Every benchmark as (kind, name, size): a structure and its m, a dispatcher and its k.
+Point = tuple[str, str, int]
+POINTS: list[Point] = ([("structure", algo, m) for algo, m, _, _ in STRUCTURES]
+                       + [("dispatcher", name, k) for name in ("rr", "random", "hash") for k in DISPATCH_KS])
+
+
+def _lookups(algo: str, m: int, quick: bool) -> int:
+    """Lookups timed per structure run (fewer for the linear scans over large m)."""
+    return (1 if quick else 5) * (20_000 if m >= 50_000 and algo in ("static", "mtf") else 2_000_000)
 
 
 class Bench(Study[argparse.Namespace]):
@@ -38,10 +48,10 @@ class Bench(Study[argparse.Namespace]):
 
     def run(self, config: argparse.Namespace, progress: Progress | None) -> Outcome:
         recorded = {"quick": config.quick, "repeats": config.repeats}
-        rounds: dict[tuple[str, str, int], tuple[Row, list[float]]] = {}
-        with keeping(lambda: Outcome(_rows(rounds), recorded)):
+        rounds: dict[Point, list[float]] = {}
+        with keeping(lambda: Outcome(_rows(rounds, config.quick), recorded)):
             bench_rounds(config.quick, config.repeats, rounds)
-        return Outcome(_rows(rounds), recorded)
+        return Outcome(_rows(rounds, config.quick), recorded)
 
     def table(self, config: argparse.Namespace, outcome: Outcome) -> None:
         rows = outcome.rows
@@ -68,29 +78,29 @@ class Bench(Study[argparse.Namespace]):
         return [f"results: {path}"]
 
 
-def bench_rounds(quick: bool, repeats: int, rounds: dict[tuple[str, str, int], tuple[Row, list[float]]]) -> None:
-    """Runs every benchmark once per round, ``repeats`` rounds (interleaved, so a slow stretch of
-    the machine touches each alike), adding each figure to ``rounds`` as it is measured: one
-    entry per structure (lookups/s) and per dispatcher and k (ns/request); measured."""
-    scale = 1 if quick else 5
-    for _ in range(repeats):
-        for algo, m, w, rho in STRUCTURES:
-            lookups = scale * (20_000 if m >= 50_000 and algo in ("static", "mtf") else 2_000_000)
-            rate = interruptible(partial(_native.bench_structure, algo, m, lookups, w, rho))
-            rounds.setdefault(("structure", algo, m), ({"bench": "structure", "algo": algo, "m": m,
-                                                        "lookups": lookups}, []))[1].append(rate)
-        for name in ("rr", "random", "hash"):
-            for k in DISPATCH_KS:
-                ns = interruptible(partial(_native.bench_dispatcher, name, k, scale * 2_000_000))
-                rounds.setdefault(("dispatcher", name, k), ({"bench": "dispatcher", "dispatch": name, "k": k},
-                                                            []))[1].append(ns)
+def bench_rounds(quick: bool, repeats: int, rounds: dict[Point, list[float]]) -> None:
+    """Runs every benchmark once per round, ``repeats`` interleaved rounds, adding each figure to
+    ``rounds`` as it is measured: per structure lookups/s, per dispatcher and k ns/request;
+    measured."""
+    cycles = {(algo, m): (w, rho) for algo, m, w, rho in STRUCTURES}
+
+    def measure(point: Point) -> float:
+        kind, name, n = point
+        if kind == "structure":
+            bench = partial(_native.bench_structure, name, n, _lookups(name, n, quick), *cycles[(name, n)])
+        else:
+            bench = partial(_native.bench_dispatcher, name, n, (1 if quick else 5) * 2_000_000)
+        return float(interruptible(bench))
+
+    interleaved_rounds(POINTS, repeats, measure, into=rounds)
 
 
-def _rows(rounds: dict[tuple[str, str, int], tuple[Row, list[float]]]) -> list[Row]:
+def _rows(rounds: dict[Point, list[float]], quick: bool) -> list[Row]:
     """One row per benchmark measured so far: the median of its rounds, with their range."""
     out = []
-    for key, (row, values) in rounds.items():
-        field = "lookups_per_s" if key[0] == "structure" else "ns_per_request"
+    for (kind, name, n), values in rounds.items():
+        row: Row = ({"bench": "structure", "algo": name, "m": n, "lookups": _lookups(name, n, quick)}
+                    if kind == "structure" else {"bench": "dispatcher", "dispatch": name, "k": n})
+        field = "lookups_per_s" if kind == "structure" else "ns_per_request"
         out.append({**row, **ranged(field, values), "repeats": len(values)})
     return out
-

@@ -10,12 +10,30 @@ range as ``FIELD_lo`` / ``FIELD_hi``; work counts are exact and the same in ever
 from __future__ import annotations
 
 import statistics
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Hashable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from superlinear.common.rows import Row
 
 if TYPE_CHECKING:
     from superlinear._native import RunRecord
+
+P = TypeVar("P", bound=Hashable)
+T = TypeVar("T")
+
+
+def interleaved_rounds(points: Sequence[P], rounds: int, measure: Callable[[P], T],
+                       into: dict[P, list[T]] | None = None) -> dict[P, list[T]]:
+    """Measures every point once per round, ``rounds`` rounds, interleaved (a, b, c, a, b, c, …)
+    rather than back to back, so that a slow spell of the machine lands on every point alike;
+    each point's values in round order. Values go into ``into`` as they are measured, so that a
+    caller stopped part way keeps the rounds that finished."""
+    values: dict[P, list[T]] = {} if into is None else into
+    for _ in range(rounds):
+        for point in points:
+            values.setdefault(point, []).append(measure(point))
+    return values
+
 
 #: Timed figures whose median and range a row carries (``FIELD``, ``FIELD_lo``, ``FIELD_hi``).
 RANGED = ("speedup_projected", "speedup_projected_max_cpu", "speedup_measured", "throughput_rps_projected",
