@@ -30,6 +30,7 @@ from superlinear.common.defaults import config_defaults
 from superlinear.common.errors import SuperlinearError, note
 from superlinear.common.interrupt import interruptible
 from superlinear.common.rows import Row, ranged
+from superlinear.experiments.repeats import interleaved_rounds
 from superlinear.output.figures import save_figure
 
 if TYPE_CHECKING:
@@ -357,16 +358,18 @@ def run_queue_bench(bench: QueueBench, progress: Progress | None = None) -> list
     to the binary heap are the median of the rounds, with their range (each round's ratio against
     the heap of the same round)."""
     say = progress or (lambda _msg: None)
-    rounds: dict[tuple[int, str, str], list[Any]] = {}
-    for rnd in range(bench.repeats):
-        for n in bench.sizes:
-            for pattern in bench.patterns:
-                for queue in bench.queues:
-                    say(f"round {rnd + 1}/{bench.repeats}, n = {n:,}: {queue} / {pattern}")
-                    r = interruptible(partial(_native.sched_bench_queue, queue, pattern, n, bench.pairs, bench.width,
-                                              bench.levels, bench.seed))
-                    if r is not None:
-                        rounds.setdefault((n, pattern, queue), []).append(r)
+    points = [(n, pattern, queue) for n in bench.sizes for pattern in bench.patterns for queue in bench.queues]
+    measured: dict[tuple[int, str, str], list[Any]] = {}
+
+    def measure(point: tuple[int, str, str]) -> Any:
+        n, pattern, queue = point
+        say(f"round {len(measured.get(point, [])) + 1}/{bench.repeats}, n = {n:,}: {queue} / {pattern}")
+        return interruptible(partial(_native.sched_bench_queue, queue, pattern, n, bench.pairs, bench.width,
+                                     bench.levels, bench.seed))
+
+    interleaved_rounds(points, bench.repeats, measure, into=measured)
+    # A queue that cannot run a pattern (the binary heap has no pop-max) answers None.
+    rounds = {p: runs for p, runs in measured.items() if all(r is not None for r in runs)}
     rows: list[Row] = []
     for (n, pattern, queue), runs in rounds.items():
         heap = rounds.get((n, pattern, "binary-heap"))
