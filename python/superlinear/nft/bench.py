@@ -36,7 +36,7 @@ from superlinear import _native
 from superlinear.common.args import comma_list
 from superlinear.common.errors import SuperlinearError
 from superlinear.common.rows import Row
-from superlinear.experiments.repeats import spread
+from superlinear.experiments.repeats import interleaved_rounds, spread
 from superlinear.nft.cpuacct import ReceivePathClock
 from superlinear.nft.netns import NetnsPair
 from superlinear.nft.ruleset_json import RuleRow, TableListing, compare_rows, describe_row, parse_table
@@ -274,29 +274,31 @@ def kernel_throughput(pair: NetnsPair, w: Any, cfg: BenchConfig, progress: Progr
     texts = {"empty": w.nft_table(pair.table, pair.rx_dev, True), "rules": w.nft_table(pair.table, pair.rx_dev)}
     runs: dict[str, list[dict[str, Any]]] = {"empty": [], "rules": []}
     clock = ReceivePathClock(cfg.cpu)
-    for rep in range(1, cfg.repeats + 1):
-        for mode in ("empty", "rules"):
-            pair.load_table(texts[mode])
-            rx0 = pair.rx_counters().rx_packets
-            k0 = clock.read()
-            r = send_frames(pair, w, cfg, seconds=cfg.duration)
-            time.sleep(0.05)  # anything still queued is processed (and charged) now
-            k1 = clock.read()
-            listing = _settled(pair, r["sent"])
-            wall = r["elapsed_ns"] / 1e9
-            ksoft, sirq = k1[0] - k0[0], k1[1] - k0[1]
-            cpu = (r["cpu_ns"] + ksoft + sirq) / 1e9
-            classified = _classified(listing)
-            received = pair.rx_counters().rx_packets - rx0
-            run = {"sent": r["sent"], "classified": classified, "received": received, "wall_s": wall, "cpu_s": cpu,
-                   "pps": classified / cpu, "pps_wall": classified / wall, "received_pps": received / cpu,
-                   "received_pps_wall": received / wall,
-                   "cpu_share_of_wall": cpu / wall, "ksoftirqd_share": ksoft / max(cpu * 1e9, 1),
-                   "refused": r["refused"]}
-            runs[mode].append(run)
-            progress(f"throughput {rep}/{cfg.repeats}, {mode + ' chain':<11}: {run['pps']:>12,.0f} classified "
-                     f"packets per CPU second ({run['pps_wall']:,.0f} per wall second; {classified:,} in "
-                     f"{cpu:.2f} s CPU, {wall:.2f} s wall)")
+
+    def replay(mode: str) -> dict[str, Any]:
+        pair.load_table(texts[mode])
+        rx0 = pair.rx_counters().rx_packets
+        k0 = clock.read()
+        r = send_frames(pair, w, cfg, seconds=cfg.duration)
+        time.sleep(0.05)  # anything still queued is processed (and charged) now
+        k1 = clock.read()
+        listing = _settled(pair, r["sent"])
+        wall = r["elapsed_ns"] / 1e9
+        ksoft, sirq = k1[0] - k0[0], k1[1] - k0[1]
+        cpu = (r["cpu_ns"] + ksoft + sirq) / 1e9
+        classified = _classified(listing)
+        received = pair.rx_counters().rx_packets - rx0
+        run = {"sent": r["sent"], "classified": classified, "received": received, "wall_s": wall, "cpu_s": cpu,
+               "pps": classified / cpu, "pps_wall": classified / wall, "received_pps": received / cpu,
+               "received_pps_wall": received / wall,
+               "cpu_share_of_wall": cpu / wall, "ksoftirqd_share": ksoft / max(cpu * 1e9, 1),
+               "refused": r["refused"]}
+        progress(f"throughput {len(runs[mode]) + 1}/{cfg.repeats}, {mode + ' chain':<11}: {run['pps']:>12,.0f} "
+                 f"classified packets per CPU second ({run['pps_wall']:,.0f} per wall second; {classified:,} in "
+                 f"{cpu:.2f} s CPU, {wall:.2f} s wall)")
+        return run
+
+    interleaved_rounds(("empty", "rules"), cfg.repeats, replay, into=runs)
     costs = [1e9 / r["pps"] - 1e9 / e["pps"] for r, e in zip(runs["rules"], runs["empty"], strict=True)]
     costs_wall = [1e9 / r["pps_wall"] - 1e9 / e["pps_wall"] for r, e in zip(runs["rules"], runs["empty"], strict=True)]
     return {
@@ -318,21 +320,18 @@ def kernel_throughput(pair: NetnsPair, w: Any, cfg: BenchConfig, progress: Progr
 def our_side(w: Any, cfg: BenchConfig, progress: Progress) -> dict[str, Any]:
     """Single-thread rates of the static list and MRF, and MRF projected at every k."""
     single: dict[str, Any] = {}
-    for algo in ("static", "mrf"):
-        rates, work = [], 0.0
-        for _ in range(max(1, cfg.repeats)):
-            pps, work = w.single_core(algo, 1)
-            rates.append(pps)
-        single[algo] = {"pps": median_range(rates), "work_per_packet": work}
+    # Both classifiers in every round (interleaved, not back to back).
+    rates = interleaved_rounds(("static", "mrf"), max(1, cfg.repeats), lambda algo: w.single_core(algo, 1))
+    for algo, runs in rates.items():
+        work = runs[-1][1]
+        single[algo] = {"pps": median_range([pps for pps, _ in runs]), "work_per_packet": work}
         progress(f"ours: {algo:<6} 1 worker: {single[algo]['pps']['median']:>12,.0f} packets/s (thread CPU time), "
                  f"{work:,.1f} rules compared per packet")
     # Every round runs k = 1 and every k once (interleaved across k, not back to back); a round's
     # speedups are against its own k = 1, and each figure is the median of the rounds with their
     # range (work is exact and the same in every round).
-    rounds: dict[int, list[dict[str, Any]]] = {k: [] for k in (1, *cfg.ks)}
-    for _ in range(max(1, cfg.repeats)):
-        for k in rounds:
-            rounds[k].append(w.projected("mrf", cfg.dispatch, k, 1, cfg.seed))
+    rounds = interleaved_rounds(list(dict.fromkeys((1, *cfg.ks))), max(1, cfg.repeats),
+                                lambda k: w.projected("mrf", cfg.dispatch, k, 1, cfg.seed))
     projected: dict[int, dict[str, Any]] = {}
     said = []
     for k, accs in rounds.items():
