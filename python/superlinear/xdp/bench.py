@@ -35,11 +35,13 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
 from superlinear import _native
 from superlinear.common.errors import SuperlinearError
 from superlinear.common.rows import Row
+from superlinear.experiments.repeats import interleaved_rounds
 from superlinear.nft.bench import (
     BenchConfig,
     RuleSetInput,
@@ -238,27 +240,29 @@ def run_set(pair: NetnsPair, inp: RuleSetInput, w: Any, cfg: XdpBenchConfig, pro
     localities = cfg.localities if "cost" in cfg.studies else ()
 
     # 3. Cost per packet, one worker CPU, per trace variant; repeats interleaved.
+    def one_core(wl: Any, loc: str, runs: dict[str, list[dict[str, Any]]], algo: str) -> dict[str, Any]:
+        """One run of ``algo`` on one worker CPU over the ``loc`` trace, checked against ours."""
+        with Datapath(pair, wl, algo, "rss", 1, _worker_cpus(1, sender), cfg) as dp:
+            r = agreement(dp, (list(wl.counts(algo)[0]), wl.counts(algo)[1]), progress)
+        if not (r["counters_equal"] and r["work_equal"]):
+            raise SuperlinearError(f"{inp.name} ({loc}): the kernel's {algo} counters differ from ours")
+        ns = r["ns_per_packet"]
+        progress(f"cost, {loc} trace, run {len(runs.get(algo, [])) + 1}/{cfg.repeats}: {algo} "
+                 f"{ns if ns is not None else float('nan'):,.0f} ns per packet")
+        return r
+
     costs: dict[str, dict[str, list[float]]] = {}
     for loc in localities:
         wl = w if loc == "trace" else w.reshaped(loc, cfg.seed)
         if loc != "trace":
             wl.build_frames(pair.rx_mac, pair.tx_mac)
-        per_algo: dict[str, list[float]] = {"static": [], "mrf": []}
-        dispatch_ns: list[float] = []
-        for rep in range(cfg.repeats):
-            for algo in ("static", "mrf"):
-                with Datapath(pair, wl, algo, "rss", 1, _worker_cpus(1, sender), cfg) as dp:
-                    r = agreement(dp, (list(wl.counts(algo)[0]), wl.counts(algo)[1]), progress)
-                if not (r["counters_equal"] and r["work_equal"]):
-                    raise SuperlinearError(f"{inp.name} ({loc}): the kernel's {algo} counters differ from ours")
-                if r["ns_per_packet"] is not None:
-                    per_algo[algo].append(r["ns_per_packet"])
-                if r["dispatch_ns_per_packet"] is not None:
-                    dispatch_ns.append(r["dispatch_ns_per_packet"])
-            progress(f"cost, {loc} trace, run {rep + 1}/{cfg.repeats}: static "
-                     f"{per_algo['static'][-1] if per_algo['static'] else float('nan'):,.0f} ns, MRF "
-                     f"{per_algo['mrf'][-1] if per_algo['mrf'] else float('nan'):,.0f} ns per packet")
-        costs[loc] = {**per_algo, "dispatcher": dispatch_ns}
+        cost_runs: dict[str, list[dict[str, Any]]] = {}
+        interleaved_rounds(("static", "mrf"), cfg.repeats, partial(one_core, wl, loc, cost_runs), into=cost_runs)
+        costs[loc] = {algo: [r["ns_per_packet"] for r in rs if r["ns_per_packet"] is not None]
+                      for algo, rs in cost_runs.items()}
+        # The dispatcher's cost in the order it was measured (both classifiers, round by round).
+        costs[loc]["dispatcher"] = [r["dispatch_ns_per_packet"] for rnd in zip(*cost_runs.values(), strict=True)
+                                    for r in rnd if r["dispatch_ns_per_packet"] is not None]
         if cfg.nft:
             kern = kernel_throughput(pair, wl, cfg.nft_config(), progress)
             nft_cost[loc] = kern["cost_ns"]

@@ -31,6 +31,7 @@ from superlinear import _native
 from superlinear.common.errors import SuperlinearError
 from superlinear.common.interrupt import stop_native_calls
 from superlinear.common.rows import Row
+from superlinear.experiments.repeats import interleaved_rounds
 from superlinear.nft.bench import median_range, send_frames
 from superlinear.nft.netns import NetnsPair
 
@@ -141,16 +142,19 @@ def throughput_study(pair: NetnsPair, w: Any, cfg: Any, datapath: Callable[..., 
     workers_pool = [c for c in sorted(os.sched_getaffinity(0)) if c not in senders]
     generator = _native.XdpReplayer(w) if cfg.generator == "xdp-live" else w
     points: dict[tuple[str, int], list[dict[str, Any]]] = {}
-    for rep in range(cfg.repeats):
-        for n in counts:
-            for algo in ("static", "mrf"):
-                with datapath(pair, w, algo, "rss", n, tuple(workers_pool[:n]), cfg) as dp:
-                    r = flood_point(dp, w, senders, cfg.warmup, cfg.duration, cfg.nft_config(), generator)
-                r.update(algo=algo, worker_cpus=n, round=rep + 1)
-                points.setdefault((algo, n), []).append(r)
-                progress(f"throughput, round {rep + 1}/{cfg.repeats}, {algo:<6} {n:>3} worker CPU(s): "
-                         f"{r['pps']:>12,.0f} packets/s classified, {r['offered_pps']:,.0f} offered, "
-                         f"{100 * r['dropped_share']:.1f} % dropped")
+
+    def flood(point: tuple[str, int]) -> dict[str, Any]:
+        algo, n = point
+        rnd = len(points.get(point, [])) + 1
+        with datapath(pair, w, algo, "rss", n, tuple(workers_pool[:n]), cfg) as dp:
+            r = flood_point(dp, w, senders, cfg.warmup, cfg.duration, cfg.nft_config(), generator)
+        r.update(algo=algo, worker_cpus=n, round=rnd)
+        progress(f"throughput, round {rnd}/{cfg.repeats}, {algo:<6} {n:>3} worker CPU(s): "
+                 f"{r['pps']:>12,.0f} packets/s classified, {r['offered_pps']:,.0f} offered, "
+                 f"{100 * r['dropped_share']:.1f} % dropped")
+        return r
+
+    interleaved_rounds([(algo, n) for n in counts for algo in ("static", "mrf")], cfg.repeats, flood, into=points)
     rows: list[Row] = []
     for algo in ("static", "mrf"):
         ones = points.get((algo, counts[0]), [])
