@@ -32,7 +32,7 @@ fn sched_catalogue(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     d.set_item("adversaries", ADVERSARIES.to_vec())?;
     d.set_item("classifier_adversaries", CLASSIFIER_ADVERSARIES.to_vec())?;
     d.set_item("classifier_algos", CLASSIFIER_ALGOS.to_vec())?;
-    d.set_item("queues", QUEUES.to_vec())?;
+    d.set_item("queues", QUEUES.iter().map(|q| q.name).collect::<Vec<_>>())?;
     d.set_item("patterns", PATTERNS.to_vec())?;
     Ok(d)
 }

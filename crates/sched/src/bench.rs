@@ -13,8 +13,37 @@ use rand_pcg::Pcg64Mcg;
 use superlinear_core::cputime::thread_cpu_ns;
 use superlinear_core::Error;
 
-/// Queues the benchmark knows.
-pub const QUEUES: &[&str] = &["hffs", "binary-heap", "btree", "minmax-heap"];
+/// Runs the hold model on one kind of queue: (priorities, n queued, pop the maximum?, capacity,
+/// HFFS width, HFFS levels); `None` where the queue cannot pop its maximum.
+pub type HoldRun = fn(&[u32], usize, bool, usize, u32, u32) -> Option<QueueBench>;
+
+/// One queue the benchmark knows.
+pub struct QueueEntry {
+    /// Name on the command line and in result rows.
+    pub name: &'static str,
+    /// Its run.
+    pub run: HoldRun,
+}
+
+/// Every queue the benchmark knows: the HFFS queue and its comparison-based baselines.
+pub const QUEUES: &[QueueEntry] = &[
+    QueueEntry {
+        name: "hffs",
+        run: |p, n, max_end, cap, w, l| Some(hold(&mut HffsQueue::<u32>::new(w, l, cap), p, n, max_end, pop_max_of)),
+    },
+    QueueEntry {
+        name: "binary-heap",
+        run: |p, n, max_end, cap, _, _| (!max_end).then(|| hold(&mut BinaryHeapQueue::new(cap), p, n, false, no_max)),
+    },
+    QueueEntry {
+        name: "btree",
+        run: |p, n, max_end, cap, _, _| Some(hold(&mut BTreeQueue::new(cap), p, n, max_end, pop_max_of)),
+    },
+    QueueEntry {
+        name: "minmax-heap",
+        run: |p, n, max_end, cap, _, _| Some(hold(&mut MinMaxHeap::new(cap), p, n, max_end, pop_max_of)),
+    },
+];
 
 /// Priority patterns: name, one-line description.
 pub const PATTERNS: &[(&str, &str)] = &[
@@ -145,21 +174,38 @@ pub fn bench_queue(
     levels: u32,
     seed: u64,
 ) -> Result<Option<QueueBench>, Error> {
+    let entry = QUEUES.iter().find(|q| q.name == queue).ok_or_else(|| {
+        let known: Vec<&str> = QUEUES.iter().map(|q| q.name).collect();
+        Error::config(format!("unknown queue '{queue}' (known: {})", known.join(", ")))
+    })?;
     HffsQueue::<u32>::check(width, levels, n + 1).map_err(Error::config)?;
     let span = (width as u64).pow(levels);
     let prios = priorities(pattern, span, n + pairs, seed)?;
-    let max_end = pattern == "drop-max";
-    let cap = n + 1;
-    let bench = match queue {
-        "hffs" => hold(&mut HffsQueue::<u32>::new(width, levels, cap), &prios, n, max_end, pop_max_of),
-        "btree" => hold(&mut BTreeQueue::new(cap), &prios, n, max_end, pop_max_of),
-        "minmax-heap" => hold(&mut MinMaxHeap::new(cap), &prios, n, max_end, pop_max_of),
-        "binary-heap" if max_end => return Ok(None),
-        "binary-heap" => hold(&mut BinaryHeapQueue::new(cap), &prios, n, false, no_max),
-        other => {
-            return Err(Error::config(format!("unknown queue '{other}' (known: {})", QUEUES.join(", "))));
-        }
+    let Some(bench) = (entry.run)(&prios, n, pattern == "drop-max", n + 1, width, levels) else {
+        return Ok(None);
     };
     superlinear_core::cancel::check()?;
     Ok(Some(bench))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_queue_pops_the_same_priorities_on_every_pattern() {
+        // The same priorities pushed and popped from either end give the same popped sum in every
+        // queue that can pop that end; a queue without pop-max answers None for drop-max.
+        for (pattern, _) in PATTERNS {
+            let sums: Vec<Option<u64>> = QUEUES
+                .iter()
+                .map(|q| bench_queue(q.name, pattern, 500, 3_000, 16, 2, 7).unwrap().map(|b| b.checksum))
+                .collect();
+            let ran: Vec<u64> = sums.iter().flatten().copied().collect();
+            assert!(ran.len() >= QUEUES.len() - 1, "{pattern}: {sums:?}");
+            assert!(ran.windows(2).all(|w| w[0] == w[1]), "{pattern}: {sums:?}");
+        }
+        assert!(bench_queue("binary-heap", "drop-max", 10, 10, 16, 2, 1).unwrap().is_none());
+        assert!(bench_queue("fibonacci", "random", 10, 10, 16, 2, 1).unwrap_err().to_string().contains("known: hffs"));
+    }
 }

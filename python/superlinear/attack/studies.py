@@ -119,8 +119,8 @@ class QueueBench:
 
     sizes: tuple[int, ...] = (1_000, 10_000, 100_000, 1_000_000)
     pairs: int = 1_000_000
-    queues: tuple[str, ...] = ("hffs", "binary-heap", "btree", "minmax-heap")
-    patterns: tuple[str, ...] = ("random", "ascending", "descending", "constant", "bimodal", "drop-max")
+    queues: tuple[str, ...] = tuple(_native.sched_catalogue()["queues"])
+    patterns: tuple[str, ...] = tuple(name for name, _ in _native.sched_catalogue()["patterns"])
     width: int = 64
     levels: int = 2
     seed: int = 1
