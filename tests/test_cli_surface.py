@@ -398,7 +398,7 @@ def test_errors_name_the_right_thing(cli: Cli, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("argv", "prog", "fragment"), [
-    (("run", "--k", "abc"), "superlinear run", "argument --k: expected a positive integer, got 'abc'"),
+    (("run", "--k", "abc"), "superlinear run", "argument --k/-k: expected a positive integer, got 'abc'"),
     (("classify", "--bogus"), "superlinear classify", "unrecognized arguments: --bogus"),
     # The unknown option's value would be read as the action ("invalid choice: '100'").
     (("classify", "--requests", "100"), "superlinear classify", "unrecognized arguments: --requests 100"),

@@ -233,7 +233,7 @@ def test_ctrl_c_in_a_one_shot_study_keeps_what_it_finished(args: tuple[str, ...]
 
 @pytest.mark.parametrize(("args", "message"), [
     (["run", "--requests", "100000000000000"], "--requests 100,000,000,000,000 needs about 2,400.0 TB of memory"),
-    (["run", "--k", "99999999999999999999"], "argument --k: expected a positive integer of at most"),
+    (["run", "--k", "99999999999999999999"], "argument --k/-k: expected a positive integer of at most"),
     (["classify", "--synthetic", "--seed", "-1"], "argument --seed: expected a non-negative integer, got -1"),
     (["classify", "--synthetic", "--workers", "100000"], "--workers 100,000: at most 65,535"),
     # latency-sim: generated traces are sized before they are generated; bursts end within the trace.
@@ -296,7 +296,7 @@ def test_ctrl_c_in_a_one_shot_study_keeps_what_it_finished(args: tuple[str, ...]
     (["attack", "classifier", "--quick", "--default", "bogus"], "--default has no effect without --rules"),
     # Commands with servers or namespaces: their flags are refused before anything starts.
     (["nft-bench", "--cpu", "999999"], "argument --cpu: CPU 999999 is not one this process may use"),
-    (["nft-bench", "--k", "100000000"], "argument --k: every k must be at most 65,535"),
+    (["nft-bench", "--k", "100000000"], "argument --k/-k: every k must be at most 65,535"),
     (["xdp-bench", "--workers", "100000000"], "argument --workers/-k: values must be at most 1,024"),
     (["cache", "up", "--replicas", "0", "--no-pg"], "--replicas 0 with --no-pg: nothing to start"),
     (["cache", "bench", "--memcached", "127.0.0.1:1", "--router", "bogus"], "--router: unknown router 'bogus'"),
