@@ -219,7 +219,9 @@ def _print_run(doc: dict[str, Any], top: int) -> None:
     console.print(f"  throughput: {spread(doc['mpps_projected_runs'], ',.3f')} Mpps projected"
                   + (f" (median \\[range] of {doc['repeats']} runs; median run: " if many else " (") + f"{dispatch}"
                   f", {slowest_worker_text(p, ',.1f')})"
-                  + (f", {spread(doc['mpps_measured_runs'], ',.3f')} Mpps measured" if doc["mpps_measured"] else
+                  + (f", {spread(doc['mpps_measured_runs'], ',.3f')} Mpps measured"
+                     + (" (the dispatcher shared worker 0's core)"
+                        if (doc["measured"] or {}).get("dispatcher_shares_core") else "") if doc["mpps_measured"] else
                      ", measured: skipped (--no-measure)" if not doc["measure_asked"] else
                      f", measured: — (k + D = {doc['k'] + d} > {doc['cores']} cores)" if d > 1 else
                      f", measured: — (k = {doc['k']} > {doc['cores']} cores)"))
