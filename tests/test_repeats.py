@@ -11,10 +11,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from test_cli import Cli
 
 from superlinear.experiments.agreement import agreement, agreement_lines
-from superlinear.experiments.repeats import aggregate, relative_range, stability, stability_lines
+from superlinear.experiments.repeats import aggregate, interleaved_rounds, relative_range, stability, stability_lines
 
 
 def _row(k: int, projected: float, work: float = 8.0) -> dict[str, object]:
@@ -159,3 +160,21 @@ def test_scaling_findings_say_where_the_measured_time_went() -> None:
     (line,) = where_measured_time_went([row, {**row, "k": 1}, {**row, "speedup_measured": None}])
     assert line == ("lists mtf + hash k=4: measured 3× vs projected 4× (-25%); slowest worker serving 1.88× the "
                     "projected worker time; dispatcher blocked 25% of the wall clock")
+
+
+def test_interleaved_rounds_alternate_points_and_keep_what_a_stop_left() -> None:
+    order: list[str] = []
+
+    def measure(point: str) -> int:
+        if len(order) == 4:
+            raise KeyboardInterrupt
+        order.append(point)
+        return len(order)
+
+    kept: dict[str, list[int]] = {}
+    with pytest.raises(KeyboardInterrupt):
+        interleaved_rounds(["a", "b", "c"], 3, measure, into=kept)
+    # a, b, c, then a: interleaved, not back to back; the point the stop cut short has no entry.
+    assert order == ["a", "b", "c", "a"]
+    assert kept == {"a": [1, 4], "b": [2], "c": [3]}
+    assert interleaved_rounds(["x", "y"], 2, lambda p: p * 2) == {"x": ["xx", "xx"], "y": ["yy", "yy"]}

@@ -31,7 +31,8 @@ def interleaved_rounds(points: Sequence[P], rounds: int, measure: Callable[[P], 
     values: dict[P, list[T]] = {} if into is None else into
     for _ in range(rounds):
         for point in points:
-            values.setdefault(point, []).append(measure(point))
+            value = measure(point)  # first: a point a stop cut short gets no (empty) entry
+            values.setdefault(point, []).append(value)
     return values
 
 
