@@ -263,10 +263,12 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         data = Path(args.data) if args.data else None
         if data is not None and not data.is_dir():
             raise SuperlinearError(f"{data}: --data must be a folder (the ClassBench rule sets and traces)")
-        experiment = DATA_REGISTRY[args.figure](args.quick, data)
         from superlinear.experiments.packets import find_data
 
-        if find_data(data) is None:
+        # Looked up once (a default folder is named in a note): the builder gets the folder found.
+        root = find_data(data)
+        experiment = DATA_REGISTRY[args.figure](args.quick, root)
+        if root is None:
             _refuse_data_panels(args.figure, args.quick, experiment, args.panel or [])
             note("no ClassBench data found (give --data DIR); ClassBench panels skipped")
     else:

@@ -37,16 +37,11 @@ def find_data(data: Path | None) -> Path | None:
             raise SuperlinearError(f"{given}: {source} must be a folder holding acl1_5k, acl1_5k_trace, ...")
         return given
     found = next((d for d in DEFAULT_DATA if (d / "acl1_5k").exists()), None)
-    if found is not None and found.resolve() not in _FOUND_SAID:
-        # Found relative to the working folder, not asked for: said (once per command), so that
-        # a run from elsewhere, which reads other files or none, is no surprise.
-        _FOUND_SAID.add(found.resolve())
+    if found is not None:
+        # Found relative to the working folder, not asked for: said, so that a run from
+        # elsewhere, which reads other files or none, is no surprise.
         note(f"ClassBench data: {found.resolve()} (found beside the working folder; --data DIR names another)")
     return found
-
-
-#: Default data folders already named in a note.
-_FOUND_SAID: set[Path] = set()
 
 
 def classbench(data: Path, name: str, size: str, quick: bool) -> PacketWorkloadSpec:
