@@ -156,6 +156,9 @@ pub struct ClassifierEntry {
     pub name: &'static str,
     /// Whether it reorders itself.
     pub self_adjusting: bool,
+    /// Whether it is a first-match list, one that answers [`PacketClassifier::position_of`]
+    /// and [`PacketClassifier::cost_now`] (the attack stage predicts job sizes only from these).
+    pub first_match_list: bool,
     /// One line for `--help`.
     pub summary: &'static str,
     /// The constructor.
@@ -170,6 +173,7 @@ pub const REGISTRY: &[ClassifierEntry] = &[
     ClassifierEntry {
         name: "static",
         self_adjusting: false,
+        first_match_list: true,
         summary: "static first-match list in priority order (nftables)",
         build: |s, o| Box::new(StaticClassifier::with_options(s, o)),
         follow: None,
@@ -177,6 +181,7 @@ pub const REGISTRY: &[ClassifierEntry] = &[
     ClassifierEntry {
         name: "mrf",
         self_adjusting: true,
+        first_match_list: true,
         summary: "Move-Recursively-Forward with precomputed dependencies (paper Alg. 1)",
         build: |s, o| Box::new(MrfClassifier::with_options(s, MrfVariant::Precomputed, o)),
         follow: Some(|u, o| Box::new(MrfClassifier::following_with_options(u, MrfVariant::Precomputed, o))),
@@ -184,6 +189,7 @@ pub const REGISTRY: &[ClassifierEntry] = &[
     ClassifierEntry {
         name: "mrf-swap",
         self_adjusting: true,
+        first_match_list: true,
         summary: "MRF, the paper's iterative variant: swap backwards, overlap test per step",
         build: |s, o| Box::new(MrfClassifier::with_options(s, MrfVariant::Swap, o)),
         follow: Some(|u, o| Box::new(MrfClassifier::following_with_options(u, MrfVariant::Swap, o))),
@@ -191,6 +197,7 @@ pub const REGISTRY: &[ClassifierEntry] = &[
     ClassifierEntry {
         name: "tuple-merge",
         self_adjusting: false,
+        first_match_list: false,
         summary: "TupleMerge tuple-space search (Daly, Liu, Torng, ToN 2019)",
         build: |s, o| Box::new(TupleMergeClassifier::with_options(s, o)),
         follow: None,
@@ -198,6 +205,7 @@ pub const REGISTRY: &[ClassifierEntry] = &[
     ClassifierEntry {
         name: "rule-cache",
         self_adjusting: true,
+        first_match_list: false,
         summary: "MRF front of recent rules with their cover sets, falling through to tuple-merge",
         build: |s, o| {
             let front = if o.front == 0 { DEFAULT_FRONT } else { o.front };
@@ -208,6 +216,7 @@ pub const REGISTRY: &[ClassifierEntry] = &[
     ClassifierEntry {
         name: "flow-cache",
         self_adjusting: true,
+        first_match_list: false,
         summary: "direct-mapped exact-match flow cache (5-tuple -> rule) in front of tuple-merge",
         build: |s, o| Box::new(FlowCacheClassifier::with_options(s, DEFAULT_FLOW_CACHE_ENTRIES, o)),
         follow: None,
@@ -215,6 +224,7 @@ pub const REGISTRY: &[ClassifierEntry] = &[
     ClassifierEntry {
         name: "rule-cache-flow",
         self_adjusting: true,
+        first_match_list: false,
         summary: "rule-cache behind a direct-mapped exact-match flow cache (5-tuple -> rule)",
         build: |s, o| {
             let front = if o.front == 0 { DEFAULT_FRONT } else { o.front };
@@ -295,7 +305,7 @@ mod tests {
                 assert_eq!(served.serve(p), lookups.classify(p).work, "{name}: serve and classify");
             }
             // A list answers both questions of the attack stage, for every rule; others neither.
-            let list = c.position_of(0).is_some();
+            let list = entry.first_match_list;
             assert_eq!(c.cost_now(&packets[0]).is_some(), list, "{name}: position_of and cost_now");
             for r in 0..snap.len() as u32 {
                 assert_eq!(c.position_of(r).is_some_and(|i| i < snap.len()), list, "{name}: position of rule {r}");

@@ -28,29 +28,17 @@ use super::estimators::LearnMode;
 use super::CostOracle;
 use std::sync::{Arc, LazyLock};
 use superlinear_classify::classifier::{ClassifierOptions, Lookup, PacketClassifier, REGISTRY};
-use superlinear_classify::rules::Action;
-use superlinear_classify::{Error, Packet, RuleSet, Snapshot};
+use superlinear_classify::{Error, Packet, Snapshot};
 use superlinear_core::hash::fmix64;
 use superlinear_core::Worker;
 
 /// Flow-cache slots per worker (a power of two).
 pub const FLOW_CACHE_SLOTS: usize = 1 << 16;
 
-/// Classifiers the stage can protect: the registry's list classifiers, those that answer
-/// [`PacketClassifier::position_of`] (and `cost_now`), in registry order.
-pub static CLASSIFIER_ALGOS: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
-    let empty = Arc::new(Snapshot::new(RuleSet::new(Vec::new(), Action::Accept)));
-    REGISTRY
-        .iter()
-        .filter(|e| is_list(&*(e.build)(Arc::clone(&empty), ClassifierOptions::default())))
-        .map(|e| e.name)
-        .collect()
-});
-
-/// Whether a classifier is a first-match list the stage can predict from.
-fn is_list(c: &dyn PacketClassifier) -> bool {
-    c.position_of(0).is_some()
-}
+/// Classifiers the stage can protect: the registry's first-match lists (those that answer
+/// [`PacketClassifier::position_of`] and `cost_now`), in registry order.
+pub static CLASSIFIER_ALGOS: LazyLock<Vec<&'static str>> =
+    LazyLock::new(|| REGISTRY.iter().filter(|e| e.first_match_list).map(|e| e.name).collect());
 
 /// How a worker predicts the job size of a packet whose flow it has seen.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -123,9 +111,8 @@ impl ClassifierWorker {
         let name = algo.trim();
         let classifier = REGISTRY
             .iter()
-            .find(|e| e.name == name)
+            .find(|e| e.name == name && e.first_match_list)
             .map(|e| (e.build)(Arc::clone(&snap), ClassifierOptions::default()))
-            .filter(|c| is_list(c.as_ref()))
             .ok_or_else(|| {
                 Error::config(format!("unknown classifier '{name}' (known: {})", CLASSIFIER_ALGOS.join(", ")))
             })?;
