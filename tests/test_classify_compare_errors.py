@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -129,6 +130,21 @@ def test_ctrl_c_stops_compare_and_the_peer_with_its_children(data: Path, tmp_pat
     assert code == 130 and err.strip() == "superlinear: interrupted", err
     assert took < 10
     assert not any(_alive(pid) for pid in pids)
+
+
+def test_ctrl_c_keeps_the_rounds_that_finished(data: Path, tmp_path: Path) -> None:
+    """Stopped while the peer hangs in its first run on the first set: our classifier's run of
+    that round finished, and is shown (as JSON here) before the stop."""
+    peer = _peer(tmp_path / "peer", HANGING_PEER)
+    p = start(*_compare(data, "--peer", str(peer), "--json"))
+    _pid_in(peer.parent / "peer.pid")
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=30)
+    assert p.returncode == 130 and err.strip() == "superlinear: interrupted", err
+    doc = json.loads(out)
+    assert doc["stopped"].startswith("stopped by Ctrl-C during acl1_1k")
+    [row] = doc["rows"]
+    assert (row["side"], row["algo"], len(row["mpps_runs"]), row["counts_agree"]) == ("ours", "static", 1, True)
 
 
 def test_peer_timeout_needs_a_peer(one_line_mistake: Mistake, data: Path) -> None:

@@ -28,7 +28,7 @@ from superlinear.common.errors import SuperlinearError
 from superlinear.common.interrupt import interruptible
 from superlinear.common.processes import run_in_own_group
 from superlinear.common.study import console
-from superlinear.experiments.repeats import spread
+from superlinear.experiments.repeats import interleaved_rounds, spread
 
 #: The peer's classifiers that `tmbench` runs.
 PEER_ALGOS = ("TMOnline", "TMOffline", "PartitionSort")
@@ -186,60 +186,100 @@ def cmd_compare(args: argparse.Namespace) -> int:
     timeout_s = args.peer_timeout or peer_timeout(packets)
     core = _core()
     rows: list[dict[str, Any]] = []
-    agree = True
-    with tempfile.TemporaryDirectory() as tmp:
-        for label, rules in sets:
-            trace = Path(f"{rules}_trace")
-            if args.traffic == "uniform":
-                # No locality: every packet a random rule's random header (generated once and
-                # written for the peer, so that both sides classify the same packets).
-                w = load(PacketWorkloadSpec(kind="files", rules=str(rules), packets=packets,
-                                            actions=args.actions))
-                trace = Path(tmp) / f"{label}_uniform_trace"
-                w.write_trace(str(trace), "classbench")
-            else:
-                w = load(PacketWorkloadSpec(kind="files", rules=str(rules), trace=str(trace), packets=packets,
-                                            actions=args.actions))
-            reference = _our_counts(w, "static")
-            ours: dict[str, list[float]] = {a: [] for a in args.algos}
-            work: dict[str, float] = {}
-            peers: dict[str, list[float]] = {a: [] for a in (PEER_ALGOS if exe else ())}
-            counts_ok: dict[str, bool] = {a: _our_counts(w, a) == reference for a in args.algos}
-            previous = os.sched_getaffinity(0)
-            for _ in range(args.repeats):
-                for algo in args.algos:
-                    os.sched_setaffinity(0, {core})
-                    try:
-                        pps, work[algo] = interruptible(partial(w.bench, algo, 1))
-                    finally:
-                        os.sched_setaffinity(0, previous)
-                    ours[algo].append(pps / 1e6)
-                for algo in peers:
-                    assert exe is not None
-                    out = Path(tmp) / f"{label}_{algo}.json"
-                    mpps, counts = _run_peer(exe, rules, trace, packets, algo, core, out, timeout_s)
-                    peers[algo].append(mpps)
-                    counts_ok.setdefault(algo, counts == reference)
-            best_peer = max(peers, key=lambda a: statistics.median(peers[a])) if peers else None
-            for algo, runs in [*ours.items(), *peers.items()]:
-                ratio = ([o / p for o, p in zip(runs, peers[best_peer], strict=True)]
-                         if best_peer and algo in ours else [])
-                rows.append({"rules_set": label, "side": "ours" if algo in ours else "peer", "algo": algo,
-                             "packets": packets, "mpps_runs": runs, "mpps_median": statistics.median(runs),
-                             "work_per_packet": work.get(algo), "counts_agree": counts_ok[algo],
-                             "ratio_to": best_peer if ratio else None, "ratio_runs": ratio})
-                agree &= counts_ok[algo]
     doc = {"kind": KIND, "core": core, "repeats": args.repeats, "traffic": args.traffic,
            "peer": str(exe) if exe else None, "rows": rows}
-    if args.json:
-        print(json.dumps(doc, indent=1))
-    else:
-        _print(doc)
-    if not agree:
+    with tempfile.TemporaryDirectory() as tmp:
+        for label, rules in sets:
+            try:
+                rows.extend(_compare_set(args, exe, label, rules, packets, core, timeout_s, Path(tmp)))
+            except KeyboardInterrupt as stop:
+                # What finished is shown (the sets before, the rounds of this one that did), then
+                # the stop goes on.
+                rows.extend(stop.rows if isinstance(stop, _SetStopped) else [])
+                if rows:
+                    doc["stopped"] = f"stopped by Ctrl-C during {label}: the rows hold the rounds that finished"
+                    _show(doc, args.json)
+                raise KeyboardInterrupt from None
+    _show(doc, args.json)
+    if not all(r["counts_agree"] for r in rows):
         console.print("per-rule counts disagree with the static list's (see 'counts agree'): speeds not comparable",
                       highlight=False, markup=False)
         return 1
     return 0
+
+
+class _SetStopped(KeyboardInterrupt):
+    """A Ctrl-C during one rule set's runs, with the rows of the rounds that had finished."""
+
+    def __init__(self, rows: list[dict[str, Any]]) -> None:
+        super().__init__()
+        self.rows = rows
+
+
+def _compare_set(args: argparse.Namespace, exe: Path | None, label: str, rules: Path, packets: int, core: int,
+                 timeout_s: float, tmp: Path) -> list[dict[str, Any]]:
+    """The rows of one rule set: our classifiers and the peer's, ``--repeats`` interleaved rounds
+    (every classifier once a round, so that a slow spell of the machine lands on all alike)."""
+    trace = Path(f"{rules}_trace")
+    if args.traffic == "uniform":
+        # No locality: every packet a random rule's random header (generated once and written for
+        # the peer, so that both sides classify the same packets).
+        w = load(PacketWorkloadSpec(kind="files", rules=str(rules), packets=packets, actions=args.actions))
+        trace = tmp / f"{label}_uniform_trace"
+        w.write_trace(str(trace), "classbench")
+    else:
+        w = load(PacketWorkloadSpec(kind="files", rules=str(rules), trace=str(trace), packets=packets,
+                                    actions=args.actions))
+    reference = _our_counts(w, "static")
+    work: dict[str, float] = {}
+    counts_ok: dict[str, bool] = {a: _our_counts(w, a) == reference for a in args.algos}
+    points = [("ours", a) for a in args.algos] + [("peer", a) for a in (PEER_ALGOS if exe else ())]
+    previous = os.sched_getaffinity(0)
+
+    def measure(point: tuple[str, str]) -> float:
+        side, algo = point
+        if side == "ours":
+            os.sched_setaffinity(0, {core})
+            try:
+                pps, work[algo] = interruptible(partial(w.bench, algo, 1))
+            finally:
+                os.sched_setaffinity(0, previous)
+            return float(pps) / 1e6
+        assert exe is not None
+        mpps, counts = _run_peer(exe, rules, trace, packets, algo, core, tmp / f"{label}_{algo}.json", timeout_s)
+        counts_ok.setdefault(algo, counts == reference)
+        return mpps
+
+    runs: dict[tuple[str, str], list[float]] = {}
+    try:
+        interleaved_rounds(points, args.repeats, measure, into=runs)
+    except KeyboardInterrupt:
+        raise _SetStopped(_set_rows(label, packets, runs, work, counts_ok)) from None
+    return _set_rows(label, packets, runs, work, counts_ok)
+
+
+def _set_rows(label: str, packets: int, runs: dict[tuple[str, str], list[float]], work: dict[str, float],
+              counts_ok: dict[str, bool]) -> list[dict[str, Any]]:
+    """One row per classifier measured at least once; ours carry their ratio to the peer whose
+    median is highest, taken within each round both finished."""
+    peers = {algo: values for (side, algo), values in runs.items() if side == "peer"}
+    best_peer = max(peers, key=lambda a: statistics.median(peers[a])) if peers else None
+    rows = []
+    for (side, algo), values in runs.items():
+        ratio = ([o / p for o, p in zip(values, peers[best_peer], strict=False)]
+                 if best_peer and side == "ours" else [])
+        rows.append({"rules_set": label, "side": side, "algo": algo, "packets": packets, "mpps_runs": values,
+                     "mpps_median": statistics.median(values), "work_per_packet": work.get(algo),
+                     "counts_agree": counts_ok[algo], "ratio_to": best_peer if ratio else None,
+                     "ratio_runs": ratio})
+    return rows
+
+
+def _show(doc: dict[str, Any], as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(doc, indent=1))
+    else:
+        _print(doc)
 
 
 def _print(doc: dict[str, Any]) -> None:
@@ -256,3 +296,5 @@ def _print(doc: dict[str, Any]) -> None:
         t.add_row(r["rules_set"], r["side"], r["algo"], spread(r["mpps_runs"], ",.3f"), wp,
                   "yes" if r["counts_agree"] else "NO", ratio, r["ratio_to"] or "—")
     console.print(t)
+    if doc.get("stopped"):
+        console.print(doc["stopped"], highlight=False, markup=False)
