@@ -7,6 +7,7 @@ refusal.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -173,3 +174,16 @@ def test_the_note_still_comes_when_the_run_goes_ahead(tmp_path: Path, capsys: py
     assert code == 0, err
     assert err.strip() == ("superlinear: note: --cache-size 30: more than the trace's 20 objects, so every object "
                            "fits and only the compulsory misses are left"), err
+
+
+@pytest.mark.parametrize("command", [["latency-sim", "run"], ["latency-sim", "belatedly"], ["cache", "advise"],
+                                     ["attack", "worker"]])
+def test_an_out_folder_whose_result_would_replace_the_trace_is_refused(
+        command: list[str], tmp_path: Path, one_line_mistake: Callable[..., None]) -> None:
+    trace = tmp_path / "result.json"  # a trace named as a result's file, in the --out folder
+    text = "".join(f"{i % 7}\n" for i in range(50))
+    trace.write_text(text, encoding="utf-8")
+    extra = ["--cache-size", "2"] if command[0] == "latency-sim" else []
+    one_line_mistake([*command, "--trace", str(trace), *extra, "--out", str(tmp_path)],
+                     "is the --trace file", "would replace it")
+    assert trace.read_text(encoding="utf-8") == text and sorted(p.name for p in tmp_path.iterdir()) == ["result.json"]

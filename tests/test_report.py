@@ -120,3 +120,24 @@ def test_report_shows_projected_against_measured(cli: Cli, tmp_path: Path) -> No
     assert cli("report", str(tmp_path)).returncode == 0
     page = (tmp_path / "index.html").read_text(encoding="utf-8")
     assert "0 of 1 within 15%" in page and "largest gap -25% at panel a, mtf + hash, k = 2" in page
+
+
+def test_report_refuses_to_overwrite_a_result_it_reads(cli: Cli, tmp_path: Path) -> None:
+    root = tmp_path / "results"
+    _experiment(root / "one", "one", [{"k": 1, "speedup": 1.0}])
+    for name in ("result.json", "result.csv", "one.png"):
+        before = (root / "one" / name).read_bytes()
+        r = cli("report", str(root), "--out", str(root / "one" / name))
+        assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+        assert "would overwrite it" in r.stderr and name in r.stderr
+        assert (root / "one" / name).read_bytes() == before
+    assert cli("report", str(root), "--out", str(root / "one" / "page.html")).returncode == 0
+
+
+def test_report_names_the_plots_a_result_lists_but_its_folder_lacks(cli: Cli, tmp_path: Path) -> None:
+    root = tmp_path / "results"
+    _experiment(root / "one", "one", [{"k": 1, "speedup": 1.0}])
+    (root / "one" / "one.png").unlink()
+    r = cli("report", str(root))
+    assert r.returncode == 0, r.stderr
+    assert "note:" in r.stderr and "one.png" in r.stderr and "left out" in r.stderr

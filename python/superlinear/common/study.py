@@ -25,7 +25,7 @@ from superlinear.common.errors import SuperlinearError
 from superlinear.common.interrupt import before_forced_exit
 from superlinear.common.progress import line_progress, restart_lines
 from superlinear.common.rows import Row
-from superlinear.output.paths import output_dir
+from superlinear.output.paths import inputs_of, output_dir
 from superlinear.output.results import record_plots, write_progress, write_results
 
 console = Console(width=max(120, Console().width))
@@ -113,7 +113,7 @@ class Study(ABC, Generic[C]):
 def run_study(study: Study[Any], args: argparse.Namespace) -> int:
     """Runs ``study`` for the parsed ``args`` (which carry ``out`` and ``json``)."""
     config = study.config_from(args)
-    out = output_dir(args.out)  # checked before the run: a bad --out costs no work
+    out = output_dir(args.out, inputs=inputs_of(args))  # checked before the run: a bad --out costs no work
     # Progress unless --json: a bar or every step on a terminal, a line now and then elsewhere.
     restart_lines()
 

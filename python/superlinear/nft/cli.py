@@ -39,7 +39,7 @@ from superlinear.nft.bench import (
     run_sets,
 )
 from superlinear.nft.netns import RX_DEV, TABLE, NeedsPrivilegesError, TerminatedError, remove_all
-from superlinear.output.paths import output_dir, output_file, refuse_stdout, write_text_atomic
+from superlinear.output.paths import inputs_of, output_dir, output_file, refuse_stdout, write_text_atomic
 from superlinear.output.results import record_plots, write_results
 
 console = Console(width=max(120, Console().width))
@@ -159,7 +159,7 @@ def cmd_nft_bench(args: argparse.Namespace, scope: OptionScope) -> int:
     if args.emit:
         return cmd_emit(args, inputs)
     cfg = _config(args)
-    out = output_dir(args.out)
+    out = output_dir(args.out, inputs=inputs_of(args))
 
     def progress(msg: str) -> None:
         err.print(msg, highlight=False, markup=False, soft_wrap=True)

@@ -16,6 +16,7 @@ Every problem is a :class:`SuperlinearError` naming the path and the option.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import os
 import stat
@@ -51,14 +52,47 @@ def refuse_stdout(path: str | Path | None, option: str, why: str) -> None:
         raise SuperlinearError(f"{option} -: {why}")
 
 
-def output_dir(path: str | Path, option: str = "--out") -> Path:
-    """The output folder ``path``, created (with missing parents) if it does not exist."""
+#: Names a result folder's writer replaces, or moves to ``previous-result/`` at a run's start.
+RESULT_FILE_NAMES = ("result.json", "result.csv")
+RESULT_FILE_SUFFIXES = (".png", ".svg")
+
+
+def inputs_of(args: argparse.Namespace) -> list[tuple[str, str]]:
+    """The ``(flag, path)`` of each option in ``args`` that names an existing file (a trace, a rule
+    set, a CSV): what an output folder must not swallow."""
+    found = []
+    for name, value in vars(args).items():
+        if name in ("out", "emit", "func") or callable(value):
+            continue
+        for v in value if isinstance(value, list) else [value]:
+            if isinstance(v, str | Path) and str(v) not in ("", "-") and Path(v).is_file():
+                found.append((f"--{name.replace('_', '-')}", str(v)))
+    return found
+
+
+def _written_by_results(folder: Path, source: Path) -> bool:
+    """Whether a result written to ``folder`` would replace or move ``source``."""
+    try:
+        where = Path(os.path.realpath(source)).parent
+        inside = where == Path(os.path.realpath(folder))
+    except OSError:
+        return False
+    return inside and (source.name in RESULT_FILE_NAMES or source.suffix.lower() in RESULT_FILE_SUFFIXES)
+
+
+def output_dir(path: str | Path, option: str = "--out", inputs: Sequence[tuple[str, str | Path]] = ()) -> Path:
+    """The output folder ``path``, created (with missing parents) if it does not exist; refused
+    when the result written there would replace one of the command's ``inputs`` (``(flag, path)``)."""
     if not str(path).strip():
         raise SuperlinearError(f"{option}: empty (name a folder)")
     refuse_stdout(path, option, "this command writes a folder of results, not standard output (name a folder)")
     p = Path(path)
     if p.exists() and not p.is_dir():
         raise SuperlinearError(f"{p}: exists and is not a folder ({option} takes a folder here)")
+    for flag, source in inputs:
+        if p.is_dir() and _written_by_results(p, Path(source)):
+            raise SuperlinearError(f"{source}: is the {flag} file, and the result written to {p} would replace it "
+                                   f"({option}: name another folder)")
     missing = [f for f in (p, *p.parents) if not f.exists()]
     try:
         p.mkdir(parents=True, exist_ok=True)

@@ -12,11 +12,12 @@ import base64
 import html
 import json
 import math
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from superlinear.common.errors import SuperlinearError
+from superlinear.common.errors import SuperlinearError, note
 from superlinear.common.input_files import read_input_text
 from superlinear.output.paths import output_file, write_text_atomic
 
@@ -56,6 +57,10 @@ def find_results(root: Path) -> list[ExperimentResult]:
         plots = sorted(path.parent.glob("*.png"))
         if isinstance(named, list):
             plots = [p for p in plots if p.name in named]
+            missing = [str(n) for n in named if str(n) not in {p.name for p in plots}]
+            if missing:  # deleted or never copied along with the result: say so rather than show less
+                note(f"{path}: names plot{'s' if len(missing) > 1 else ''} not in its folder, left out of the "
+                     f"report: {', '.join(missing)}")
         found.append(ExperimentResult(path.parent, doc, tuple(plots)))
     if not found:
         raise SuperlinearError(f"{root}: no result.json below this folder (run an experiment first)")
@@ -147,9 +152,9 @@ HONESTY = (
 )
 
 
-def render(root: Path) -> str:
-    """The HTML page for every experiment under ``root``."""
-    results = find_results(root)
+def render(root: Path, results: list[ExperimentResult] | None = None) -> str:
+    """The HTML page for every experiment under ``root`` (``results``, when already found)."""
+    results = find_results(root) if results is None else results
     index = "".join(
         f"<li><a href='#{html.escape(str(r.folder.relative_to(root) if r.folder != root else Path('.')))}'>"
         f"{html.escape(str(r.doc.get('experiment', r.folder.name)))}</a> "
@@ -167,8 +172,15 @@ def render(root: Path) -> str:
 def write_report(root: Path, out: str | Path | None = None) -> tuple[Path, int]:
     """Writes the page (default ``ROOT/index.html``); returns its path and the number of experiments."""
     # A given --out is checked before the page is built; the default lies in ``root``, which
-    # render() checks.
+    # find_results() checks.
     target = output_file(out) if out is not None else root / "index.html"
-    page = render(root)
+    results = find_results(root)
+    for result in results:
+        for source in result.folder.iterdir():
+            # The page would replace a result or a plot it was made from (report R --out R/result.json).
+            if source.suffix != ".html" and source.is_file() and target.exists() and os.path.samefile(source, target):
+                raise SuperlinearError(f"{target}: is part of the result in {result.folder}; --out would overwrite it "
+                                       f"(name an HTML file, e.g. {root / 'index.html'})")
+    page = render(root, results)
     write_text_atomic(target, page)
     return target, page.count("<section ")

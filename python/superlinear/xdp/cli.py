@@ -42,7 +42,7 @@ from superlinear.common.scope import OptionScope, conditional_scope, generator_s
 from superlinear.nft.bench import require_file
 from superlinear.nft.netns import NeedsPrivilegesError
 from superlinear.nft.ruleset_json import describe_row
-from superlinear.output.paths import output_dir, refuse_stdout
+from superlinear.output.paths import inputs_of, output_dir, refuse_stdout
 from superlinear.xdp import pins
 
 console = Console(width=max(120, Console().width))
@@ -483,7 +483,7 @@ def cmd_xdp_bench(args: argparse.Namespace) -> int:
                          check_rate=args.check_rate, nft=not args.no_nft, sender_cpu=args.cpu, mode=args.mode,
                          keep=args.keep, studies=studies, throughput_cpus=args.throughput_cpus, senders=args.senders,
                          generator=args.generator)
-    out = output_dir(args.out)
+    out = output_dir(args.out, inputs=inputs_of(args))
     err = Console(stderr=True, width=max(120, Console(stderr=True).width))
 
     plots: list[Path] = []
