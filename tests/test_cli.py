@@ -211,3 +211,26 @@ def test_reproduce_refuses_a_panel_given_twice(one_line_mistake: Callable[..., N
     one_line_mistake(["reproduce", "fig5", "--panel", "a", "--panel", "a"], "--panel: a given more than once")
     one_line_mistake(["reproduce", "fig11", "--quick", "--panel", "joint", "--panel", "joint"],
                      "--panel: joint given more than once")
+
+
+def test_a_binary_file_of_nul_bytes_is_no_text_input(tmp_path: Path, one_line_mistake: Callable[..., None]) -> None:
+    nul = tmp_path / "nul.txt"
+    nul.write_bytes(bytes(4096))  # valid UTF-8, one "key" to a reader that splits on white space
+    for args in (["latency-sim", "run", "--trace", str(nul), "--cache-size", "1", "--out", str(tmp_path / "a")],
+                 ["latency-sim", "belatedly", "--trace", str(nul), "--cache-size", "1", "--out", str(tmp_path / "b")],
+                 ["cache", "advise", "--trace", str(nul), "--out", str(tmp_path / "c")],
+                 ["classify", "--rules", str(nul)], ["attack", "sim", "--trace", str(nul)],
+                 ["run", "--trace", str(nul)], ["usl", "fit", str(nul)]):
+        one_line_mistake(args, f"{nul}:1:", "control byte 0x00")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["nul.txt"]
+
+
+def test_a_long_field_is_quoted_shortened(tmp_path: Path, one_line_mistake: Callable[..., None],
+                                         capsys: Any) -> None:
+    rules = tmp_path / "long.rules"
+    rules.write_text("@" + "1" * 200_000 + " 0.0.0.0/0 0 : 65535 0 : 65535 0x06/0xFF\n", encoding="utf-8")
+    trace = tmp_path / "long.jobs"
+    trace.write_text("1" * 100_000 + "\t2\t3\n", encoding="utf-8")
+    for args, size in ((["classify", "--rules", str(rules)], "(200,000 characters)"),
+                       (["attack", "sim", "--trace", str(trace)], "(100,004 characters)")):
+        one_line_mistake(args, "…' " + size)

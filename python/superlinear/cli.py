@@ -136,6 +136,19 @@ def printable(text: str) -> str:
     return "".join(c if c.isprintable() or c in "\n\t" else repr(c)[1:-1] for c in text)
 
 
+#: A quoted token in an error longer than this is shortened (:func:`short_quotes`).
+LONGEST_QUOTE = 120
+
+_LONG_QUOTE = re.compile(rf"'([^'\n]{{{LONGEST_QUOTE + 1},}})'")
+
+
+def short_quotes(text: str) -> str:
+    """``text`` with each quoted token longer than :data:`LONGEST_QUOTE` characters cut to its
+    start and its length: an error quotes the field it could not read, and that field may be a
+    whole line of megabytes (a file with no separators), which must not fill the terminal."""
+    return _LONG_QUOTE.sub(lambda m: f"'{m.group(1)[:60]}…' ({len(m.group(1)):,} characters)", text)
+
+
 def refuse_undecodable(argv: Sequence[str]) -> None:
     """Refuses an argument in bytes that are not UTF-8 (a file name from another locale, which
     Python hands over with surrogate escapes), before anything runs: the native readers take UTF-8
@@ -176,7 +189,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_STDOUT_CLOSED
     except (SuperlinearError, OSError, ValueError) as e:
         remove_empty_created()
-        print(f"superlinear: error: {printable(error_text(e))}", file=sys.stderr)
+        print(f"superlinear: error: {printable(short_quotes(error_text(e)))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:  # Ctrl-C, SIGTERM or SIGHUP (common.interrupt)
         remove_empty_created()

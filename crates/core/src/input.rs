@@ -76,18 +76,37 @@ pub fn into_text(mut bytes: Vec<u8>, path: &str) -> Result<String, Error> {
     if bytes.starts_with(BOM) {
         bytes.drain(..BOM.len());
     }
-    String::from_utf8(bytes).map_err(|e| {
+    let text = String::from_utf8(bytes).map_err(|e| {
         let line = line_of(e.as_bytes(), e.utf8_error().valid_up_to());
         Error::input(path, Some(line), "not UTF-8 text")
-    })
+    })?;
+    match first_control_byte(text.as_bytes()) {
+        Some(at) => Err(Error::input(
+            path,
+            Some(line_of(text.as_bytes(), at)),
+            format!("not text: control byte 0x{:02x} (a binary file?)", text.as_bytes()[at]),
+        )),
+        None => Ok(text),
+    }
+}
+
+/// The offset of the first control byte no text file holds: NUL and the other C0 controls but
+/// tab, line feed, vertical tab, form feed and carriage return. A file of NUL bytes is valid
+/// UTF-8, and a key trace's reader would take it as one key.
+fn first_control_byte(bytes: &[u8]) -> Option<usize> {
+    bytes.iter().position(|&b| b < 0x20 && !matches!(b, b'\t' | b'\n' | 0x0b | 0x0c | b'\r'))
 }
 
 /// Borrowed bytes as text, one leading byte-order mark stripped; `Err` holds the 1-based line of
-/// the first byte that is not UTF-8 (for readers that word that error themselves). For packet
-/// header lines, whose parsed form is smaller than the line: [`read_bytes`]'s size check holds.
+/// the first byte that is not UTF-8 or is a control byte no text holds (for readers that word
+/// that error themselves). For packet header lines, whose parsed form is smaller than the line: [`read_bytes`]'s size check holds.
 pub fn utf8_text(bytes: &[u8]) -> Result<&str, usize> {
     let bytes = bytes.strip_prefix(BOM).unwrap_or(bytes);
-    std::str::from_utf8(bytes).map_err(|e| line_of(bytes, e.valid_up_to()))
+    let text = std::str::from_utf8(bytes).map_err(|e| line_of(bytes, e.valid_up_to()))?;
+    match first_control_byte(bytes) {
+        Some(at) => Err(line_of(bytes, at)),
+        None => Ok(text),
+    }
 }
 
 /// The memory a file may plan on: the usable share of MemAvailable (unknown: no limit).
@@ -248,6 +267,13 @@ mod tests {
         assert_eq!(read_bytes(&p).unwrap(), b"\xEF\xBB\xBF\xEF\xBB\xBFa\n");
         assert_eq!(read_text(&p).unwrap(), "\u{feff}a\n");
         assert_eq!(utf8_text(b"\xEF\xBB\xBFx"), Ok("x"));
+        assert_eq!(utf8_text(b"a\tb\r\n\x0cc\n"), Ok("a\tb\r\n\x0cc\n"));
+        assert_eq!(utf8_text(b"a\nb\n\0\0"), Err(3));
+        let nul = scratch_file("input", "nul.txt", &[0; 64]);
+        assert_eq!(
+            read_text(&nul).unwrap_err().to_string(),
+            format!("{nul}:1: not text: control byte 0x00 (a binary file?)")
+        );
         assert_eq!(utf8_text(b"x"), Ok("x"));
     }
 

@@ -10,6 +10,7 @@ own side (``crates/core/src/input.rs``).
 from __future__ import annotations
 
 import errno
+import re
 import stat
 from pathlib import Path
 
@@ -85,10 +86,21 @@ def read_input_text(path: str | Path, what: str) -> str:
     if limit is not None and avail is not None and len(data) > limit:
         raise fail(_too_large(len(data), avail, over=True))
     try:
-        return data.decode("utf-8-sig")
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError as e:
         line = data.count(b"\n", 0, e.start) + 1
         raise SuperlinearError(f"{p}:{line}: not UTF-8 text ({what})") from None
+    control = _CONTROL_BYTE.search(data)
+    if control is not None:
+        line = data.count(b"\n", 0, control.start()) + 1
+        raise SuperlinearError(f"{p}:{line}: not text: control byte 0x{data[control.start()]:02x} (a binary file?) "
+                               f"({what})")
+    return text
+
+
+#: A control byte no text file holds (as the Rust readers': ``input::first_control_byte``): NUL
+#: and the other C0 controls but tab, line feed, vertical tab, form feed and carriage return.
+_CONTROL_BYTE = re.compile(rb"[\x00-\x08\x0e-\x1f]")
 
 
 def has_kind(value: object, kind: type | tuple[type, ...]) -> bool:

@@ -121,7 +121,7 @@ pub fn parse_trace(bytes: &[u8], source: &str, format: TraceFormat) -> Result<Pa
                 Error::input(
                     source,
                     Some(line),
-                    "not a ClassBench trace (not UTF-8 text) nor a pcap, pcapng or binary trace",
+                    "not a ClassBench trace (not UTF-8 text, or a control byte) nor a pcap, pcapng or binary trace",
                 )
             })?;
             classbench::parse(text, source)
