@@ -180,3 +180,18 @@ def test_too_few_packets_for_the_default_rates_are_refused(tmp_path: Path,
     # 106 Gbit/s" with r_max 9.47) and exited 0.
     refused(capsys, ["attack", "sim", "--packets", "1", "--out", str(tmp_path / "o")],
             "--packets 1: too few for the default attack rates", "give at least", "or --attack-rates")
+
+
+def test_a_worker_trace_shorter_than_requests_is_refused_and_its_length_recorded(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``attack worker --trace T --requests 10`` on 3 keys served 3 and recorded 10, and a zipf workload."""
+    from superlinear.cli import main
+
+    trace = tmp_path / "keys.txt"
+    trace.write_text("1\n2\n3\n", encoding="utf-8")
+    refused(capsys, ["attack", "worker", "--trace", str(trace), "--requests", "10", "--out", str(tmp_path / "a")],
+            "--requests 10", "holds only 3 keys")
+    assert not (tmp_path / "a").exists()
+    assert main(["attack", "worker", "--trace", str(trace), "--adversary", "absent", "--out", str(tmp_path / "b")]) == 0
+    config = json.loads((tmp_path / "b" / "result.json").read_text(encoding="utf-8"))["config"]
+    assert (config["workload"], config["requests"]) == ("trace", 3)

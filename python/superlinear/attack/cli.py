@@ -282,12 +282,20 @@ def _worker_config(args: argparse.Namespace) -> WorkerStudy:
     requests = args.requests or (20_000 if args.quick else field_default("attack_key", "requests"))
     if args.requests:
         check_memory(f"--requests {requests:,}", BYTES_PER_KEY_REQUEST * requests)
-    if not args.trace:
+    if args.trace:
+        # The worker serves the trace's first --requests keys, all of them when it holds fewer: a
+        # longer --requests ran (and was recorded as) more than was served.
+        keys = len(_native.read_trace(args.trace))
+        if args.requests and args.requests > keys:
+            raise SuperlinearError(f"--requests {args.requests:,}: {args.trace} holds only {keys:,} keys (give "
+                                   f"--requests {keys:,} or fewer, or a longer trace)")
+        requests = args.requests or min(requests, keys)  # the default, or the whole trace when shorter
+    else:
         check_memory(f"--m {args.m:,}", BYTES_PER_ITEM * args.m)
     study = WorkerStudy(
         algo=args.algo,
         adversaries=adversaries,
-        workload=args.workload,
+        workload="trace" if args.trace else args.workload,
         m=args.m,
         alpha=args.alpha,
         trace=args.trace,
