@@ -234,3 +234,24 @@ def test_a_long_field_is_quoted_shortened(tmp_path: Path, one_line_mistake: Call
     for args, size in ((["classify", "--rules", str(rules)], "(200,000 characters)"),
                        (["attack", "sim", "--trace", str(trace)], "(100,004 characters)")):
         one_line_mistake(args, "…' " + size)
+
+
+def test_a_packet_trace_given_as_a_key_trace_is_named_so(tmp_path: Path,
+                                                        one_line_mistake: Callable[..., None]) -> None:
+    """A pcap or binary packet trace was refused as 'not UTF-8 text', a ClassBench one as a key of 7 columns."""
+    from superlinear.cli import main
+
+    rules = tmp_path / "r.rules"
+    assert main(["classify", "gen-rules", "--rules-count", "50", "--out", str(rules)]) == 0
+    traces = {"pcap": tmp_path / "t.pcap", "binary": tmp_path / "t.slpt", "classbench": tmp_path / "t.cb"}
+    for fmt, trace in traces.items():
+        assert main(["classify", "gen-trace", "--rules", str(rules), "--packets", "200", "--format", fmt,
+                     "--out", str(trace)]) == 0
+    kinds = {"pcap": "a pcap packet trace", "binary": "a binary (SLPT) packet trace",
+             "classbench": "a ClassBench header packet trace"}
+    for fmt, trace in traces.items():
+        for args in (["run", "--trace", str(trace)], ["predict", "--trace", str(trace)],
+                     ["latency-sim", "run", "--trace", str(trace), "--out", str(tmp_path / "o")],
+                     ["cache", "advise", "--trace", str(trace), "--out", str(tmp_path / "o")]):
+            one_line_mistake(args, f"{trace}: {kinds[fmt]}, not a key trace", "--rules RULES --trace TRACE")
+    assert not (tmp_path / "o").exists()

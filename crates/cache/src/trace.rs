@@ -131,6 +131,10 @@ impl LatencyTrace {
     /// Reads a text or binary (`SLKT`) trace; errors are `FILE:LINE: problem`.
     pub fn read(path: &str) -> Result<Self, Error> {
         let bytes = input::read_bytes(path)?;
+        if let Some(kind) = input::packet_trace_kind(&bytes) {
+            let hint = input::PACKET_TRACE_HINT;
+            return Err(Error::input(path, None, format!("a {kind} packet trace, not a key trace ({hint})")));
+        }
         if bytes.starts_with(TRACE_MAGIC) {
             let keys = parse_binary_trace(&bytes, path)?;
             return Self::from_keys(&keys).map_err(|e| Error::input(path, None, e.to_string()));

@@ -109,6 +109,31 @@ pub fn utf8_text(bytes: &[u8]) -> Result<&str, usize> {
     }
 }
 
+/// What a key-trace reader says of a packet trace it was given (after naming its kind).
+pub const PACKET_TRACE_HINT: &str = "a key trace holds one integer key per line, or is binary SLKT; predict and \
+     advise classify packets with --rules RULES --trace TRACE, and python -m superlinear.classify.flow_keys TRACE OUT \
+     turns a ClassBench trace into flow keys";
+
+/// The kind of packet trace `bytes` hold, for a key-trace reader given one: a magic number
+/// (pcap, pcapng, the binary SLPT), or a first line of five or more integer fields (a ClassBench
+/// header trace: a key trace has one, a latency trace at most three). Such a file was refused
+/// as "not UTF-8 text" or as a key of 7 columns, which did not say what it was.
+pub fn packet_trace_kind(bytes: &[u8]) -> Option<&'static str> {
+    const PCAP: [[u8; 4]; 4] =
+        [[0xd4, 0xc3, 0xb2, 0xa1], [0xa1, 0xb2, 0xc3, 0xd4], [0x4d, 0x3c, 0xb2, 0xa1], [0xa1, 0xb2, 0x3c, 0x4d]];
+    match bytes.get(..4) {
+        Some(b"SLPT") => return Some("binary (SLPT)"),
+        Some([0x0a, 0x0d, 0x0d, 0x0a]) => return Some("pcapng"),
+        Some(m) if PCAP.iter().any(|p| p == m) => return Some("pcap"),
+        _ => {}
+    }
+    let head = &bytes[..bytes.len().min(4096)];
+    let text = String::from_utf8_lossy(head);
+    let first = text.lines().map(|l| l.split('#').next().unwrap_or("").trim()).find(|l| !l.is_empty())?;
+    let fields: Vec<&str> = first.split_whitespace().collect();
+    (fields.len() >= 5 && fields.iter().all(|f| f.parse::<u64>().is_ok())).then_some("ClassBench header")
+}
+
 /// The memory a file may plan on: the usable share of MemAvailable (unknown: no limit).
 struct Memory {
     available: Option<u64>,
@@ -275,6 +300,20 @@ mod tests {
             format!("{nul}:1: not text: control byte 0x00 (a binary file?)")
         );
         assert_eq!(utf8_text(b"x"), Ok("x"));
+    }
+
+    #[test]
+    fn packet_traces_are_told_from_key_traces() {
+        assert_eq!(packet_trace_kind(b"SLPT\x01\0\0\0"), Some("binary (SLPT)"));
+        assert_eq!(packet_trace_kind(&[0xd4, 0xc3, 0xb2, 0xa1, 2, 0]), Some("pcap"));
+        assert_eq!(packet_trace_kind(&[0x0a, 0x0d, 0x0d, 0x0a, 0]), Some("pcapng"));
+        assert_eq!(
+            packet_trace_kind(b"# c\n\n4230358908\t1695668051\t0\t1712\t6\t0\t379\n"),
+            Some("ClassBench header")
+        );
+        for key_trace in [&b"1\n2\n"[..], b"a 1.5 20\n", b"1 2 3 4 x\n", b"", b"SLKT"] {
+            assert_eq!(packet_trace_kind(key_trace), None);
+        }
     }
 
     #[test]

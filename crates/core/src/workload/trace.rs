@@ -14,6 +14,13 @@ const VERSION: u32 = 1;
 /// Reads a key trace, text or binary. Errors name the file and, for text, the line.
 pub fn read_trace(path: &str) -> Result<Vec<u64>, Error> {
     let bytes = input::read_bytes(path)?;
+    if let Some(kind) = input::packet_trace_kind(&bytes) {
+        return Err(Error::input(
+            path,
+            None,
+            format!("a {kind} packet trace, not a key trace ({})", input::PACKET_TRACE_HINT),
+        ));
+    }
     let keys = if bytes.starts_with(TRACE_MAGIC) {
         parse_binary_trace(&bytes, path)?
     } else {
