@@ -255,3 +255,18 @@ def test_a_packet_trace_given_as_a_key_trace_is_named_so(tmp_path: Path,
                      ["cache", "advise", "--trace", str(trace), "--out", str(tmp_path / "o")]):
             one_line_mistake(args, f"{trace}: {kinds[fmt]}, not a key trace", "--rules RULES --trace TRACE")
     assert not (tmp_path / "o").exists()
+
+
+def test_negative_numbers_in_exponent_form_meet_the_flags_range_check(capsys: Any) -> None:
+    """argparse took '-1e-3' and '-inf' for options: 'expected one argument' named no range."""
+    from superlinear.cli import main
+
+    for args, says in ((["law", "--s", "-1e-3"], "argument --s: expected a number in [0, 1], got -0.001"),
+                       (["law", "--s", "-inf"], "got -inf"), (["run", "--w", "-1e3"], "got '-1e3'"),
+                       (["attack", "sim", "--load", "-1E-3"], "must be positive, got -1E-3")):
+        try:
+            main(args)
+        except SystemExit as e:
+            assert e.code == 2
+        err = capsys.readouterr().err
+        assert says in err and "expected one argument" not in err, err

@@ -13,7 +13,7 @@ import re
 import signal
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from rich.console import Console
 
@@ -63,6 +63,10 @@ Console.on_broken_pipe = stdout_closed  # type: ignore[method-assign,assignment]
 UNRECOGNIZED_BY = "_unrecognized_by"
 
 
+#: What a value that starts with '-' must look like to be taken as a (negative) number.
+_NEGATIVE_NUMBER = re.compile(r"^-(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$|^-(inf|infinity|nan)$", re.IGNORECASE)
+
+
 class OneLineErrorParser(argparse.ArgumentParser):
     """An argument parser whose usage mistakes are one line: the problem, then where help is.
 
@@ -70,6 +74,12 @@ class OneLineErrorParser(argparse.ArgumentParser):
     subcommands is a screen of options burying the one line that says what was wrong.
     Subparsers inherit this class (``add_subparsers`` builds them with the parent's type).
     """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # argparse takes '-1e-3', '-inf' and '-nan' for options (only -N and -N.N are numbers to
+        # it), so `law --s -1e-3` said "expected one argument" instead of the flag's range error.
+        self._negative_number_matcher = _NEGATIVE_NUMBER
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {printable(self._unknown_option_first(message))} "
