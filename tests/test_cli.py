@@ -270,3 +270,28 @@ def test_negative_numbers_in_exponent_form_meet_the_flags_range_check(capsys: An
             assert e.code == 2
         err = capsys.readouterr().err
         assert says in err and "expected one argument" not in err, err
+
+
+def test_refusals_say_what_is_wrong(tmp_path: Path, one_line_mistake: Callable[..., None]) -> None:
+    """Each said something else before: 'cannot tell which column is y', 'nope/acl1_5k: no such
+    ClassBench rule set', 'seed ... must be an integer' (it was one, but negative)."""
+    semi = tmp_path / "semi.csv"
+    semi.write_text("k;speedup\n1;1\n2;1,9\n", encoding="utf-8")
+    one_line_mistake(["usl", "fit", str(semi)], f"{semi}:1: one column only", "separated by ';'")
+    one_line_mistake(["classify", "bench", "--data", str(tmp_path / "nope")], "nope: no such folder (--data")
+    from superlinear.cli import main
+
+    rules = tmp_path / "r.cb"
+    assert main(["classify", "gen-rules", "--rules-count", "20", "--format", "classbench", "--out", str(rules)]) == 0
+    one_line_mistake(["classify", "--rules", str(rules), "--packets", "100", "--actions", "random:0.5:-1"],
+                     "seed in 'random:0.5:-1' must be a whole number from 0")
+
+
+def test_a_short_generated_trace_says_how_many_objects_it_requests(tmp_path: Path, capsys: Any) -> None:
+    from superlinear.cli import main
+
+    out = tmp_path / "t.txt"
+    assert main(["latency-sim", "gen", "--requests", "200", "--objects", "1000", "--json", "--out", str(out)]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    distinct = len({line.split()[0] for line in out.read_text(encoding="utf-8").splitlines() if line.strip()})
+    assert doc["objects"] == 1000 and doc["objects_requested"] == distinct < 200

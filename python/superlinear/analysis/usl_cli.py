@@ -75,6 +75,10 @@ def _read_measurements(path: Path, text: str, x: str | None, y: str | None, wher
         if all(_is_number(h) for h in header):
             raise USLInputError(f"{path}:1: the first line holds numbers, not column names (add a header line, "
                                 f"e.g. p,speedup)")
+        if len(header) == 1 and (other := next((d for d in ";\t|" if d in header[0]), None)):
+            # One column whose name holds ';' (a spreadsheet's export where ',' is the decimal mark).
+            raise USLInputError(f"{path}:1: one column only, {header[0]!r}: its fields are separated by "
+                                f"{other!r}; usl fit reads comma-separated values (save it as CSV with ',')")
         lower = {h.lower(): h for h in header}
 
         def pick(explicit: str | None, candidates: tuple[str, ...], what: str, index: int) -> str:

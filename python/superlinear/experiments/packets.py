@@ -32,8 +32,11 @@ def find_data(data: Path | None) -> Path | None:
     env = os.environ.get("SUPERLINEAR_DATA")
     given = data if data is not None else Path(env) if env else None
     if given is not None:
-        if given.exists() and not given.is_dir():
-            source = "--data" if data is not None else "$SUPERLINEAR_DATA"
+        source = "--data" if data is not None else "$SUPERLINEAR_DATA"
+        if not given.exists():
+            raise SuperlinearError(f"{given}: no such folder ({source} names the folder holding acl1_5k, "
+                                   "acl1_5k_trace, ...)")
+        if not given.is_dir():
             raise SuperlinearError(f"{given}: {source} must be a folder holding acl1_5k, acl1_5k_trace, ...")
         return given
     found = next((d for d in DEFAULT_DATA if (d / "acl1_5k").exists()), None)

@@ -317,14 +317,17 @@ def cmd_gen(args: argparse.Namespace) -> int:
     with written_atomically(out) as tmp:
         trace.write(tmp, binary=args.binary, latencies=latencies)
     bursty = sum(trace.bursty or [])
+    # --objects is the population drawn from: a short trace requests only some of them.
+    requested = len(set(trace.requests()))
     doc = {"path": str(out), "requests": len(trace), "objects": trace.objects, "bursty_objects": bursty,
-           "format": "binary" if args.binary else "text", "spec": asdict(_spec(args)),
-           "latencies": args.latencies}
+           "objects_requested": requested, "format": "binary" if args.binary else "text",
+           "spec": asdict(_spec(args)), "latencies": args.latencies}
     if args.json:
         print(json.dumps(doc, indent=1))
     else:
-        console.print(f"wrote {out}: {len(trace):,} requests, {trace.objects:,} objects ({bursty:,} bursty), "
-                      f"{doc['format']}" + (f", per-object Z from {args.latencies}" if latencies else ""))
+        drawn = "" if requested == trace.objects else f"drawn from {trace.objects:,}, "
+        console.print(f"wrote {out}: {len(trace):,} requests of {requested:,} objects ({drawn}{bursty:,} of them "
+                      f"bursty), {doc['format']}" + (f", per-object Z from {args.latencies}" if latencies else ""))
     return 0
 
 

@@ -266,7 +266,9 @@ def parse_sizes(text: str | None, objects: int, default: str, option: str = "--c
             value = float(part[:-1]) * objects / 100 if part.endswith("%") else float(part)
         except ValueError:
             raise bad(f"'{part}' is not a number or a percentage") from None
-        if not math.isfinite(value) or value < 1 or (not part.endswith("%") and value != int(value)):
+        if not math.isfinite(value):
+            raise bad(f"'{part}' is not a finite number (give objects, e.g. 200, or a percentage, e.g. 5%)")
+        if value < 1 or (not part.endswith("%") and value != int(value)):
             of = f" of {objects:,} objects" if part.endswith("%") else ""
             raise bad(f"'{part}'{of} gives no whole cache of at least 1 object")
         if value > MAX_CACHE_OBJECTS:

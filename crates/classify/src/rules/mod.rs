@@ -467,7 +467,9 @@ impl ActionPolicy {
             None => 0.5,
         };
         let seed = match parts.next() {
-            Some(x) => x.parse::<u64>().map_err(|_| Error::config(format!("seed in '{s}' must be an integer")))?,
+            Some(x) => x
+                .parse::<u64>()
+                .map_err(|_| Error::config(format!("seed in '{s}' must be a whole number from 0 to 2^64 - 1")))?,
             None => 1,
         };
         if parts.next().is_some() {

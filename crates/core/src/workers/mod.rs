@@ -164,14 +164,20 @@ impl AlgoSpec {
             Some(_) if !entry.takes_capacity => {
                 return Err(Error::config(format!("algorithm '{name}' takes no ':' parameter")))
             }
-            Some(c) => match c.parse::<usize>() {
-                // Caches index their slots with u32, u32::MAX marking "none".
-                Ok(v) if v > 0 && v < u32::MAX as usize => Some(v),
-                Ok(v) if v > 0 => {
-                    return Err(Error::config(format!("capacity in '{text}': at most {} items", u32::MAX - 1)))
+            Some(c) => {
+                let parsed = c.parse::<usize>();
+                // Caches index their slots with u32, u32::MAX marking "none"; a count past usize
+                // is too large too, not "not a positive integer".
+                let too_large = matches!(&parsed, Ok(v) if *v >= u32::MAX as usize)
+                    || matches!(&parsed, Err(e) if *e.kind() == std::num::IntErrorKind::PosOverflow);
+                match parsed {
+                    _ if too_large => {
+                        return Err(Error::config(format!("capacity in '{text}': at most {} items", u32::MAX - 1)))
+                    }
+                    Ok(v) if v > 0 => Some(v),
+                    _ => return Err(Error::config(format!("capacity in '{text}' must be a positive integer"))),
                 }
-                _ => return Err(Error::config(format!("capacity in '{text}' must be a positive integer"))),
-            },
+            }
         };
         Ok(Self { name: name.to_string(), capacity })
     }
