@@ -98,6 +98,7 @@ def test_shipped_sweep_files_load() -> None:
 def test_bad_sweep_configs_give_one_line(cli: Cli, tmp_path: Path) -> None:
     cases = {
         'algos = ["mtf"\n': ("bad.toml", "invalid TOML", "line"),
+        "x = " + "[" * 2000 + "]" * 2000 + "\n": ("nested too deeply",),  # tomllib recursed into a traceback
         'algos = ["quick-sort"]\ndispatch = ["hash"]\nk = [1]\n[workload]\nm = 10\n': ("unknown algorithm",),
         'algos = ["mtf"]\ndispatch = ["teleport"]\nk = [1]\n[workload]\nm = 10\n': ("unknown dispatcher",),
         'algos = ["mtf"]\ndispatch = ["hash"]\nk = [0]\n[workload]\nm = 10\n': ("positive integers",),
@@ -295,3 +296,66 @@ def test_a_short_generated_trace_says_how_many_objects_it_requests(tmp_path: Pat
     doc = json.loads(capsys.readouterr().out)
     distinct = len({line.split()[0] for line in out.read_text(encoding="utf-8").splitlines() if line.strip()})
     assert doc["objects"] == 1000 and doc["objects_requested"] == distinct < 200
+
+
+def test_an_empty_value_is_refused_not_read_as_not_given(tmp_path: Path, one_line_mistake: Callable[..., None],
+                                                         capsys: Any) -> None:
+    """`run --trace ""` ran a generated workload, `predict --algo ""` mtf, `usl fit F --x ""` the
+    automatic column, `usl fit ""` a folder's name: each exited 0 with a default not asked for."""
+    from superlinear.cli import main
+
+    for args, flag in ((["run", "--trace", ""], "--trace"), (["predict", "--algo", ""], "--algo"),
+                       (["advise", "--rules", " "], "--rules"), (["attack", "worker", "--trace="], "--trace"),
+                       (["latency-sim", "run", "--trace", ""], "--trace"), (["usl", "fit", "f.csv", "--x", ""], "--x"),
+                       (["classify", "--updates", ""], "--updates")):
+        one_line_mistake(args, f"{flag}: empty (give a value, or leave {flag} out)")
+    for args, after in ((["usl", "fit", ""], "after fit"), (["report", ""], "after report")):
+        one_line_mistake(args, "an empty argument ('')", after)
+    # An empty --compare means "compare with none", as its help says.
+    out = tmp_path / "b"
+    assert main(["latency-sim", "belatedly", "--compare", "", "--requests", "300", "--json", "--out", str(out)]) == 0
+    assert {r["policy"] for r in json.loads(capsys.readouterr().out)["rows"]} <= {"belatedly", "belatedly-lp"}
+
+
+def test_second_audit_refusals_and_notes(tmp_path: Path, one_line_mistake: Callable[..., None], capsys: Any) -> None:
+    from superlinear.cli import main
+
+    # gen-rules draws no randomness and no flows: --seed and --flows-per-rule changed nothing.
+    for flag in ("--seed", "--flows-per-rule"):
+        one_line_mistake(["classify", "gen-rules", "--rules-count", "5", "--out", str(tmp_path / "r"), flag, "3"],
+                         f"{flag} has no effect in classify gen-rules")
+    # A pcap holds ICMP, which classify skips when it reads the file back: said.
+    rules = tmp_path / "icmp.rules"
+    rules.write_text("accept src 10.0.0.0/8 proto icmp\ndrop proto tcp\n", encoding="utf-8")
+    assert main(["classify", "gen-trace", "--rules", str(rules), "--packets", "400", "--out",
+                 str(tmp_path / "t.pcap")]) == 0
+    err = capsys.readouterr().err
+    assert "packets are neither TCP nor UDP" in err and "classify skips them" in err, err
+    assert main(["classify", "gen-trace", "--rules", str(rules), "--packets", "400", "--out",
+                 str(tmp_path / "t.bin")]) == 0
+    assert "neither TCP nor UDP" not in capsys.readouterr().err
+    one_line_mistake(["attack", "sim", "--pmin", "1500", "--pmax", "64"], "--pmin 1500 is above --pmax 64")
+    one_line_mistake(["attack", "classifier", "--attack-bytes", "10"], "--attack-bytes 10: at least 64")
+    # usl fit: rows with no y are left out, and said; a speedup column inverted as a runtime, said.
+    data = tmp_path / "s.csv"
+    data.write_text("p,speedup\n1,1\n2,1.9\n4,\n8,6.5\n16,11\n", encoding="utf-8")
+    assert main(["usl", "fit", str(data), "--no-plot"]) == 0
+    assert "1 row with no value in 'speedup' left out of the fit (line 4)" in capsys.readouterr().err
+    assert main(["usl", "fit", str(data), "--no-plot", "--runtime"]) == 0
+    assert "its name says it is one" in capsys.readouterr().err
+
+
+def test_sweep_file_mistakes_name_the_table_and_show_toml(tmp_path: Path,
+                                                          one_line_mistake: Callable[..., None]) -> None:
+    head = 'algos = ["mtf"]\ndispatch = ["hash"]\n'
+    for body, said in (('k = [1]\n[[workload]]\nm = 10\n[[workload]]\n', "workload 2: missing required key 'm'"),
+                       ('k = [1]\nworkload = 5\n', "key 'workload' must be a table or a list, got 5"),
+                       ('k = [1, true]\n[workload]\nm = 10\n', "got [1, true]"),
+                       ('k = [1]\nk = [2]\n[workload]\nm = 10\n',
+                        "Cannot overwrite a value (at line 4, column 8): k = [2]"),
+                       ('k = [1]\nrequests = 0\n[workload]\nm = 10\n',
+                        "key 'requests' must be a whole number ≥ 1, got 0"),
+                       ('k = [1]\n[workload]\nkind = "trace"\npath = ""\n', "workload: path is empty")):
+        sweep = tmp_path / "s.toml"
+        sweep.write_text(head + body, encoding="utf-8")
+        one_line_mistake(["sweep", str(sweep), "--out", str(tmp_path / "o")], said)

@@ -450,3 +450,12 @@ def test_points_written_as_they_finish_keep_each_panels_ratios(tmp_path: Path) -
     rows = json.loads((out / "result.json").read_text())["rows"]
     assert {row["panel"] for row in rows} == {"c", "e"}
     assert all(row.get("throughput_vs_static_k1") is not None for row in rows if row["panel"] == "e")
+
+
+def test_a_stop_under_a_native_call_that_does_not_return_leaves_no_empty_folder(tmp_path: Path) -> None:
+    """HiGHS does not hear the stop: the process ends itself, and left the --out folder it made, empty."""
+    out = tmp_path / "made" / "here"
+    p = start("latency-sim", "belatedly", "--requests", "20000", "--out", str(out))
+    code, _, err = interrupt_after(p, 4.0)  # inside the LP solve (about 15 s here)
+    assert code == 130 and "Traceback" not in err, err
+    assert not (tmp_path / "made").exists()

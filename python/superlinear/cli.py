@@ -23,6 +23,7 @@ from superlinear.attack import cli as attack_cli
 from superlinear.cache import cli as cache_cli
 from superlinear.classify import cli as classify_cli
 from superlinear.common import listing
+from superlinear.common.args import EMPTY_OK
 from superlinear.common.errors import SuperlinearError
 from superlinear.common.interrupt import STOP_SIGNALS, stop_on_first_interrupt, stopped_exit_code, stopped_line
 from superlinear.engine import cli as engine_cli
@@ -101,6 +102,7 @@ class OneLineErrorParser(argparse.ArgumentParser):
         self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
     ) -> tuple[argparse.Namespace, list[str]]:
         self._given = list(sys.argv[1:] if args is None else args)
+        self._refuse_empty_values(self._given)
         parsed, extras = super().parse_known_args(args, namespace)
         # A subcommand's parser hands what it did not know up to its parent, which would report
         # it under its own name; the deepest parser to see it names the subcommand to get help on.
@@ -108,9 +110,34 @@ class OneLineErrorParser(argparse.ArgumentParser):
             setattr(parsed, UNRECOGNIZED_BY, self)
         return parsed, extras
 
+    def _refuse_empty_values(self, args: Sequence[str]) -> None:
+        """Refuses an empty value (``--trace ""``) for an option of this parser that takes text:
+        commands read such options as "given or not", so an empty one ran the default the user
+        did not ask for (a generated workload instead of a trace). Typed options refuse it in
+        their type's words; an option whose empty value means something is marked ``EMPTY_OK``."""
+        for i, token in enumerate(args):
+            if token == "--":
+                return
+            name, eq, value = token.partition("=")
+            action = self._option_string_actions.get(name) if name.startswith("-") else None
+            if action is None or action.nargs == 0 or action.type is not None or getattr(action, EMPTY_OK, False):
+                continue
+            given = value if eq else args[i + 1] if i + 1 < len(args) else None
+            if given is not None and not given.strip():
+                raise SuperlinearError(f"{name}: empty (give a value, or leave {name} out)")
+
     def parse_args(  # type: ignore[override]
         self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
     ) -> argparse.Namespace:
+        given = list(sys.argv[1:] if args is None else args)
+        for before, token in zip(["", *given], given, strict=False):
+            if token == "--":
+                break
+            # An option's empty value is its parser's to judge (_refuse_empty_values); an empty
+            # name in a command's place (`usl fit ""`, `report ""`) read as the working folder.
+            if not token.strip() and not (before.startswith("-") and "=" not in before):
+                raise SuperlinearError("an empty argument ('')" + (f" after {before}" if before else "")
+                                       + " where a name belongs")
         parsed, extras = self.parse_known_args(args, namespace)
         if extras:
             getattr(parsed, UNRECOGNIZED_BY, self).error(f"unrecognized arguments: {' '.join(extras)}")

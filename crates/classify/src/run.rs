@@ -319,10 +319,11 @@ fn run_updates_with(
     front: usize,
     fault: Fault,
 ) -> Result<UpdateReport, Error> {
-    if let Some((at, _, _)) = updates.iter().find(|(at, _, _)| *at > packets.len()) {
+    // An update takes effect before its packet: one at packets.len() or later would never be.
+    if let Some((at, _, _)) = updates.iter().find(|(at, _, _)| *at >= packets.len()) {
         return Err(Error::config(format!(
-            "an update at packet {at}, but the run has {} packets (give --packets, or an earlier packet)",
-            packets.len()
+            "an update at packet {at}, but the run's packets are 0 to {} (give --packets, or an earlier packet)",
+            packets.len().saturating_sub(1)
         )));
     }
     let entry = classifier::lookup(algo)?;

@@ -262,14 +262,17 @@ impl PacketWorkload {
         let r = py
             .allow_threads(|| {
                 let read = rules::schedule::read_schedule(schedule, &snap.rules, &opts)?;
-                if let Some(u) = read.iter().find(|u| u.packet > packets.len()) {
+                // An update takes effect before its packet: one at packets.len() or later would
+                // never be applied.
+                if let Some(u) = read.iter().find(|u| u.packet >= packets.len()) {
                     return Err(superlinear_classify::Error::input(
                         schedule,
                         Some(u.line),
                         format!(
-                            "an update at packet {}, but the run has {} packets (--packets N replays the trace to N)",
+                            "an update at packet {}, but the run's packets are 0 to {} (--packets N replays the \
+                             trace to N)",
                             u.packet,
-                            packets.len()
+                            packets.len().saturating_sub(1)
                         ),
                     ));
                 }
@@ -388,9 +391,12 @@ impl PacketWorkload {
         rules::write_rules(path, &self.snap.rules, RuleFormat::parse(format).map_err(to_py)?).map_err(to_py)
     }
 
-    /// Writes the packets (format: binary, pcap, pcapng, classbench).
-    fn write_trace(&self, path: &str, format: &str) -> PyResult<()> {
-        trace::write_trace(path, &self.packets, TraceFormat::parse(format).map_err(to_py)?).map_err(to_py)
+    /// Writes the packets (format: binary, pcap, pcapng, classbench); returns how many of them a
+    /// reader of that format skips (pcap and pcapng carry TCP and UDP only).
+    fn write_trace(&self, path: &str, format: &str) -> PyResult<usize> {
+        let format = TraceFormat::parse(format).map_err(to_py)?;
+        trace::write_trace(path, &self.packets, format).map_err(to_py)?;
+        Ok(trace::skipped_on_reading(&self.packets, format))
     }
 }
 

@@ -122,7 +122,7 @@ class Predict(Study[argparse.Namespace]):
     def table(self, config: argparse.Namespace, outcome: Outcome) -> None:
         pred = outcome.extra
         if isinstance(pred, ClassifierAdvice):
-            console.print(classifier_table(pred))
+            console.print(classifier_table(pred, "predict"))
             if pred.verified:
                 console.print(verified_table(pred))
             warning = pred.band_warning()
@@ -261,9 +261,10 @@ def _packet_advice(args: argparse.Namespace, ks: list[int], progress: Any) -> Cl
     return advice
 
 
-def classifier_table(advice: ClassifierAdvice) -> Table:
+def classifier_table(advice: ClassifierAdvice, command: str = "dispatch advisor") -> Table:
+    """The predicted points of ``advice``; ``command`` names what made them (predict, the advisor)."""
     models = ", ".join(dict.fromkeys(p.model for p in advice.points))
-    t = Table(title=f"dispatch advisor: {advice.algo} workers, {advice.workload}, {advice.rules:,} rules, "
+    t = Table(title=f"{command}: {advice.algo} workers, {advice.workload}, {advice.rules:,} rules, "
                     f"{advice.packets:,} packets — predicted work speedup (> k is superlinear); model: {models}",
               caption=CLASSIFIER_KINDS, caption_justify="left")
     for col in ("candidate", "k", "predicted work ×", "band", "busiest share", "imbalance", "dispatch ns/pkt",

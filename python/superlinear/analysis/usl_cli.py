@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from superlinear.common.args import floats
+from superlinear.common.errors import note
 from superlinear.common.input_files import read_input_text
 from superlinear.output.figures import save_figure
 from superlinear.output.paths import output_file, refuse_stdout
@@ -114,6 +115,7 @@ def _read_measurements(path: Path, text: str, x: str | None, y: str | None, wher
         es: list[float] = []
         # The text cells of the other columns at each p: two values at one p are two series.
         labels: dict[float, dict[str, set[str]]] = {}
+        empty_y: list[int] = []
         for cells in reader:
             line = reader.line_num
             if not any(cell.strip() for cell in cells):
@@ -124,7 +126,9 @@ def _read_measurements(path: Path, text: str, x: str | None, y: str | None, wher
             if any(row.get(c) != v for c, v in conds):
                 continue
             if row.get(ycol, "") == "":
-                continue  # an empty cell is a missing measurement (e.g. measured speedup above the cores)
+                # A missing measurement (a result.csv's measured speedup above the cores): left out, and said.
+                empty_y.append(line)
+                continue
             try:
                 pv = _number(row[xcol])
             except (TypeError, ValueError):
@@ -162,6 +166,10 @@ def _read_measurements(path: Path, text: str, x: str | None, y: str | None, wher
     if not ps:
         matching = " matching --where" if where else ""
         raise USLInputError(f"{path}: no rows with values in {xcol!r} and {ycol!r}{matching}")
+    if empty_y:
+        lines = ", ".join(map(str, empty_y[:5])) + (", ..." if len(empty_y) > 5 else "")
+        note(f"{path}: {len(empty_y):,} row{'s' if len(empty_y) > 1 else ''} with no value in {ycol!r} left out of "
+             f"the fit (line{'s' if len(empty_y) > 1 else ''} {lines})")
     return ps, ys, (es if yerr is not None else None), xcol, ycol
 
 
@@ -288,6 +296,10 @@ def cmd_usl(args: argparse.Namespace) -> int:
     ps, ys, es, xcol, ycol = read_measurements(path, args.x, args.y, args.where, args.yerr)
     try:
         if args.runtime:
+            if "speedup" in ycol.lower():
+                # Its name says it is a speedup already: inverting it gives 1/speedup.
+                note(f"--runtime turns column {ycol!r} from a runtime into a speedup, but its name says it is one "
+                     "(leave --runtime out if so)")
             ys, es = runtimes_to_speedup(ps, ys, es)
             ycol = f"speedup from {ycol}"
         result = fit(ps, ys, es, args.fix_gamma)

@@ -152,6 +152,9 @@ def _sim_config(args: argparse.Namespace) -> SimStudy:
     rates = finite_floats("--attack-rates", args.attack_rates)
     jmaxes = () if args.no_growth else (finite_floats("--jmax-sweep", args.jmax_sweep) or ())
     _check_sim_size(args, packets, rates or (), jmaxes)
+    if args.pmin > args.pmax:
+        raise SuperlinearError(f"--pmin {args.pmin} is above --pmax {args.pmax} (the innocent packet sizes are drawn "
+                               "between them)")
     traffic = Traffic(packet=args.packet_size, job=args.job_size, bytes_min=args.pmin, bytes_max=args.pmax,
                       job_max=args.jmax, trace=args.trace, flows=args.flows)
     return SimStudy(
@@ -352,6 +355,9 @@ def _classifier_config(args: argparse.Namespace) -> ClassifierStudy:
     if args.packets:
         check_memory(f"--packets {args.packets:,}", BYTES_PER_CLASSIFIER_PACKET * args.packets)
     check_at_most("--attack-bytes", args.attack_bytes, MAX_PACKET_BYTES, "an IP packet's largest size")
+    if args.attack_bytes < WORK_CLOCKED_BYTES[0]:
+        raise SuperlinearError(f"--attack-bytes {args.attack_bytes}: at least {WORK_CLOCKED_BYTES[0]} (the smallest "
+                               "Ethernet frame, as for the innocent packets)")
     check_at_most("--chains", args.chains, MAX_SYNTHETIC_RULES, "synthetic rules are numbered with 16 bits")
     # The generator's own bounds (crates/classify generate.rs), named by this command's flags.
     check_at_most("--depth", args.depth, MAX_DEPTH, "dependencies per chain")

@@ -360,7 +360,7 @@ def _check_out(args: argparse.Namespace, fmt: str, inputs: list[tuple[str, str |
     output_file(args.out, inputs=inputs or [])
 
 
-def _write_out(out: str, write: Callable[[str], None]) -> str:
+def _write_out(out: str, write: Callable[[str], object]) -> str:
     """Writes with the native writer ``write`` (which takes a path) to the file ``out``, atomically,
     or to standard output for ``-``; returns how to name where it went."""
     if out != STDOUT:
@@ -412,11 +412,16 @@ def cmd_gen_trace(args: argparse.Namespace) -> int:
                                   flows_per_rule=args.flows_per_rule, catch_all=args.catch_all,
                                   packets=args.packets or DEFAULT_PACKETS, seed=args.seed)
         w = load(spec)
-    where = _write_out(args.out, lambda path: w.write_trace(path, fmt))
+    skipped: list[int] = []
+    where = _write_out(args.out, lambda path: skipped.append(w.write_trace(path, fmt)))
+    if skipped and skipped[0]:
+        # Frames carry ICMP and other protocols, but classify reads ports from TCP and UDP only.
+        note(f"{skipped[0]:,} of the {w.packets:,} packets are neither TCP nor UDP: {fmt} holds them, but classify "
+             f"skips them when it reads the file (--format binary or classbench keeps every packet)")
     # Without --rules the packets are for the synthetic rules `gen-rules` writes with the same
     # options and seed: said, so that nobody takes them for packets of a rule file of their own.
     of = "" if args.rules else (f", for the {w.rules:,} synthetic rules gen-rules writes with the same --rules-count, "
-                                "--depth, --catch-all and --seed")
+                                "--depth and --catch-all")
     _wrote(args.out, f"wrote {w.packets:,} packets to {where} ({fmt}){of}")
     return 0
 
@@ -453,7 +458,8 @@ def cmd_convert(args: argparse.Namespace) -> int:
     if lost:
         # Said, not refused: a ClassBench copy of a rule set is how it is benchmarked beside the
         # peers (the reader assigns actions again), but the user must know what it left out.
-        note(f"ClassBench filters carry no actions: {lost} are not in {where} "
+        verb = "is" if lost.startswith("the default policy") else "are"  # "the actions of ..." are
+        note(f"ClassBench filters carry no actions: {lost} {verb} not in {where} "
              "(--format native or nft keeps them)")
     return 0
 
@@ -517,7 +523,8 @@ def used_options(action: str, rules: bool) -> frozenset[str]:
         return frozenset({"data", "sizes", "actions", "packets", "repeats", "peer", "peer_timeout", "algo", "traffic",
                           "json"})
     if action == "gen-rules":
-        return SYNTHETIC_OPTIONS | {"seed", "format", "out"}
+        # The synthetic rule set is drawn without randomness; flows and the seed shape its packets.
+        return (SYNTHETIC_OPTIONS - {"flows_per_rule"}) | {"format", "out"}
     if action == "gen-trace":
         # With --rules, --trace is kept in scope for the clearer message of cmd_gen_trace; the
         # headers are drawn inside the rules' fields, whatever their actions and default policy.

@@ -28,6 +28,11 @@ MAX_WHOLE = 2**64 - 1
 #: The largest value a signed 64-bit integer (C long, i64) holds.
 MAX_SIGNED = 2**63 - 1
 
+#: An attribute set (True) on an option whose empty value means something (``latency-sim
+#: belatedly --compare ''``: compare with none); the parser refuses an empty value of any other
+#: text option (``superlinear.cli``).
+EMPTY_OK = "empty_ok"
+
 
 def _int(text: str, minimum: int, what: str) -> int:
     try:

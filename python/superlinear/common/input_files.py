@@ -113,6 +113,6 @@ def has_kind(value: object, kind: type | tuple[type, ...]) -> bool:
 def kind_words(kind: type | tuple[type, ...]) -> str:
     """A value kind as an error names it: ``an integer or null``."""
     names = {int: "an integer", float: "a number", str: "a string", bool: "true or false", list: "a list",
-             type(None): "null"}
+             dict: "a table", type(None): "null"}
     kinds = kind if isinstance(kind, tuple) else (kind,)
     return " or ".join(names.get(k, k.__name__) for k in kinds)

@@ -80,6 +80,11 @@ def stop_native_calls(finished: Callable[[], bool], cause: BaseException | None 
             for hook in reversed(_before_forced_exit if stopped else []):
                 with contextlib.suppress(Exception):
                     hook()
+            # As main() does on the way out this exit skips: an output folder the command made
+            # and left empty goes.
+            from superlinear.output.paths import remove_empty_created
+
+            remove_empty_created()
             print(stopped_line() if stopped else f"superlinear: error: {cause}", file=sys.stderr, flush=True)
             sys.stdout.flush()
             os._exit(stopped_exit_code() if stopped else 1)

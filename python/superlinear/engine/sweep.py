@@ -21,6 +21,7 @@ Example::
 
 from __future__ import annotations
 
+import json
 import re
 import tomllib
 from pathlib import Path
@@ -61,20 +62,28 @@ class ConfigError(SuperlinearError):
     """A sweep file that cannot be used; the message names the file and the problem."""
 
 
-def _want(path: Path, table: dict[str, Any], key: str, kind: type | tuple[type, ...], default: Any = None) -> Any:
+def _shown(value: Any) -> str:
+    """A value of the file as TOML writes it (``true``, ``"x"``, ``[1, 2]``), not as Python does."""
+    return json.dumps(value, default=str, ensure_ascii=False)
+
+
+def _want(path: Path, table: dict[str, Any], key: str, kind: type | tuple[type, ...], default: Any = None,
+          where: str = "") -> Any:
+    """``table[key]`` of ``kind`` (``default`` where missing, None: required); ``where`` names the
+    table in errors (``workload 2: ``)."""
     if key not in table:
         if default is None:
-            raise ConfigError(f"{path}: missing required key '{key}'")
+            raise ConfigError(f"{path}: {where}missing required key '{key}'")
         return default
     value = table[key]
     if not has_kind(value, kind):
-        raise ConfigError(f"{path}: key '{key}' must be {kind_words(kind)}, got {value!r}")
+        raise ConfigError(f"{path}: {where}key '{key}' must be {kind_words(kind)}, got {_shown(value)}")
     return value
 
 
 def _positive_ints(path: Path, key: str, values: list[Any]) -> tuple[int, ...]:
     if not values or not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in values):
-        raise ConfigError(f"{path}: '{key}' must be a non-empty list of positive integers, got {values!r}")
+        raise ConfigError(f"{path}: '{key}' must be a non-empty list of positive integers, got {_shown(values)}")
     return tuple(values)
 
 
@@ -105,7 +114,13 @@ def load_sweep(path: Path) -> tuple[Experiment, bool]:
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
-        raise ConfigError(f"{path}: invalid TOML: {e}") from None
+        # tomllib names the line but not what is on it ("Cannot overwrite a value": a key given twice).
+        at = re.search(r"at line (\d+)", str(e))
+        lines = text.splitlines()
+        line = lines[int(at.group(1)) - 1].strip() if at and 0 < int(at.group(1)) <= len(lines) else ""
+        raise ConfigError(f"{path}: invalid TOML: {e}" + (f": {line[:80]}" if line else "")) from None
+    except RecursionError:  # tomllib parses nested arrays and tables recursively
+        raise ConfigError(f"{path}: invalid sweep file (arrays or tables nested too deeply)") from None
     unknown = set(doc) - TOP_KEYS
     if unknown:
         raise ConfigError(f"{path}: unknown key(s) {', '.join(sorted(unknown))} (known: {', '.join(sorted(TOP_KEYS))})")
@@ -154,7 +169,7 @@ def load_sweep(path: Path) -> tuple[Experiment, bool]:
                               f"{what}, used by {', '.join(sorted(users))})")
     requests = _want(path, doc, "requests", int, RUN_DEFAULTS["requests"])
     if requests <= 0:
-        raise ConfigError(f"{path}: 'requests' must be positive, got {requests}")
+        raise ConfigError(f"{path}: key 'requests' must be a whole number ≥ 1, got {requests}")
     workloads_raw = _want(path, doc, "workload", (dict, list))
     workloads_list = [workloads_raw] if isinstance(workloads_raw, dict) else workloads_raw
     if not workloads_list:
@@ -178,6 +193,7 @@ def load_sweep(path: Path) -> tuple[Experiment, bool]:
     static = next((a for a in algos if not adapts[a.split(":", 1)[0]]), None)
     panels: list[Panel] = []
     for i, w in enumerate(workloads_list):
+        where = f"workload {i + 1}: " if len(workloads_list) > 1 else "workload: "
         if not isinstance(w, dict):
             raise ConfigError(f"{path}: every [[workload]] must be a table")
         bad = set(w) - WORKLOAD_KEYS
@@ -185,7 +201,7 @@ def load_sweep(path: Path) -> tuple[Experiment, bool]:
             known = ", ".join(sorted(WORKLOAD_KEYS))
             raise ConfigError(f"{path}: workload: unknown key(s) {', '.join(sorted(bad))} (known: {known})")
         _check(path, "workload", w)
-        kind = _want(path, w, "kind", str, RUN_DEFAULTS["workload"]["kind"])
+        kind = _want(path, w, "kind", str, RUN_DEFAULTS["workload"]["kind"], where)
         if kind not in ("uniform", "zipf", "trace"):
             raise ConfigError(f"{path}: workload kind must be uniform, zipf or trace, got {kind!r}")
         wpath = None
@@ -194,7 +210,10 @@ def load_sweep(path: Path) -> tuple[Experiment, bool]:
             if unused:
                 raise ConfigError(f"{path}: workload: {', '.join(unused)} has no effect with kind = \"trace\" "
                                   "(it shapes a generated workload)")
-            wpath = str((path.parent / _want(path, w, "path", str)).resolve())
+            given = _want(path, w, "path", str, where=where)
+            if not given.strip():  # it named the sweep file's own folder
+                raise ConfigError(f"{path}: workload: path is empty (name the key trace, relative to this file)")
+            wpath = str((path.parent / given).resolve())
             if Path(wpath).is_dir() or not Path(wpath).exists():
                 problem = "is a folder, not a key trace" if Path(wpath).is_dir() else "does not exist"
                 raise ConfigError(f"{path}: workload path {wpath} {problem}")
@@ -203,13 +222,13 @@ def load_sweep(path: Path) -> tuple[Experiment, bool]:
             if "path" in w:
                 raise ConfigError(f"{path}: workload: path has no effect with kind = \"{kind}\" (it names the keys "
                                   "of kind = \"trace\")")
-            m = _want(path, w, "m", int)
+            m = _want(path, w, "m", int, where=where)
             if m <= 0:
                 raise ConfigError(f"{path}: workload m must be positive, got {m}")
         if kind == "uniform" and "alpha" in w:
             raise ConfigError(f"{path}: workload: alpha has no effect with kind = \"uniform\" (it is the exponent of "
                               "kind = \"zipf\")")
-        alpha = float(_want(path, w, "alpha", (int, float), RUN_DEFAULTS["workload"]["alpha"]))
+        alpha = float(_want(path, w, "alpha", (int, float), RUN_DEFAULTS["workload"]["alpha"], where))
         if kind == "zipf" and alpha <= 0:
             raise ConfigError(f"{path}: zipf alpha must be positive, got {alpha}")
         workload = Workload(kind, m, alpha, wpath)

@@ -26,6 +26,7 @@ from rich.progress import Progress
 from rich.table import Table
 
 from superlinear.common.args import (
+    EMPTY_OK,
     comma_list,
     int_list,
     non_negative_int,
@@ -376,7 +377,7 @@ def _belatedly(args: argparse.Namespace, progress: ProgressLine | None) -> Outco
         # HiGHS reads its limit between iterations only, so a solve can end past it (the LP is
         # then solved all the same, and the bound holds): said, not left to look as if it held.
         config["time_limit_overrun_s"] = b.solve_s - args.time_limit
-        note(f"HiGHS solved the LP in {b.solve_s:.1f} s, past --time-limit {args.time_limit:g} "
+        note(f"HiGHS solved the LP in {b.solve_s:.3g} s, past --time-limit {args.time_limit:g} "
              "(it reads the limit between its iterations only); the bound is that of the solved LP")
     return Outcome(rows, config, extra=(trace, z, c, b))
 
@@ -588,8 +589,9 @@ def register(sub: Any) -> None:
     hidden_alias(b, "--size", dest="size")
     b.add_argument("--rounds", type=non_negative_whole, default=4,
                    help="random roundings besides the threshold ones (default 4)")
-    b.add_argument("--compare", default="lru,lru-mad,belady,belady-ad",
-                   help=policies + " simulated alongside (default lru,lru-mad,belady,belady-ad; '': none)")
+    compare = b.add_argument("--compare", default="lru,lru-mad,belady,belady-ad",
+                             help=policies + " simulated alongside (default lru,lru-mad,belady,belady-ad; '': none)")
+    setattr(compare, EMPTY_OK, True)
     # (inf was taken, and recorded in result.json as Infinity, which is not JSON.)
     b.add_argument("--time-limit", type=positive_finite,
                    help="HiGHS's time limit in seconds (default: none): a solve it stops is an error; it reads the "

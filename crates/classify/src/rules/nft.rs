@@ -81,7 +81,9 @@ fn parse_rule(t: &str) -> Result<Rule, String> {
             return Err(format!("negated match '{what} !=' is not supported"));
         }
         if v.starts_with('{') || v.starts_with('@') {
-            return Err(format!("sets ('{what} {v}') are not supported"));
+            // An anonymous set's first word is only its opening brace.
+            let set = if v.starts_with('{') { "{ ... }" } else { v };
+            return Err(format!("sets ('{what} {set}') are not supported; write one rule per value"));
         }
         Ok(v)
     };
@@ -100,8 +102,8 @@ fn parse_rule(t: &str) -> Result<Rule, String> {
                 *field = range;
                 i += 3;
             }
-            ("ip", Some("protocol")) | ("meta", Some("l4proto")) => {
-                let v = value(i + 2, words[i])?;
+            (l3 @ ("ip" | "meta"), Some(key @ ("protocol" | "l4proto"))) if (l3 == "ip") == (key == "protocol") => {
+                let v = value(i + 2, &format!("{l3} {key}"))?;
                 let p = parse_proto(v).ok_or_else(|| format!("unknown protocol '{v}'"))?;
                 set_proto(&mut rule, p, &mut proto_seen)?;
                 i += 3;
@@ -415,7 +417,9 @@ mod tests {
     fn unsupported_syntax_names_the_line() {
         for (text, want) in [
             ("ip saddr != 1.2.3.4 accept", "f:1: negated match"),
-            ("ip saddr { 1.2.3.4, 1.2.3.5 } accept", "f:1: sets"),
+            ("ip saddr { 1.2.3.4, 1.2.3.5 } accept", "f:1: sets ('ip saddr { ... }') are not supported"),
+            ("meta l4proto { tcp, udp } th dport 53 accept", "f:1: sets ('meta l4proto { ... }')"),
+            ("ip protocol @protos accept", "f:1: sets ('ip protocol @protos')"),
             ("iifname eth0 accept", "f:1: unsupported expression 'iifname'"),
             ("tcp dport 80 udp sport 5 accept", "f:1: conflicting protocols"),
             ("ip saddr 1.2.3.4", "f:1: rule has no verdict"),

@@ -79,8 +79,7 @@ pub fn parse_schedule(
             continue;
         }
         let err = |m: String| Error::input(source, Some(i + 1), m);
-        let mut words = t.splitn(3, char::is_whitespace);
-        let at_text = words.next().unwrap_or("");
+        let (at_text, after) = first_word(t);
         let packet: usize = at_text
             .parse()
             .map_err(|_| err(format!("'{at_text}' is not a packet index (a whole number ≥ 0 starts each line)")))?;
@@ -88,14 +87,11 @@ pub fn parse_schedule(
             return Err(err(format!("packet {packet} comes before packet {last_packet} of an earlier line")));
         }
         last_packet = packet;
-        let verb = words.next().unwrap_or("");
-        let rest = words.next().unwrap_or("").trim();
+        let (verb, rest) = first_word(after);
         let n = current.len();
         let change = match verb {
             "insert" => {
-                let mut parts = rest.splitn(2, char::is_whitespace);
-                let pos_text = parts.next().unwrap_or("");
-                let rule_text = parts.next().unwrap_or("").trim();
+                let (pos_text, rule_text) = first_word(rest);
                 let pos = position(pos_text, n + 1).map_err(|m| err(format!("insert: {m}")))?;
                 if rule_text.is_empty() {
                     return Err(err("insert POS RULE: the rule is missing".into()));
@@ -151,6 +147,16 @@ pub fn parse_schedule(
     Ok(out)
 }
 
+/// The first word of `text` and the rest, each without the white space around it: words may be
+/// parted by any run of spaces and tabs (`100  delete 1` read an empty change).
+fn first_word(text: &str) -> (&str, &str) {
+    let text = text.trim();
+    match text.find(char::is_whitespace) {
+        Some(i) => (&text[..i], text[i..].trim_start()),
+        None => (text, ""),
+    }
+}
+
 /// A 1-based position of at most `max`, as a 0-based index.
 fn position(text: &str, max: usize) -> Result<usize, String> {
     match text.parse::<usize>() {
@@ -183,6 +189,10 @@ mod tests {
         assert_eq!((u[1].packet, u[1].rules.len()), (20, 3));
         assert_eq!(u[1].change.describe(), "delete 3");
         assert_eq!((u[2].packet, u[2].rules.len()), (30, 2));
+        // Words parted by runs of spaces and tabs, as by one space.
+        let spaced = parse_schedule("10  insert \t 1   drop proto tcp\n20\t\tdelete  3\n", "u.txt", &set(3), no_files);
+        let spaced = spaced.unwrap();
+        assert_eq!((spaced[0].rules.len(), spaced[1].change.describe()), (4, "delete 3".to_string()));
     }
 
     #[test]

@@ -144,6 +144,16 @@ pub fn encode_trace(packets: &[Packet], format: TraceFormat) -> Vec<u8> {
     }
 }
 
+/// How many of `packets` a reader of `format` skips: a frame (pcap, pcapng) carries ports for
+/// TCP and UDP only, and the frame decoder passes over the others (`frame::decode`), while the
+/// binary and ClassBench forms keep every header.
+pub fn skipped_on_reading(packets: &[Packet], format: TraceFormat) -> usize {
+    match format {
+        TraceFormat::Pcap | TraceFormat::PcapNg => packets.iter().filter(|p| p.proto != 6 && p.proto != 17).count(),
+        _ => 0,
+    }
+}
+
 /// Writes packets to `path` in `format`.
 pub fn write_trace(path: &str, packets: &[Packet], format: TraceFormat) -> Result<(), Error> {
     std::fs::write(path, encode_trace(packets, format))
@@ -153,6 +163,17 @@ pub fn write_trace(path: &str, packets: &[Packet], format: TraceFormat) -> Resul
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_frame_format_reader_skips_what_is_neither_tcp_nor_udp() {
+        let packets = [Packet::new(1, 2, 3, 4, 6), Packet::new(1, 2, 3, 4, 17), Packet::new(1, 2, 0, 0, 1)];
+        for format in [TraceFormat::Pcap, TraceFormat::PcapNg] {
+            assert_eq!(skipped_on_reading(&packets, format), 1);
+            let read = parse_trace(&encode_trace(&packets, format), "t", format).unwrap();
+            assert_eq!(read.packets.len(), 2);
+        }
+        assert_eq!(skipped_on_reading(&packets, TraceFormat::Binary), 0);
+    }
 
     #[test]
     fn a_text_trace_with_a_bom_is_classbench() {
