@@ -307,9 +307,10 @@ def test_an_empty_value_is_refused_not_read_as_not_given(tmp_path: Path, one_lin
     for args, flag in ((["run", "--trace", ""], "--trace"), (["predict", "--algo", ""], "--algo"),
                        (["advise", "--rules", " "], "--rules"), (["attack", "worker", "--trace="], "--trace"),
                        (["latency-sim", "run", "--trace", ""], "--trace"), (["usl", "fit", "f.csv", "--x", ""], "--x"),
-                       (["classify", "--updates", ""], "--updates")):
-        one_line_mistake(args, f"{flag}: empty (give a value, or leave {flag} out)")
-    for args, after in ((["usl", "fit", ""], "after fit"), (["report", ""], "after report")):
+                       (["classify", "--updates", ""], "--updates"), (["run", "--trac", ""], "--trace")):
+        one_line_mistake(args, f"{flag}: empty (give ", f", or leave {flag} out)")
+    for args, after in ((["usl", "fit", ""], "after fit"), (["report", ""], "after report"),
+                        (["usl", "fit", "--no-plot", ""], "after --no-plot")):
         one_line_mistake(args, "an empty argument ('')", after)
     # An empty --compare means "compare with none", as its help says.
     out = tmp_path / "b"
@@ -359,3 +360,18 @@ def test_sweep_file_mistakes_name_the_table_and_show_toml(tmp_path: Path,
         sweep = tmp_path / "s.toml"
         sweep.write_text(head + body, encoding="utf-8")
         one_line_mistake(["sweep", str(sweep), "--out", str(tmp_path / "o")], said)
+
+
+def test_a_long_option_value_is_no_input_file(tmp_path: Path, capsys: Any) -> None:
+    """Every option's value is looked at as a possible input: a 291-character --k list made stat
+    fail ('file name too long') and the command with it."""
+    from superlinear.cli import main
+
+    ks = ",".join(str(k) for k in range(1, 101))
+    assert main(["predict", "--k", ks, "--m", "100", "--requests", "2000", "--out", str(tmp_path / "p")]) == 0, \
+        capsys.readouterr().err
+
+
+def test_nft_bench_names_a_missing_data_folder_first(tmp_path: Path, one_line_mistake: Callable[..., None]) -> None:
+    """With --emit it asked for one --sets entry of a folder that was not there."""
+    one_line_mistake(["nft-bench", "--data", str(tmp_path / "nope"), "--emit", "-"], "nope: no such folder (--data")

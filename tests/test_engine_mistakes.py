@@ -44,7 +44,7 @@ def test_report_refuses_rows_that_are_not_objects_and_a_dash_or_empty_out(one_li
     one_line_mistake(["report", str(folder)], "result.json: not a result file (row 2 is not an object)")
     (folder / "result.json").write_text(json.dumps({"experiment": "x", "rows": [{"k": 1}]}))
     one_line_mistake(["report", str(folder), "--out", "-"], "--out -: this command writes a file, not standard")
-    one_line_mistake(["report", str(folder), "--out", ""], "--out: empty (give a value, or leave --out out)")
+    one_line_mistake(["report", str(folder), "--out", ""], "--out: empty (give FILE, or leave --out out)")
     assert not (Path.cwd() / "-").exists()
 
 

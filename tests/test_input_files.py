@@ -8,6 +8,7 @@ before it is read, a sparse file by its size."""
 from __future__ import annotations
 
 import os
+import re
 import struct
 from collections.abc import Callable
 from pathlib import Path
@@ -263,13 +264,29 @@ def test_job_trace_packets_beyond_an_ip_packet(cli: Cli, tmp_path: Path) -> None
 
 
 @pytest.mark.parametrize("args", [
-    ("usl", "fit", "{pipe}", "--no-plot"),
     ("run", "--trace", "{pipe}", "--k", "2"),
+    ("sweep", "{pipe}"),
 ])
 def test_a_pipe_is_refused_before_it_is_opened(cli: Cli, tmp_path: Path, args: tuple[str, ...]) -> None:
     # `--trace <(zcat t.gz)`: a run reads its input once per repeat, and a second read of a pipe
-    # would wait forever; opening one without a writer would too, so it is refused first.
+    # would wait forever; opening one without a writer would too, so it is refused first. (`usl
+    # fit` reads its CSV once, and takes a pipe: test_usl.py.)
     pipe = tmp_path / "pipe"
     os.mkfifo(pipe)
     line = one_line_error(cli, tmp_path, *(a.format(pipe=pipe) for a in args))
     assert f"{pipe}: a pipe, which can be read only once" in line and "write it to a file first" in line
+
+
+def test_text_white_space_is_read_and_control_bytes_are_refused_by_the_python_reader(tmp_path: Path) -> None:
+    from superlinear.common.errors import SuperlinearError
+    from superlinear.common.input_files import read_input_text
+
+    ok = tmp_path / "ok.csv"
+    ok.write_bytes(b"p,\ty\r\n1,1\x0c\n2,\x0b1.9\n")  # tab, CRLF, form feed, vertical tab: text
+    assert read_input_text(ok, "a CSV") == "p,\ty\r\n1,1\x0c\n2,\x0b1.9\n"
+    for body, said in ((b"p,y\n1,1\n\x00\x00", ":3: not text: control byte 0x00 (a binary file?)"),
+                       (b"p,y\n\x1b[31m1,1\n", ":2: not text: control byte 0x1b (terminal colour codes?)")):
+        bad = tmp_path / "bad.csv"
+        bad.write_bytes(body)
+        with pytest.raises(SuperlinearError, match=re.escape(f"bad.csv{said}")):
+            read_input_text(bad, "a CSV")

@@ -185,5 +185,9 @@ def test_an_out_folder_whose_result_would_replace_the_trace_is_refused(
     trace.write_text(text, encoding="utf-8")
     extra = ["--cache-size", "2"] if command[0] == "latency-sim" else []
     one_line_mistake([*command, "--trace", str(trace), *extra, "--out", str(tmp_path)],
-                     "is the --trace file", "would replace it")
+                     "is the trace file", "would replace it")
+    # A link elsewhere to it: the file it points to is what would be replaced.
+    link = tmp_path.parent / f"{tmp_path.name}-keys.txt"
+    link.symlink_to(trace)
+    one_line_mistake([*command, "--trace", str(link), *extra, "--out", str(tmp_path)], "would replace it")
     assert trace.read_text(encoding="utf-8") == text and sorted(p.name for p in tmp_path.iterdir()) == ["result.json"]

@@ -42,7 +42,7 @@ def test_cache_law_fig10() -> None:
     (["--delta", "5"], "--delta: expected a number in [0, 1]"),
     (["--rho", "-10"], "--rho: expected a finite number ≥ 0"),
     (["--k", "0"], "--k: values must be at least 1"),
-    (["--k", ""], "--k: empty (give a value"),
+    (["--k", ""], "--k: empty (give "),
     (["--k", "abc"], "--k: 'abc' is not a whole number"),
 ])
 def test_law_refuses_values_outside_its_model_in_one_line(flags: list[str], fragment: str, cli: Any,

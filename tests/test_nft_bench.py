@@ -141,7 +141,8 @@ def test_emit_needs_no_trace(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     (["--rules", "/nonexistent/r", "--trace", "/nonexistent/t"], "no such file (--rules wants a rules file)"),
     (["--rules", "x"], "--rules needs --trace"),
     ([], "nothing to run"),
-    (["--data", "/nonexistent"], "--data must be a folder"),
+    (["--data", "/nonexistent"], "/nonexistent: no such folder (--data"),
+    (["--data", "/etc/passwd"], "--data must be a folder"),
     (["--rules", "/", "--trace", "/"], "/: a folder (--rules wants a rules file)"),
 ])
 def test_bad_input_is_one_line(argv: list[str], want: str, capsys: pytest.CaptureFixture[str]) -> None:

@@ -641,8 +641,8 @@ def test_xdp_bench_duration_stays_with_the_cost_study_while_nftables_runs() -> N
     (["nft-bench", "--data", ".", "--sets", "acl1,,fw1"], "--sets: empty entry"),
     (["xdp", "stats", "--name", "slnft-rx@x", "--iface", "lo"], "--iface has no effect in xdp stats with --name"),
     # An empty --out once meant the default folder (or the current one).
-    (["reproduce", "fig5", "--quick", "--out", ""], "--out: empty (give a value"),
-    (["latency-sim", "run", "--requests", "1000", "--out", " "], "--out: empty (give a value"),
+    (["reproduce", "fig5", "--quick", "--out", ""], "--out: empty (give "),
+    (["latency-sim", "run", "--requests", "1000", "--out", " "], "--out: empty (give "),
     # `--out -` is standard output where a file is written (`classify convert`); it made a folder "-".
     (["predict", "--out", "-"], "--out -: this command writes a folder of results, not standard output"),
 ])

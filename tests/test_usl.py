@@ -184,3 +184,20 @@ def test_out_dash_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert main(["usl", "fit", str(data), "--out", "-"]) == 2
     assert capsys.readouterr().err.startswith("superlinear: error: --out -: it names the plot files")
     assert not list(Path.cwd().glob("-.*"))
+
+
+def test_usl_fit_reads_measurements_from_a_pipe(tmp_path: Path) -> None:
+    """It reads its CSV once, so a pipe will do (`cat x.csv | superlinear usl fit /dev/stdin`);
+    the plots then need --out, having no file to go beside."""
+    import subprocess
+    import sys
+
+    csv_text = "p,speedup\n1,1\n2,1.9\n4,3.5\n8,6\n"
+    run = [sys.executable, "-m", "superlinear", "usl", "fit", "/dev/stdin"]
+    done = subprocess.run([*run, "--json", "--no-plot"], input=csv_text, capture_output=True, text=True, check=False)
+    assert done.returncode == 0 and json.loads(done.stdout)["sigma"] is not None, done.stderr
+    done = subprocess.run(run, input=csv_text, capture_output=True, text=True, check=False)
+    assert done.returncode == 2 and "give --out STEM (or --no-plot)" in done.stderr, done.stderr
+    done = subprocess.run([*run, "--out", str(tmp_path / "fit")], input=csv_text, capture_output=True, text=True,
+                          check=False)
+    assert done.returncode == 0 and (tmp_path / "fit.png").exists(), done.stderr

@@ -83,7 +83,7 @@ class OneLineErrorParser(argparse.ArgumentParser):
         self._negative_number_matcher = _NEGATIVE_NUMBER
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {printable(self._unknown_option_first(message))} "
+        self.exit(2, f"{self.prog}: error: {printable(short_quotes(self._unknown_option_first(message)))} "
                      f"(see '{self.prog} --help')\n")
 
     def _unknown_option_first(self, message: str) -> str:
@@ -114,17 +114,42 @@ class OneLineErrorParser(argparse.ArgumentParser):
         """Refuses an empty value (``--trace ""``) for an option of this parser that takes text:
         commands read such options as "given or not", so an empty one ran the default the user
         did not ask for (a generated workload instead of a trace). Typed options refuse it in
-        their type's words; an option whose empty value means something is marked ``EMPTY_OK``."""
+        their type's words; an option whose empty value means something is marked ``EMPTY_OK``.
+        An empty argument after a flag that takes no value is refused too (it would be read as
+        the command's file or folder)."""
         for i, token in enumerate(args):
             if token == "--":
                 return
             name, eq, value = token.partition("=")
-            action = self._option_string_actions.get(name) if name.startswith("-") else None
-            if action is None or action.nargs == 0 or action.type is not None or getattr(action, EMPTY_OK, False):
+            action = self._option_named(name)
+            if action is None:
                 continue
-            given = value if eq else args[i + 1] if i + 1 < len(args) else None
+            following = args[i + 1] if i + 1 < len(args) else None
+            if action.nargs == 0:
+                if following is not None and not following.strip():
+                    raise SuperlinearError(f"an empty argument ('') after {name} where a name belongs")
+                continue
+            if action.type is not None or getattr(action, EMPTY_OK, False):
+                continue
+            given = value if eq else following
             if given is not None and not given.strip():
-                raise SuperlinearError(f"{name}: empty (give a value, or leave {name} out)")
+                flag = next((o for o in action.option_strings if o.startswith(name)), name)  # unabbreviated
+                metavar = action.metavar or action.dest.upper()
+                leave = "" if action.required else f", or leave {flag} out"
+                raise SuperlinearError(f"{flag}: empty (give {metavar}{leave})")
+
+    def _option_named(self, name: str) -> argparse.Action | None:
+        """The option of this parser that ``name`` names, abbreviations resolved as argparse
+        resolves them (``--trac`` for ``--trace``, when no other option starts so)."""
+        if not name.startswith("-") or name == "-":
+            return None
+        if name in self._option_string_actions:
+            return self._option_string_actions[name]
+        if self.allow_abbrev and name.startswith("--"):
+            found = {id(a): a for s, a in self._option_string_actions.items() if s.startswith(name)}
+            if len(found) == 1:
+                return next(iter(found.values()))
+        return None
 
     def parse_args(  # type: ignore[override]
         self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
@@ -176,7 +201,8 @@ def printable(text: str) -> str:
 #: A quoted token in an error longer than this is shortened (:func:`short_quotes`).
 LONGEST_QUOTE = 120
 
-_LONG_QUOTE = re.compile(rf"'([^'\n]{{{LONGEST_QUOTE + 1},}})'")
+#: Quotes open and close outside words: an apostrophe (o'brien, a rule's) opens none.
+_LONG_QUOTE = re.compile(rf"(?<!\w)'([^'\n]{{{LONGEST_QUOTE + 1},}})'(?!\w)")
 
 
 def short_quotes(text: str) -> str:

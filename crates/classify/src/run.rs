@@ -319,12 +319,8 @@ fn run_updates_with(
     front: usize,
     fault: Fault,
 ) -> Result<UpdateReport, Error> {
-    // An update takes effect before its packet: one at packets.len() or later would never be.
-    if let Some((at, _, _)) = updates.iter().find(|(at, _, _)| *at >= packets.len()) {
-        return Err(Error::config(format!(
-            "an update at packet {at}, but the run's packets are 0 to {} (give --packets, or an earlier packet)",
-            packets.len().saturating_sub(1)
-        )));
+    if let Some(why) = updates.iter().find_map(|(at, _, _)| crate::rules::schedule::past_the_run(*at, packets.len())) {
+        return Err(Error::config(why));
     }
     let entry = classifier::lookup(algo)?;
     let opts = || ClassifierOptions { front, ..Default::default() };

@@ -81,13 +81,19 @@ pub fn into_text(mut bytes: Vec<u8>, path: &str) -> Result<String, Error> {
         Error::input(path, Some(line), "not UTF-8 text")
     })?;
     match first_control_byte(text.as_bytes()) {
-        Some(at) => Err(Error::input(
-            path,
-            Some(line_of(text.as_bytes(), at)),
-            format!("not text: control byte 0x{:02x} (a binary file?)", text.as_bytes()[at]),
-        )),
+        Some(at) => {
+            let byte = text.as_bytes()[at];
+            Err(Error::input(path, Some(line_of(text.as_bytes(), at)), control_byte_words(byte)))
+        }
         None => Ok(text),
     }
+}
+
+/// What a file holding control byte `byte` is told: ESC starts a terminal's colour codes (a
+/// captured log), the others are binary.
+pub fn control_byte_words(byte: u8) -> String {
+    let guess = if byte == 0x1b { "terminal colour codes?" } else { "a binary file?" };
+    format!("not text: control byte 0x{byte:02x} ({guess})")
 }
 
 /// The offset of the first control byte no text file holds: NUL and the other C0 controls but
@@ -99,7 +105,8 @@ fn first_control_byte(bytes: &[u8]) -> Option<usize> {
 
 /// Borrowed bytes as text, one leading byte-order mark stripped; `Err` holds the 1-based line of
 /// the first byte that is not UTF-8 or is a control byte no text holds (for readers that word
-/// that error themselves). For packet header lines, whose parsed form is smaller than the line: [`read_bytes`]'s size check holds.
+/// that error themselves). For packet header lines, whose parsed form is smaller than the line:
+/// [`read_bytes`]'s size check holds.
 pub fn utf8_text(bytes: &[u8]) -> Result<&str, usize> {
     let bytes = bytes.strip_prefix(BOM).unwrap_or(bytes);
     let text = std::str::from_utf8(bytes).map_err(|e| line_of(bytes, e.valid_up_to()))?;
@@ -127,6 +134,7 @@ pub fn packet_trace_kind(bytes: &[u8]) -> Option<&'static str> {
         Some(m) if PCAP.iter().any(|p| p == m) => return Some("pcap"),
         _ => {}
     }
+    let bytes = bytes.strip_prefix(BOM).unwrap_or(bytes);
     let head = &bytes[..bytes.len().min(4096)];
     let text = String::from_utf8_lossy(head);
     let first = text.lines().map(|l| l.split('#').next().unwrap_or("").trim()).find(|l| !l.is_empty())?;
@@ -293,6 +301,7 @@ mod tests {
         assert_eq!(read_text(&p).unwrap(), "\u{feff}a\n");
         assert_eq!(utf8_text(b"\xEF\xBB\xBFx"), Ok("x"));
         assert_eq!(utf8_text(b"a\tb\r\n\x0cc\n"), Ok("a\tb\r\n\x0cc\n"));
+        assert_eq!(control_byte_words(0x1b), "not text: control byte 0x1b (terminal colour codes?)");
         assert_eq!(utf8_text(b"a\nb\n\0\0"), Err(3));
         let nul = scratch_file("input", "nul.txt", &[0; 64]);
         assert_eq!(
@@ -307,6 +316,7 @@ mod tests {
         assert_eq!(packet_trace_kind(b"SLPT\x01\0\0\0"), Some("binary (SLPT)"));
         assert_eq!(packet_trace_kind(&[0xd4, 0xc3, 0xb2, 0xa1, 2, 0]), Some("pcap"));
         assert_eq!(packet_trace_kind(&[0x0a, 0x0d, 0x0d, 0x0a, 0]), Some("pcapng"));
+        assert_eq!(packet_trace_kind(b"\xEF\xBB\xBF1 2 3 4 6\n"), Some("ClassBench header"));
         assert_eq!(
             packet_trace_kind(b"# c\n\n4230358908\t1695668051\t0\t1712\t6\t0\t379\n"),
             Some("ClassBench header")

@@ -262,19 +262,10 @@ impl PacketWorkload {
         let r = py
             .allow_threads(|| {
                 let read = rules::schedule::read_schedule(schedule, &snap.rules, &opts)?;
-                // An update takes effect before its packet: one at packets.len() or later would
-                // never be applied.
-                if let Some(u) = read.iter().find(|u| u.packet >= packets.len()) {
-                    return Err(superlinear_classify::Error::input(
-                        schedule,
-                        Some(u.line),
-                        format!(
-                            "an update at packet {}, but the run's packets are 0 to {} (--packets N replays the \
-                             trace to N)",
-                            u.packet,
-                            packets.len().saturating_sub(1)
-                        ),
-                    ));
+                let past =
+                    read.iter().find_map(|u| rules::schedule::past_the_run(u.packet, packets.len()).map(|m| (u, m)));
+                if let Some((u, why)) = past {
+                    return Err(superlinear_classify::Error::input(schedule, Some(u.line), why));
                 }
                 let updates: Vec<(usize, RuleSet, String)> = read
                     .into_iter()

@@ -91,6 +91,14 @@ impl LatencyTrace {
         self.inner.objects
     }
 
+    /// Objects the requests name at least once: a generated trace draws from `objects`, and a
+    /// short one names only some of them.
+    #[getter]
+    fn requested_objects(&self) -> usize {
+        let mut seen = vec![false; self.inner.objects];
+        self.inner.requests.iter().filter(|&&o| !std::mem::replace(&mut seen[o as usize], true)).count()
+    }
+
     /// Mean inter-request time in timestamp units, if the trace has timestamps.
     #[getter]
     fn mean_interval(&self) -> Option<f64> {

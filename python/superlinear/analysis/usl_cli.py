@@ -59,7 +59,7 @@ def _is_number(cell: str) -> bool:
 def read_measurements(path: Path, x: str | None, y: str | None, where: str | None,
                       yerr: str | None = None) -> tuple[list[float], list[float], list[float] | None, str, str]:
     """Reads (p, y) pairs; every problem names the file, and the line and column where it is."""
-    text = read_input_text(path, "the measurements")
+    text = read_input_text(path, "the measurements", pipe_ok=True)  # read once: `cat x.csv | usl fit /dev/stdin`
     try:
         return _read_measurements(path, text, x, y, where, yerr)
     except csv.Error as e:  # a field over the csv module's limit, a NUL byte
@@ -292,6 +292,9 @@ def cmd_usl(args: argparse.Namespace) -> int:
                   "output; --json prints every number there")
     out = None
     if not args.no_plot:
+        if args.out is None and path.exists() and not (path.is_file() or path.is_dir()):
+            # The plots go beside the measurements by default: there is no "beside" a pipe.
+            raise USLInputError(f"{path}: not a file the plots can go beside: give --out STEM (or --no-plot)")
         out = output_file(args.out) if args.out is not None else path.with_name(path.stem + "_usl")
     ps, ys, es, xcol, ycol = read_measurements(path, args.x, args.y, args.where, args.yerr)
     try:

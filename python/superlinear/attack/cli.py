@@ -288,7 +288,7 @@ def _worker_config(args: argparse.Namespace) -> WorkerStudy:
     if args.trace:
         # The worker serves the trace's first --requests keys, all of them when it holds fewer: a
         # longer --requests ran (and was recorded as) more than was served.
-        keys = len(_native.read_trace(args.trace))
+        keys = _native.trace_length(args.trace)
         if args.requests and args.requests > keys:
             raise SuperlinearError(f"--requests {args.requests:,}: {args.trace} holds only {keys:,} keys (give "
                                    f"--requests {keys:,} or fewer, or a longer trace)")

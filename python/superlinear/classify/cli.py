@@ -12,7 +12,7 @@ import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from rich.markup import escape
 from rich.table import Table
@@ -360,21 +360,25 @@ def _check_out(args: argparse.Namespace, fmt: str, inputs: list[tuple[str, str |
     output_file(args.out, inputs=inputs or [])
 
 
-def _write_out(out: str, write: Callable[[str], object]) -> str:
+#: What a native writer returns (nothing, or how many packets a reader will skip).
+T = TypeVar("T")
+
+
+def _write_out(out: str, write: Callable[[str], T]) -> tuple[str, T]:
     """Writes with the native writer ``write`` (which takes a path) to the file ``out``, atomically,
-    or to standard output for ``-``; returns how to name where it went."""
+    or to standard output for ``-``; returns how to name where it went, and what ``write`` said."""
     if out != STDOUT:
         with written_atomically(output_file(out)) as tmp:
-            write(str(tmp))
-        return out
+            said = write(str(tmp))
+        return out, said
     with tempfile.TemporaryDirectory(prefix="superlinear-") as folder:
         tmp = Path(folder) / "out"
-        write(str(tmp))
+        said = write(str(tmp))
         sys.stdout.flush()
         with tmp.open("rb") as f:
             shutil.copyfileobj(f, sys.stdout.buffer)
         sys.stdout.buffer.flush()
-    return "standard output"
+    return "standard output", said
 
 
 def _wrote(out: str, text: str) -> None:
@@ -393,7 +397,7 @@ def cmd_gen_rules(args: argparse.Namespace) -> int:
     fmt = args.format or "native"
     _check_out(args, fmt)
     w = load(spec)
-    where = _write_out(args.out, lambda path: w.write_rules(path, fmt))
+    where, _ = _write_out(args.out, lambda path: w.write_rules(path, fmt))
     _wrote(args.out, f"wrote {w.rules:,} rules to {where} ({fmt})")
     return 0
 
@@ -412,11 +416,10 @@ def cmd_gen_trace(args: argparse.Namespace) -> int:
                                   flows_per_rule=args.flows_per_rule, catch_all=args.catch_all,
                                   packets=args.packets or DEFAULT_PACKETS, seed=args.seed)
         w = load(spec)
-    skipped: list[int] = []
-    where = _write_out(args.out, lambda path: skipped.append(w.write_trace(path, fmt)))
-    if skipped and skipped[0]:
+    where, skipped = _write_out(args.out, lambda path: w.write_trace(path, fmt))
+    if skipped:
         # Frames carry ICMP and other protocols, but classify reads ports from TCP and UDP only.
-        note(f"{skipped[0]:,} of the {w.packets:,} packets are neither TCP nor UDP: {fmt} holds them, but classify "
+        note(f"{skipped:,} of the {w.packets:,} packets are neither TCP nor UDP: {fmt} holds them, but classify "
              f"skips them when it reads the file (--format binary or classbench keeps every packet)")
     # Without --rules the packets are for the synthetic rules `gen-rules` writes with the same
     # options and seed: said, so that nobody takes them for packets of a rule file of their own.
@@ -453,7 +456,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
            "generate": 1, "seed": args.seed}
     w = _native.PacketWorkload.load(args.rules, None, cfg)
     lost = _lost_actions(args.rules, args.rule_format) if args.format == "classbench" else None
-    where = _write_out(args.out, lambda path: w.write_rules(path, fmt))
+    where, _ = _write_out(args.out, lambda path: w.write_rules(path, fmt))
     _wrote(args.out, f"wrote {w.rules:,} rules to {where} ({fmt})")
     if lost:
         # Said, not refused: a ClassBench copy of a rule set is how it is benchmarked beside the

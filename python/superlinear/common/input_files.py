@@ -53,9 +53,15 @@ def require_input_file(path: str | Path, option: str) -> None:
         raise SuperlinearError(f"{p}: no such file ({option})")
 
 
-def read_input_text(path: str | Path, what: str) -> str:
+#: A control byte no text file holds (as the Rust readers': ``input::first_control_byte``): NUL
+#: and the other C0 controls but tab, line feed, vertical tab, form feed and carriage return.
+_CONTROL_BYTE = re.compile(rb"[\x00-\x08\x0e-\x1f]")
+
+
+def read_input_text(path: str | Path, what: str, pipe_ok: bool = False) -> str:
     """The text of the input file ``path``; ``what`` names it in errors (``--updates``, ``the
-    sweep file``). Raises :class:`SuperlinearError` naming the file (and line) and the problem."""
+    sweep file``). Raises :class:`SuperlinearError` naming the file (and line) and the problem.
+    ``pipe_ok``: the command reads it once, so a pipe (``cat x.csv | ... /dev/stdin``) will do."""
     p = Path(path)
 
     def fail(problem: str) -> SuperlinearError:
@@ -67,10 +73,10 @@ def read_input_text(path: str | Path, what: str) -> str:
         raise fail(f"cannot read: {io_words(e)}") from None
     if stat.S_ISDIR(info.st_mode):
         raise fail("a folder, not a file")
-    if stat.S_ISFIFO(info.st_mode):
+    if stat.S_ISFIFO(info.st_mode) and not pipe_ok:
         raise fail("a pipe, which can be read only once, while a run may read its input again; write it to a file "
                    "first")
-    if not stat.S_ISREG(info.st_mode):
+    if not stat.S_ISREG(info.st_mode) and not stat.S_ISFIFO(info.st_mode):
         raise fail("not a regular file: a device or socket, which may never end; give a file")
     avail = mem_available_bytes()
     limit = None if avail is None else int(USABLE * avail) // PARSED_BYTES_PER_FILE_BYTE
@@ -93,14 +99,10 @@ def read_input_text(path: str | Path, what: str) -> str:
     control = _CONTROL_BYTE.search(data)
     if control is not None:
         line = data.count(b"\n", 0, control.start()) + 1
-        raise SuperlinearError(f"{p}:{line}: not text: control byte 0x{data[control.start()]:02x} (a binary file?) "
-                               f"({what})")
+        byte = data[control.start()]
+        guess = "terminal colour codes?" if byte == 0x1B else "a binary file?"  # as input::control_byte_words
+        raise SuperlinearError(f"{p}:{line}: not text: control byte 0x{byte:02x} ({guess}) ({what})")
     return text
-
-
-#: A control byte no text file holds (as the Rust readers': ``input::first_control_byte``): NUL
-#: and the other C0 controls but tab, line feed, vertical tab, form feed and carriage return.
-_CONTROL_BYTE = re.compile(rb"[\x00-\x08\x0e-\x1f]")
 
 
 def has_kind(value: object, kind: type | tuple[type, ...]) -> bool:

@@ -29,6 +29,7 @@ from types import FrameType
 from typing import TypeVar
 
 from superlinear import _native
+from superlinear.output.paths import remove_empty_created
 
 T = TypeVar("T")
 #: How long a cancelled call may take to return; loops that read the flag return within tens of
@@ -82,9 +83,8 @@ def stop_native_calls(finished: Callable[[], bool], cause: BaseException | None 
                     hook()
             # As main() does on the way out this exit skips: an output folder the command made
             # and left empty goes.
-            from superlinear.output.paths import remove_empty_created
-
-            remove_empty_created()
+            with contextlib.suppress(Exception):
+                remove_empty_created()
             print(stopped_line() if stopped else f"superlinear: error: {cause}", file=sys.stderr, flush=True)
             sys.stdout.flush()
             os._exit(stopped_exit_code() if stopped else 1)

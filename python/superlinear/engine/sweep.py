@@ -116,7 +116,7 @@ def load_sweep(path: Path) -> tuple[Experiment, bool]:
     except tomllib.TOMLDecodeError as e:
         # tomllib names the line but not what is on it ("Cannot overwrite a value": a key given twice).
         at = re.search(r"at line (\d+)", str(e))
-        lines = text.splitlines()
+        lines = text.split("\n")  # as tomllib counts lines: splitlines() splits at more
         line = lines[int(at.group(1)) - 1].strip() if at and 0 < int(at.group(1)) <= len(lines) else ""
         raise ConfigError(f"{path}: invalid TOML: {e}" + (f": {line[:80]}" if line else "")) from None
     except RecursionError:  # tomllib parses nested arrays and tables recursively
@@ -195,42 +195,42 @@ def load_sweep(path: Path) -> tuple[Experiment, bool]:
     for i, w in enumerate(workloads_list):
         where = f"workload {i + 1}: " if len(workloads_list) > 1 else "workload: "
         if not isinstance(w, dict):
-            raise ConfigError(f"{path}: every [[workload]] must be a table")
+            raise ConfigError(f"{path}: {where}every [[workload]] must be a table, got {_shown(w)}")
         bad = set(w) - WORKLOAD_KEYS
         if bad:
             known = ", ".join(sorted(WORKLOAD_KEYS))
-            raise ConfigError(f"{path}: workload: unknown key(s) {', '.join(sorted(bad))} (known: {known})")
+            raise ConfigError(f"{path}: {where}unknown key(s) {', '.join(sorted(bad))} (known: {known})")
         _check(path, "workload", w)
         kind = _want(path, w, "kind", str, RUN_DEFAULTS["workload"]["kind"], where)
         if kind not in ("uniform", "zipf", "trace"):
-            raise ConfigError(f"{path}: workload kind must be uniform, zipf or trace, got {kind!r}")
+            raise ConfigError(f"{path}: {where}kind must be uniform, zipf or trace, got {_shown(kind)}")
         wpath = None
         if kind == "trace":
             unused = sorted(set(w) & {"m", "alpha"})
             if unused:
-                raise ConfigError(f"{path}: workload: {', '.join(unused)} has no effect with kind = \"trace\" "
+                raise ConfigError(f"{path}: {where}{', '.join(unused)} has no effect with kind = \"trace\" "
                                   "(it shapes a generated workload)")
             given = _want(path, w, "path", str, where=where)
             if not given.strip():  # it named the sweep file's own folder
-                raise ConfigError(f"{path}: workload: path is empty (name the key trace, relative to this file)")
+                raise ConfigError(f"{path}: {where}path is empty (name the key trace, relative to this file)")
             wpath = str((path.parent / given).resolve())
             if Path(wpath).is_dir() or not Path(wpath).exists():
                 problem = "is a folder, not a key trace" if Path(wpath).is_dir() else "does not exist"
-                raise ConfigError(f"{path}: workload path {wpath} {problem}")
+                raise ConfigError(f"{path}: {where}path {wpath} {problem}")
             m = 0
         else:
             if "path" in w:
-                raise ConfigError(f"{path}: workload: path has no effect with kind = \"{kind}\" (it names the keys "
+                raise ConfigError(f"{path}: {where}path has no effect with kind = \"{kind}\" (it names the keys "
                                   "of kind = \"trace\")")
             m = _want(path, w, "m", int, where=where)
             if m <= 0:
-                raise ConfigError(f"{path}: workload m must be positive, got {m}")
+                raise ConfigError(f"{path}: {where}m must be positive, got {m}")
         if kind == "uniform" and "alpha" in w:
-            raise ConfigError(f"{path}: workload: alpha has no effect with kind = \"uniform\" (it is the exponent of "
+            raise ConfigError(f"{path}: {where}alpha has no effect with kind = \"uniform\" (it is the exponent of "
                               "kind = \"zipf\")")
         alpha = float(_want(path, w, "alpha", (int, float), RUN_DEFAULTS["workload"]["alpha"], where))
         if kind == "zipf" and alpha <= 0:
-            raise ConfigError(f"{path}: zipf alpha must be positive, got {alpha}")
+            raise ConfigError(f"{path}: {where}zipf alpha must be positive, got {alpha}")
         workload = Workload(kind, m, alpha, wpath)
         if any(p.workload == workload for p in panels):
             # It would run one panel twice, as panels a and b.

@@ -319,7 +319,7 @@ def cmd_gen(args: argparse.Namespace) -> int:
         trace.write(tmp, binary=args.binary, latencies=latencies)
     bursty = sum(trace.bursty or [])
     # --objects is the population drawn from: a short trace requests only some of them.
-    requested = len(set(trace.requests()))
+    requested = trace.requested_objects
     doc = {"path": str(out), "requests": len(trace), "objects": trace.objects, "bursty_objects": bursty,
            "objects_requested": requested, "format": "binary" if args.binary else "text",
            "spec": asdict(_spec(args)), "latencies": args.latencies}

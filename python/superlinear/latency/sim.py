@@ -82,6 +82,11 @@ class Trace:
         return int(self.native.objects)
 
     @property
+    def requested_objects(self) -> int:
+        """Objects the requests name at least once (a short generated trace names only some)."""
+        return int(self.native.requested_objects)
+
+    @property
     def mean_interval(self) -> float | None:
         """Mean inter-request time in the trace's timestamp unit (R of footnote 1), if known."""
         value: float | None = self.native.mean_interval

@@ -142,6 +142,10 @@ def cmd_nft_bench(args: argparse.Namespace, scope: OptionScope) -> int:
         from superlinear.classify.cli import refuse_unseeded_dispatch
 
         refuse_unseeded_dispatch(args.dispatch, f"with --dispatch {args.dispatch}", after=" of the projected runs")
+    if args.data and not args.rules:  # a missing folder is the mistake to name, before what --sets picks in it
+        from superlinear.experiments.packets import find_data
+
+        find_data(Path(args.data))
     if args.emit and not args.rules and args.data and len([t for t in args.sets.split(",") if t.strip()]) > 1:
         raise SuperlinearError(f"--emit writes one rule set's table: name one with --sets (not {args.sets})")
     if args.cleanup:

@@ -16,15 +16,18 @@ Every problem is a :class:`SuperlinearError` naming the path and the option.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import os
 import stat
 import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from superlinear.common.errors import SuperlinearError
+
+if TYPE_CHECKING:
+    import argparse
 
 #: The output folders the running command created: if it then fails on its input, it removes
 #: those it left empty (:func:`remove_empty_created`).
@@ -58,40 +61,45 @@ RESULT_FILE_SUFFIXES = (".png", ".svg")
 
 
 def inputs_of(args: argparse.Namespace) -> list[tuple[str, str]]:
-    """The ``(flag, path)`` of each option in ``args`` that names an existing file (a trace, a rule
-    set, a CSV): what an output folder must not swallow."""
+    """The ``(name, path)`` of each argument in ``args`` that names an existing file (a trace, a
+    rule set, a sweep file; ``name`` as ``the trace file`` words it): what an output folder must
+    not swallow. Any value is looked at, since a command's file options differ; one that is no
+    path (a list of k, a long one) is not a file."""
     found = []
     for name, value in vars(args).items():
         if name in ("out", "emit", "func") or callable(value):
             continue
         for v in value if isinstance(value, list) else [value]:
-            if isinstance(v, str | Path) and str(v) not in ("", "-") and Path(v).is_file():
-                found.append((f"--{name.replace('_', '-')}", str(v)))
+            # os.path.isfile answers False for what stat refuses (a name too long, no permission).
+            if isinstance(v, str | Path) and str(v) not in ("", "-") and os.path.isfile(v):
+                found.append((name.replace("_", " "), str(v)))
     return found
 
 
 def _written_by_results(folder: Path, source: Path) -> bool:
-    """Whether a result written to ``folder`` would replace or move ``source``."""
+    """Whether a result written to ``folder`` would replace or move ``source`` (a link: the file
+    it points to, which is what would be replaced)."""
     try:
-        where = Path(os.path.realpath(source)).parent
-        inside = where == Path(os.path.realpath(folder))
-    except OSError:
+        real = Path(os.path.realpath(source))
+        inside = real.parent == Path(os.path.realpath(folder))
+    except (OSError, ValueError):
         return False
-    return inside and (source.name in RESULT_FILE_NAMES or source.suffix.lower() in RESULT_FILE_SUFFIXES)
+    return inside and (real.name in RESULT_FILE_NAMES or real.suffix.lower() in RESULT_FILE_SUFFIXES)
 
 
 def output_dir(path: str | Path, option: str = "--out", inputs: Sequence[tuple[str, str | Path]] = ()) -> Path:
     """The output folder ``path``, created (with missing parents) if it does not exist; refused
-    when the result written there would replace one of the command's ``inputs`` (``(flag, path)``)."""
+    when the result written there would replace one of the command's ``inputs`` (``(name, path)``,
+    as :func:`inputs_of` gives them)."""
     if not str(path).strip():
         raise SuperlinearError(f"{option}: empty (name a folder)")
     refuse_stdout(path, option, "this command writes a folder of results, not standard output (name a folder)")
     p = Path(path)
     if p.exists() and not p.is_dir():
         raise SuperlinearError(f"{p}: exists and is not a folder ({option} takes a folder here)")
-    for flag, source in inputs:
+    for name, source in inputs:
         if p.is_dir() and _written_by_results(p, Path(source)):
-            raise SuperlinearError(f"{source}: is the {flag} file, and the result written to {p} would replace it "
+            raise SuperlinearError(f"{source}: is the {name} file, and the result written to {p} would replace it "
                                    f"({option}: name another folder)")
     missing = [f for f in (p, *p.parents) if not f.exists()]
     try:

@@ -102,8 +102,8 @@ fn parse_rule(t: &str) -> Result<Rule, String> {
                 *field = range;
                 i += 3;
             }
-            (l3 @ ("ip" | "meta"), Some(key @ ("protocol" | "l4proto"))) if (l3 == "ip") == (key == "protocol") => {
-                let v = value(i + 2, &format!("{l3} {key}"))?;
+            ("ip", Some("protocol")) | ("meta", Some("l4proto")) => {
+                let v = value(i + 2, &format!("{} {}", words[i], words[i + 1]))?;
                 let p = parse_proto(v).ok_or_else(|| format!("unknown protocol '{v}'"))?;
                 set_proto(&mut rule, p, &mut proto_seen)?;
                 i += 3;

@@ -51,6 +51,18 @@ impl Change {
     }
 }
 
+/// Why an update at packet `at` is refused in a run of `packets` packets, if it is: an update
+/// takes effect before its packet, so one at `packets` or later would never be applied.
+pub fn past_the_run(at: usize, packets: usize) -> Option<String> {
+    (at >= packets).then(|| {
+        format!(
+            "an update at packet {at}, but the run's packets are 0 to {} (--packets N replays the trace to N; or \
+             give an earlier packet)",
+            packets.saturating_sub(1)
+        )
+    })
+}
+
 /// Reads a schedule file and applies its changes, in order, to `initial`: the rule set in force
 /// after each. `opts` reads the files of `replace` lines (relative to the schedule's folder).
 pub fn read_schedule(path: &str, initial: &RuleSet, opts: &ReadOptions) -> Result<Vec<Update>, Error> {

@@ -164,20 +164,14 @@ impl AlgoSpec {
             Some(_) if !entry.takes_capacity => {
                 return Err(Error::config(format!("algorithm '{name}' takes no ':' parameter")))
             }
-            Some(c) => {
-                let parsed = c.parse::<usize>();
-                // Caches index their slots with u32, u32::MAX marking "none"; a count past usize
-                // is too large too, not "not a positive integer".
-                let too_large = matches!(&parsed, Ok(v) if *v >= u32::MAX as usize)
-                    || matches!(&parsed, Err(e) if *e.kind() == std::num::IntErrorKind::PosOverflow);
-                match parsed {
-                    _ if too_large => {
-                        return Err(Error::config(format!("capacity in '{text}': at most {} items", u32::MAX - 1)))
-                    }
-                    Ok(v) if v > 0 => Some(v),
-                    _ => return Err(Error::config(format!("capacity in '{text}' must be a positive integer"))),
-                }
-            }
+            // Caches index their slots with u32, u32::MAX marking "none"; a count past usize is
+            // too large too, not "not a positive integer".
+            Some(c) => match c.parse::<usize>().map_err(|e| *e.kind()) {
+                Ok(v) if v > 0 && v < u32::MAX as usize => Some(v),
+                Ok(v) if v > 0 => return Err(too_large(text)),
+                Err(std::num::IntErrorKind::PosOverflow) => return Err(too_large(text)),
+                _ => return Err(Error::config(format!("capacity in '{text}' must be a positive integer"))),
+            },
         };
         Ok(Self { name: name.to_string(), capacity })
     }
@@ -201,6 +195,11 @@ impl std::fmt::Display for AlgoSpec {
             None => write!(f, "{}", self.name),
         }
     }
+}
+
+/// The refusal of a cache capacity above what a cache indexes (`lru:C`, as `text` gave it).
+fn too_large(text: &str) -> Error {
+    Error::config(format!("capacity in '{text}': at most {} items", u32::MAX - 1))
 }
 
 fn lookup(name: &str) -> Result<&'static WorkerEntry, Error> {
