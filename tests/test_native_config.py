@@ -151,7 +151,7 @@ MISSPELT_SWEEP = [
     ("top-level", SWEEP_GRID + 'mis_cycles = 5000\n[workload]\nm = 100\n', "unknown key(s) mis_cycles"),
     ("workload", SWEEP_GRID + '[workload]\nm = 100\nalhpa = 1.2\n', "workload: unknown key(s) alhpa"),
     ("second workload", SWEEP_GRID + '[[workload]]\nm = 100\n[[workload]]\nknid = "zipf"\nm = 100\n',
-     "workload: unknown key(s) knid"),
+     "workload 2: unknown key(s) knid"),
 ]
 
 
