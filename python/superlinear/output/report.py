@@ -12,7 +12,6 @@ import base64
 import html
 import json
 import math
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -57,7 +56,8 @@ def find_results(root: Path) -> list[ExperimentResult]:
         plots = sorted(path.parent.glob("*.png"))
         if isinstance(named, list):
             plots = [p for p in plots if p.name in named]
-            missing = [str(n) for n in named if str(n) not in {p.name for p in plots}]
+            present = {p.name for p in plots}
+            missing = [str(n) for n in named if str(n) not in present]
             if missing:  # deleted or never copied along with the result: say so rather than show less
                 note(f"{path}: names plot{'s' if len(missing) > 1 else ''} not in its folder, left out of the "
                      f"report: {', '.join(missing)}")
@@ -171,16 +171,11 @@ def render(root: Path, results: list[ExperimentResult] | None = None) -> str:
 
 def write_report(root: Path, out: str | Path | None = None) -> tuple[Path, int]:
     """Writes the page (default ``ROOT/index.html``); returns its path and the number of experiments."""
-    # A given --out is checked before the page is built; the default lies in ``root``, which
-    # find_results() checks.
-    target = output_file(out) if out is not None else root / "index.html"
     results = find_results(root)
-    for result in results:
-        for source in result.folder.iterdir():
-            # The page would replace a result or a plot it was made from (report R --out R/result.json).
-            if source.suffix != ".html" and source.is_file() and target.exists() and os.path.samefile(source, target):
-                raise SuperlinearError(f"{target}: is part of the result in {result.folder}; --out would overwrite it "
-                                       f"(name an HTML file, e.g. {root / 'index.html'})")
+    # A given --out is checked before the page is built, and must not be a file the page is made
+    # from (report R --out R/result.json); the default lies in ``root``.
+    made_from = [("result", f) for r in results for f in r.folder.iterdir() if f.suffix != ".html" and f.is_file()]
+    target = output_file(out, inputs=made_from) if out is not None else root / "index.html"
     page = render(root, results)
     write_text_atomic(target, page)
     return target, page.count("<section ")
