@@ -121,17 +121,25 @@ pub const PACKET_TRACE_HINT: &str = "a key trace holds one integer key per line,
      advise classify packets with --rules RULES --trace TRACE, and python -m superlinear.classify.flow_keys TRACE OUT \
      turns a ClassBench trace into flow keys";
 
+/// The magic numbers of the packet trace files, here where every reader can see them: the packet
+/// trace readers (`superlinear-classify`) detect their format by them, and the key-trace readers
+/// refuse such a file by name ([`packet_trace_kind`]).
+pub const SLPT_MAGIC: &[u8; 4] = b"SLPT";
+/// A pcapng file's first block type (Section Header Block).
+pub const PCAPNG_MAGIC: [u8; 4] = [0x0a, 0x0d, 0x0d, 0x0a];
+/// Classic pcap: microsecond and nanosecond timestamps, in either byte order.
+pub const PCAP_MAGICS: [[u8; 4]; 4] =
+    [[0xd4, 0xc3, 0xb2, 0xa1], [0xa1, 0xb2, 0xc3, 0xd4], [0x4d, 0x3c, 0xb2, 0xa1], [0xa1, 0xb2, 0x3c, 0x4d]];
+
 /// The kind of packet trace `bytes` hold, for a key-trace reader given one: a magic number
 /// (pcap, pcapng, the binary SLPT), or a first line of five or more integer fields (a ClassBench
 /// header trace: a key trace has one, a latency trace at most three). Such a file was refused
 /// as "not UTF-8 text" or as a key of 7 columns, which did not say what it was.
 pub fn packet_trace_kind(bytes: &[u8]) -> Option<&'static str> {
-    const PCAP: [[u8; 4]; 4] =
-        [[0xd4, 0xc3, 0xb2, 0xa1], [0xa1, 0xb2, 0xc3, 0xd4], [0x4d, 0x3c, 0xb2, 0xa1], [0xa1, 0xb2, 0x3c, 0x4d]];
     match bytes.get(..4) {
-        Some(b"SLPT") => return Some("binary (SLPT)"),
-        Some([0x0a, 0x0d, 0x0d, 0x0a]) => return Some("pcapng"),
-        Some(m) if PCAP.iter().any(|p| p == m) => return Some("pcap"),
+        Some(m) if m == SLPT_MAGIC => return Some("binary (SLPT)"),
+        Some(m) if m == PCAPNG_MAGIC => return Some("pcapng"),
+        Some(m) if PCAP_MAGICS.iter().any(|p| p == m) => return Some("pcap"),
         _ => {}
     }
     let bytes = bytes.strip_prefix(BOM).unwrap_or(bytes);

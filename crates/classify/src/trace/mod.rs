@@ -90,7 +90,7 @@ impl TraceFormat {
     pub fn detect(bytes: &[u8]) -> TraceFormat {
         match bytes.get(..4) {
             Some(m) if m == binary::MAGIC => TraceFormat::Binary,
-            Some([0x0a, 0x0d, 0x0d, 0x0a]) => TraceFormat::PcapNg,
+            Some(m) if m == superlinear_core::input::PCAPNG_MAGIC => TraceFormat::PcapNg,
             Some(m) if pcap::is_magic(m) => TraceFormat::Pcap,
             _ => TraceFormat::ClassBench,
         }

@@ -6,10 +6,8 @@ use super::encode::{encode_ethernet, FRAME_LEN};
 use super::frame::{self, LINKTYPE_ETHERNET};
 use super::{PacketTrace, Skipped};
 use crate::packet::Packet;
+use superlinear_core::input::PCAP_MAGICS as MAGICS;
 use superlinear_core::Error;
-
-const MAGICS: [[u8; 4]; 4] =
-    [[0xd4, 0xc3, 0xb2, 0xa1], [0xa1, 0xb2, 0xc3, 0xd4], [0x4d, 0x3c, 0xb2, 0xa1], [0xa1, 0xb2, 0x3c, 0x4d]];
 
 /// Whether the 4 bytes are a pcap magic number.
 pub fn is_magic(m: &[u8]) -> bool {
