@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 from superlinear import _native
 from superlinear.common.args import comma_list
-from superlinear.common.bounds import MAX_WORKERS
+from superlinear.common.bounds import MAX_WORKERS, beyond_trace
 from superlinear.common.errors import SuperlinearError
 from superlinear.common.interrupt import interruptible
 from superlinear.common.rows import Row
@@ -204,8 +204,7 @@ def law_model(workload: Workload, requests: int, seed: int, algo: str, rho: int 
     were taken, and the law reported on fewer requests than asked for."""
     model = interruptible(lambda: _native.LawModel.from_workload(asdict(workload), requests, seed, algo, rho))
     if workload.kind == "trace" and requests and model.requests < requests:
-        raise SuperlinearError(f"--requests {requests:,}: {workload.path} holds only {model.requests:,} keys (give "
-                               f"--requests {model.requests:,} or fewer, or a longer trace)")
+        raise beyond_trace(requests, workload.path or "", model.requests)
     return model
 
 

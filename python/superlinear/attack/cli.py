@@ -47,7 +47,7 @@ from superlinear.common.args import (
     positive_whole,
     repeat_count,
 )
-from superlinear.common.bounds import check_at_most, check_memory
+from superlinear.common.bounds import beyond_trace, check_at_most, check_memory
 from superlinear.common.defaults import config_defaults, field_default, with_default
 from superlinear.common.errors import SuperlinearError
 from superlinear.common.input_files import require_input_file
@@ -290,8 +290,7 @@ def _worker_config(args: argparse.Namespace) -> WorkerStudy:
         # longer --requests ran (and was recorded as) more than was served.
         keys = _native.trace_length(args.trace)
         if args.requests and args.requests > keys:
-            raise SuperlinearError(f"--requests {args.requests:,}: {args.trace} holds only {keys:,} keys (give "
-                                   f"--requests {keys:,} or fewer, or a longer trace)")
+            raise beyond_trace(args.requests, args.trace, keys)
         requests = args.requests or min(requests, keys)  # the default, or the whole trace when shorter
     else:
         check_memory(f"--m {args.m:,}", BYTES_PER_ITEM * args.m)

@@ -52,3 +52,11 @@ def check_at_most(flag: str, value: float, maximum: float, why: str) -> None:
     if value > maximum:
         shown = f"{value:,}" if isinstance(value, int) else f"{value:g}"
         raise SuperlinearError(f"{flag} {shown}: at most {maximum:,} ({why})")
+
+
+def beyond_trace(requests: int, trace: str | Path, served: int, warmup: int = 0) -> SuperlinearError:
+    """The refusal of ``--requests`` beyond a key trace, which holds ``served`` keys after its
+    ``warmup`` ones: the readers serve all of a shorter trace, so such a run did less than asked."""
+    return SuperlinearError(
+        f"--requests {requests:,}" + (f" after --warmup {warmup:,}" if warmup else "")
+        + f": {trace} holds only {served + warmup:,} keys (give --requests {served:,} or fewer, or a longer trace)")

@@ -18,6 +18,7 @@ from superlinear.common.args import (
     positive_int,
     repeat_count,
 )
+from superlinear.common.bounds import beyond_trace
 from superlinear.common.defaults import config_defaults
 from superlinear.common.errors import SuperlinearError
 from superlinear.common.listing import Listing, add_listing_options, known, name_table
@@ -110,11 +111,7 @@ def _check_trace_length(args: argparse.Namespace, given: set[str], counted: int)
     Judged on the first run's count (``counted``), before any figure is shown: the engine reads
     the trace, which counting its keys here would read a second time."""
     if args.trace and "requests" in given and counted < args.requests:
-        warmup = args.warmup if args.exclude_warmup else 0
-        raise SuperlinearError(
-            f"--requests {args.requests:,}" + (f" after --warmup {warmup:,}" if warmup else "")
-            + f": {args.trace} holds only {counted + warmup:,} keys (give --requests {counted:,} or fewer, or a "
-            "longer trace)")
+        raise beyond_trace(args.requests, args.trace, counted, args.warmup if args.exclude_warmup else 0)
 
 
 def cmd_run(args: argparse.Namespace, scope: OptionScope) -> int:
