@@ -25,6 +25,7 @@ pub mod hash;
 pub mod input;
 pub mod law;
 pub mod mad;
+pub mod memory_probe;
 pub mod prefetch;
 pub mod run_config;
 pub mod runner;

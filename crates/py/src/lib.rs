@@ -7,6 +7,7 @@ mod classify;
 mod convert;
 mod latency;
 mod law;
+mod memory_probe;
 mod nftbench;
 mod sched;
 mod xdp;
@@ -189,6 +190,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(bench_structure, m)?)?;
     m.add_function(wrap_pyfunction!(bench_dispatcher, m)?)?;
     law::register(m)?;
+    memory_probe::register(m)?;
     sched::register(m)?;
     cachetier::register(m)?;
     latency::register(m)?;

@@ -77,7 +77,7 @@ class EngineExperiment(Study[ExperimentRun]):
         if findings:
             recorded["findings"] = findings
         return Outcome(rows, recorded, summary={"stability": stability(rows), "agreement": agreement(rows),
-                                                "findings": findings})
+                                                "machine_noise": driver.noise.summary(), "findings": findings})
 
     def plot(self, out: Path, config: ExperimentRun, outcome: Outcome) -> list[Path]:
         from superlinear.output.plots import plot_experiment
@@ -86,11 +86,14 @@ class EngineExperiment(Study[ExperimentRun]):
 
     def table(self, config: ExperimentRun, outcome: Outcome) -> None:
         from superlinear.experiments.agreement import agreement_lines
+        from superlinear.experiments.machine_noise import machine_noise_lines
         from superlinear.experiments.repeats import stability_lines
 
         console.print(summary_table(outcome.rows, config.experiment.description))
         assert outcome.summary is not None
-        for line in stability_lines(outcome.summary["stability"]) + agreement_lines(outcome.summary["agreement"]):
+        summary = outcome.summary
+        for line in (stability_lines(summary["stability"]) + agreement_lines(summary["agreement"])
+                     + machine_noise_lines(summary["machine_noise"])):
             console.print(line, markup=False, highlight=False)
         for line in outcome.summary.get("findings", []):
             console.print("• " + line, markup=False, highlight=False)

@@ -15,6 +15,7 @@ from superlinear.common.errors import SuperlinearError
 from superlinear.common.progress import progress_bar
 from superlinear.common.rows import Row
 from superlinear.engine.runs import RunSpec, Workload, run
+from superlinear.experiments.machine_noise import MachineNoise
 from superlinear.experiments.repeats import aggregate
 from superlinear.experiments.spec import Experiment, Panel, Series
 from superlinear.output.results import record_plots, write_results
@@ -240,6 +241,7 @@ class Driver:
         self.measure = measure
         self.show_progress = show_progress
         self.repeats = repeats
+        self.noise = MachineNoise()
 
     def repeats_of(self, panel: Panel) -> int:
         """Independent rounds of a panel: the driver's (``--repeats``) or the panel's own."""
@@ -270,6 +272,7 @@ class Driver:
         repeats = self.repeats_of(panel)
         for r in range(repeats):
             def step(desc: str, r: int = r) -> None:
+                self.noise.sample()  # every point is announced just before it runs
                 if progress is not None:
                     tail = f" (repeat {r + 1}/{repeats})" if repeats > 1 else ""
                     progress.update(task, description=f"[{panel.name}] {desc}{tail}")  # plain text: see run()

@@ -122,6 +122,11 @@ def _section(result: ExperimentResult, root: Path) -> str:
         from superlinear.experiments.agreement import agreement_lines
 
         machine_line += "".join(f"<br>{html.escape(line)}" for line in agreement_lines(agreed))
+    noise = summary.get("machine_noise") if isinstance(summary, dict) else None
+    if isinstance(noise, dict):
+        from superlinear.experiments.machine_noise import machine_noise_lines
+
+        machine_line += "".join(f"<br>{html.escape(line)}" for line in machine_noise_lines(noise))
     return (
         f"<section id='{html.escape(str(where))}'><h2>{html.escape(name)} "
         f"<span class='where'>{html.escape(str(where))}</span></h2>"
