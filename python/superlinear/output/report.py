@@ -12,6 +12,7 @@ import base64
 import html
 import json
 import math
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -176,11 +177,16 @@ def render(root: Path, results: list[ExperimentResult] | None = None) -> str:
 
 def write_report(root: Path, out: str | Path | None = None) -> tuple[Path, int]:
     """Writes the page (default ``ROOT/index.html``); returns its path and the number of experiments."""
+    # A given --out is checked before the page is built; the default lies in ``root``, which
+    # find_results() checks.
+    target = output_file(out) if out is not None else root / "index.html"
     results = find_results(root)
-    # A given --out is checked before the page is built, and must not be a file the page is made
-    # from (report R --out R/result.json); the default lies in ``root``.
-    made_from = [("result", f) for r in results for f in r.folder.iterdir() if f.suffix != ".html" and f.is_file()]
-    target = output_file(out, inputs=made_from) if out is not None else root / "index.html"
+    for result in results:
+        for source in result.folder.iterdir():
+            # The page would replace a result or a plot it was made from (report R --out R/result.json).
+            if source.suffix != ".html" and source.is_file() and target.exists() and os.path.samefile(source, target):
+                raise SuperlinearError(f"{target}: is part of the result in {result.folder}; --out would overwrite it "
+                                       f"(name an HTML file, e.g. {root / 'index.html'})")
     page = render(root, results)
     write_text_atomic(target, page)
     return target, page.count("<section ")
