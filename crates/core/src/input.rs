@@ -121,10 +121,12 @@ pub const PACKET_TRACE_HINT: &str = "a key trace holds one integer key per line,
      advise classify packets with --rules RULES --trace TRACE, and python -m superlinear.classify.flow_keys TRACE OUT \
      turns a ClassBench trace into flow keys";
 
-/// The magic numbers of the packet trace files, here where every reader can see them: the packet
-/// trace readers (`superlinear-classify`) detect their format by them, and the key-trace readers
-/// refuse such a file by name ([`packet_trace_kind`]).
-pub const SLPT_MAGIC: &[u8; 4] = b"SLPT";
+// The magic numbers of the packet trace files, here where every reader can see them: the packet
+// trace readers (`superlinear-classify`) detect their format by them, and the key-trace readers
+// refuse such a file by name ([`packet_trace_kind`]).
+
+/// The project's binary packet trace (SLPT).
+pub const SLPT_MAGIC: [u8; 4] = *b"SLPT";
 /// A pcapng file's first block type (Section Header Block).
 pub const PCAPNG_MAGIC: [u8; 4] = [0x0a, 0x0d, 0x0d, 0x0a];
 /// Classic pcap: microsecond and nanosecond timestamps, in either byte order.

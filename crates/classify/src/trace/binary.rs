@@ -7,7 +7,7 @@ use crate::packet::Packet;
 use superlinear_core::Error;
 
 /// File magic.
-pub const MAGIC: &[u8; 4] = superlinear_core::input::SLPT_MAGIC;
+pub const MAGIC: &[u8; 4] = &superlinear_core::input::SLPT_MAGIC;
 /// Format version.
 pub const VERSION: u32 = 1;
 const RECORD: usize = 13;
