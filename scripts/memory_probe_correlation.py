@@ -29,6 +29,8 @@ def main() -> None:
     p.add_argument("--lookups", type=int, default=20_000)
     p.add_argument("--seconds", type=float, default=60.0)
     args = p.parse_args()
+    if not args.seconds > 0 or args.m < 1 or args.lookups < 1:
+        p.error("--seconds, --m and --lookups must be positive")
     probe = _native.MemoryProbe()
     walks: list[float] = []
     chains: list[float] = []

@@ -88,9 +88,9 @@ def test_reproduce_repeats_give_medians_ranges_and_a_stability_summary(cli: Cli,
     noise = doc["summary"]["machine_noise"]
     (panel,) = [p for p in experiment(quick=True).panels if p.name == "e"]
     assert noise["samples"] == 2 * panel.runs()
-    for figure in ("walk_ns", "alu_ns"):
+    for figure in ("walk_ns", "alu_ns", "cpu_share"):
         f = noise[figure]
-        assert 0 < f["least"] <= f["median"] <= f["p90"] <= f["most"]
+        assert 0 < f["lo"] <= f["median"] <= f["p90"] <= f["hi"]
     assert noise["walk_bytes"] > 0 and noise["walk_bytes"] % 64 == 0
     assert f"machine noise ({noise['samples']} probes of 10 ms" in " ".join(r.stdout.split())
     for row in doc["rows"]:
@@ -191,15 +191,19 @@ def test_interleaved_rounds_alternate_points_and_keep_what_a_stop_left() -> None
     assert interleaved_rounds(["x", "y"], 2, lambda p: p * 2) == {"x": ["xx", "xx"], "y": ["yy", "yy"]}
 
 
+NOISE = {"walk_bytes": 786_432, "walk_sized_by_l2": True, "window_ms": 10.0, "samples": 40,
+         "walk_ns": {"lo": 8.0, "median": 12.0, "p90": 40.0, "hi": 1280.4},
+         "alu_ns": {"lo": 1.2, "median": 1.26, "p90": 1.3, "hi": 1.6},
+         "cpu_share": {"lo": 0.5, "median": 0.99, "p90": 1.0, "hi": 1.0}}
+
+
 def test_machine_noise_line_reads_the_probe_spread() -> None:
     from superlinear.experiments.machine_noise import machine_noise_lines
 
-    summary = {"walk_bytes": 786_432, "walk_sized_by_l2": True, "window_ms": 10.0, "samples": 40,
-               "walk_ns": {"least": 8.0, "median": 12.0, "p90": 40.0, "most": 1280.4},
-               "alu_ns": {"least": 1.2, "median": 1.26, "p90": 1.3, "most": 1.6}}
-    (line,) = machine_noise_lines(summary)
+    (line,) = machine_noise_lines(NOISE)
     assert "40 probes of 10 ms" in line and "768 KiB (¾ of this CPU's L2)" in line
-    assert "took 8–1,280 ns per step, median 1.50× its least and slowest tenth ≥ 5.00×" in line
-    assert "multiply chain 1.2–1.6 ns, median 1.05× its least" in line
+    assert "took median 1.50× its least (8–1,280 ns per step; slowest tenth ≥ 5.00×)" in line
+    assert "multiply chain median 1.05× its least (1.2–1.6 ns)" in line
+    assert "had a CPU for 50%–100% of the windows (median 99%)" in line
     assert machine_noise_lines(None) == []
-    assert "L2" not in machine_noise_lines(summary | {"walk_sized_by_l2": False})[0]
+    assert "L2" not in machine_noise_lines(NOISE | {"walk_sized_by_l2": False})[0]

@@ -109,17 +109,20 @@ def test_report_errors_are_one_line(cli: Cli, tmp_path: Path) -> None:
 
 
 def test_report_shows_projected_against_measured(cli: Cli, tmp_path: Path) -> None:
+    from test_repeats import NOISE
+
     from superlinear.experiments.agreement import agreement
 
     rows: list[dict[str, object]] = [{"panel": "a", "algo": "mtf", "dispatch": "hash", "k": 2,
                                       "speedup_projected": 2.0, "speedup_measured": 1.5}]
     _experiment(tmp_path / "fig5", "fig5", rows)
     doc = json.loads((tmp_path / "fig5" / "result.json").read_text())
-    doc["summary"] = {"agreement": agreement(rows)}
+    doc["summary"] = {"agreement": agreement(rows), "machine_noise": NOISE}
     (tmp_path / "fig5" / "result.json").write_text(json.dumps(doc))
     assert cli("report", str(tmp_path)).returncode == 0
     page = (tmp_path / "index.html").read_text(encoding="utf-8")
     assert "0 of 1 within 15%" in page and "largest gap -25% at panel a, mtf + hash, k = 2" in page
+    assert "machine noise (40 probes of 10 ms" in page
 
 
 def test_report_refuses_to_overwrite_a_result_it_reads(cli: Cli, tmp_path: Path) -> None:

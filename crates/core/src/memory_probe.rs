@@ -1,19 +1,22 @@
 //! A probe of how fast this machine serves memory right now, for the record of a timed run.
 //!
-//! On a shared or virtual machine a core's caches are shared with tenants we cannot see (an SMT
-//! sibling shares L1 and L2, other cores the last-level cache), so a memory-bound worker's time
-//! moves with what they do while an arithmetic loop's does not. The workers of the paper's
-//! experiments are memory-bound (a list or tree walked per request), so this is the noise their
-//! timed figures carry. The probe times a random walk over a working set that fits one core's L2
-//! (one step per cache line, each step depending on the last, as a list walk does) and, as a
-//! control, a dependent multiply chain, each for a short window. A walk much slower than its
-//! least while the chain holds steady means the caches, not the CPU, were taken.
+//! On a shared or virtual machine a core's caches are shared with work we cannot see (an SMT
+//! sibling shares L1 and L2, other cores the last-level cache), and the workers of the paper's
+//! experiments spend their time reading lists and trees from those caches. The probe times a
+//! random walk over a working set that fits one core's L2 (one cache line per step, each step
+//! depending on the last, so no prefetcher hides a miss) and, as a control, a dependent multiply
+//! chain, each for a short window, in the thread's own CPU time, the clock projected figures are
+//! built from. It also keeps the share of the wall-clock windows the thread had a CPU for: a
+//! walk slow in CPU time while the chain holds steady says the caches were taken; a low share
+//! says the CPU was (by the host or another process).
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
+
+use crate::cputime::thread_cpu_ns;
 
 /// One cache line of the walk: the index of the next line, padded so that lines do not share.
 #[repr(C, align(64))]
@@ -25,24 +28,29 @@ struct Line {
 /// Steps between two looks at the clock: a few microseconds of walking.
 const STEPS_PER_CHECK: usize = 1024;
 
+/// The largest walk: beyond any L2, and an allocation no caller should fail on.
+pub const MAX_BYTES: usize = 1 << 30;
+
 /// A random cyclic walk over `bytes` of memory, one cache line per step.
 pub struct MemoryProbe {
     lines: Vec<Line>,
 }
 
-/// One sample: nanoseconds per step of the walk and of the multiply chain.
+/// One sample: thread CPU nanoseconds per step of the walk and of the multiply chain, and the
+/// thread's CPU time over the wall-clock time of both windows.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ProbeSample {
     pub walk_ns: f64,
     pub alu_ns: f64,
+    pub cpu_share: f64,
 }
 
 impl MemoryProbe {
-    /// A walk over `bytes` (at least two cache lines), visiting every line once per lap in an
-    /// order drawn from `seed`: one cycle through a shuffled order, so no line is skipped and no
-    /// hardware prefetcher can guess the next.
+    /// A walk over `bytes` (at least two cache lines, at most [`MAX_BYTES`]), visiting every line
+    /// once per lap in an order drawn from `seed`: one cycle through a shuffled order, so no line
+    /// is skipped and no hardware prefetcher can guess the next.
     pub fn new(bytes: usize, seed: u64) -> MemoryProbe {
-        let n = (bytes / std::mem::size_of::<Line>()).clamp(2, u32::MAX as usize);
+        let n = lines_for(bytes);
         let mut order: Vec<u32> = (0..n as u32).collect();
         order.shuffle(&mut rand_pcg::Pcg64Mcg::seed_from_u64(seed));
         let mut lines = vec![Line { next: 0 }; n];
@@ -68,48 +76,59 @@ impl MemoryProbe {
         steps
     }
 
-    /// Walks for `window`, then runs the multiply chain for as long: nanoseconds per step of each.
+    /// Walks for `window` of wall-clock time, then runs the multiply chain for as long.
     pub fn sample(&self, window: Duration) -> ProbeSample {
-        ProbeSample { walk_ns: self.walk(window), alu_ns: multiply_chain(window) }
-    }
-
-    fn walk(&self, window: Duration) -> f64 {
         // One untimed lap first: the lines come into this core's caches (after a point, they
         // hold its workers' data), so the window times how well the caches keep them.
-        let mut at = self.lines[0].next;
-        while at != 0 {
-            at = self.lines[at as usize].next;
-        }
-        let mut steps = 0usize;
-        let start = Instant::now();
-        loop {
+        black_box(self.lap_length());
+        let mut at = 0u32;
+        let walk = for_window(window, || {
             for _ in 0..STEPS_PER_CHECK {
                 at = self.lines[at as usize].next;
             }
-            steps += STEPS_PER_CHECK;
-            let elapsed = start.elapsed();
-            if elapsed >= window {
-                black_box(at);
-                return elapsed.as_nanos() as f64 / steps as f64;
+        });
+        black_box(at);
+        let mut x = 1u64;
+        let chain = for_window(window, || {
+            for _ in 0..STEPS_PER_CHECK {
+                // black_box keeps the chain from being folded; it may cost an L1 store and load
+                // per step, which is still no cache the walk could lose.
+                x = black_box(x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407));
             }
+        });
+        ProbeSample {
+            walk_ns: walk.cpu_ns as f64 / walk.steps as f64,
+            alu_ns: chain.cpu_ns as f64 / chain.steps as f64,
+            cpu_share: (walk.cpu_ns + chain.cpu_ns) as f64 / (walk.wall_ns + chain.wall_ns).max(1) as f64,
         }
     }
 }
 
-/// A dependent 64-bit multiply-add chain (a PCG step) for `window`: nanoseconds per step.
-fn multiply_chain(window: Duration) -> f64 {
-    let mut x = 1u64;
-    let mut steps = 0usize;
+/// Lines of a walk over `bytes`: at least two, at most [`MAX_BYTES`] worth.
+fn lines_for(bytes: usize) -> usize {
+    (bytes.min(MAX_BYTES) / std::mem::size_of::<Line>()).max(2)
+}
+
+/// What [`for_window`] timed.
+struct Timed {
+    steps: usize,
+    cpu_ns: u64,
+    wall_ns: u64,
+}
+
+/// Runs `chunk` (of [`STEPS_PER_CHECK`] steps) until `window` of wall-clock time has passed.
+fn for_window(window: Duration, mut chunk: impl FnMut()) -> Timed {
+    let cpu0 = thread_cpu_ns();
     let start = Instant::now();
+    let mut steps = 0usize;
     loop {
-        for _ in 0..STEPS_PER_CHECK {
-            x = black_box(x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407));
-        }
+        chunk();
         steps += STEPS_PER_CHECK;
         let elapsed = start.elapsed();
         if elapsed >= window {
-            black_box(x);
-            return elapsed.as_nanos() as f64 / steps as f64;
+            // A clock that did not move (CPU time at its resolution) still gives a positive time.
+            let cpu_ns = thread_cpu_ns().saturating_sub(cpu0).max(1);
+            return Timed { steps, cpu_ns, wall_ns: elapsed.as_nanos() as u64 };
         }
     }
 }
@@ -156,6 +175,7 @@ mod tests {
             assert_eq!(probe.lap_length(), bytes / 64);
         }
         assert_eq!(MemoryProbe::new(0, 1).lap_length(), 2, "at least two lines");
+        assert_eq!(lines_for(usize::MAX), MAX_BYTES / 64, "at most MAX_BYTES");
     }
 
     #[test]
@@ -163,6 +183,7 @@ mod tests {
         let s = MemoryProbe::new(65_536, 1).sample(Duration::from_millis(1));
         assert!(s.walk_ns.is_finite() && s.walk_ns > 0.0);
         assert!(s.alu_ns.is_finite() && s.alu_ns > 0.0);
+        assert!(s.cpu_share > 0.0 && s.cpu_share.is_finite());
     }
 
     #[test]

@@ -1,14 +1,17 @@
 //! Bindings of `superlinear_core::memory_probe`: the machine's memory speed sampled between the
 //! points of a timed run, for its record.
 
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use std::time::Duration;
 use superlinear_core::memory_probe::{l2_bytes, MemoryProbe as CoreProbe};
 
-/// Without a readable L2 size: half a MiB, within the L2 of every x86-64 core of the last decade.
-const FALLBACK_BYTES: usize = 512 << 10;
+/// Without a readable L2 size (no sysfs, as on macOS): ¾ of 256 KiB, the smallest L2 of
+/// current x86-64 and Arm server cores, so the walk stays within it.
+const FALLBACK_BYTES: usize = 192 << 10;
 
-/// A random walk over three quarters of one core's L2 (or `bytes`), and a multiply chain.
+/// A random walk over three quarters of one core's L2 (or `bytes`, at most 1 GiB), and a
+/// multiply chain.
 #[pyclass(frozen, module = "superlinear._native", name = "MemoryProbe")]
 struct MemoryProbe {
     inner: CoreProbe,
@@ -44,11 +47,15 @@ impl MemoryProbe {
         l2_bytes()
     }
 
-    /// Walks for `window_ms`, then multiplies for as long: (walk ns per step, multiply ns per step).
-    fn sample(&self, py: Python<'_>, window_ms: f64) -> (f64, f64) {
-        let window = Duration::from_secs_f64(window_ms.clamp(0.0, 1000.0) / 1e3);
+    /// Walks for `window_ms` (0 to 1,000), then multiplies for as long: (walk and multiply
+    /// thread-CPU ns per step, the thread's CPU time over the windows' wall-clock time).
+    fn sample(&self, py: Python<'_>, window_ms: f64) -> PyResult<(f64, f64, f64)> {
+        if !(0.0..=1000.0).contains(&window_ms) {
+            return Err(PyValueError::new_err(format!("window_ms {window_ms}: 0 to 1,000")));
+        }
+        let window = Duration::from_secs_f64(window_ms / 1e3);
         let s = py.allow_threads(|| self.inner.sample(window));
-        (s.walk_ns, s.alu_ns)
+        Ok((s.walk_ns, s.alu_ns, s.cpu_share))
     }
 }
 
