@@ -95,7 +95,7 @@ class EngineExperiment(Study[ExperimentRun]):
         for line in (stability_lines(summary["stability"]) + agreement_lines(summary["agreement"])
                      + machine_noise_lines(summary["machine_noise"])):
             console.print(line, markup=False, highlight=False)
-        for line in outcome.summary.get("findings", []):
+        for line in summary.get("findings", []):
             console.print("• " + line, markup=False, highlight=False)
 
     def footer(self, out: Path, path: Path, plots: list[Path], outcome: Outcome) -> list[str]:
