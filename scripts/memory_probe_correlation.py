@@ -15,11 +15,15 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import time
 
 from scipy.stats import spearmanr
 
 from superlinear import _native
+from superlinear.common.bounds import check_memory
+from superlinear.common.errors import SuperlinearError
+from superlinear.experiments.repeats import spread
 
 
 def main() -> None:
@@ -36,16 +40,27 @@ def main() -> None:
     chains: list[float] = []
     rates: list[float] = []
     end = time.monotonic() + args.seconds
-    while time.monotonic() < end:
-        before = probe.sample(10.0)
-        rates.append(_native.bench_structure(args.algo, args.m, args.lookups))
-        after = probe.sample(10.0)
-        walks.append((before[0] + after[0]) / 2)
-        chains.append((before[1] + after[1]) / 2)
+    try:
+        check_memory(f"--m {args.m:,}", 8 * args.m)
+        while time.monotonic() < end:
+            before = probe.sample(10.0)
+            rate = _native.bench_structure(args.algo, args.m, args.lookups)
+            after = probe.sample(10.0)
+            rates.append(rate)
+            walks.append((before[0] + after[0]) / 2)
+            chains.append((before[1] + after[1]) / 2)
+    except SuperlinearError as e:
+        p.error(str(e))
+    except KeyboardInterrupt:  # report the rounds that finished, then exit as interrupted
+        print(f"interrupted after {len(rates)} rounds", file=sys.stderr)
+        interrupted = True
+    else:
+        interrupted = False
+    if len(rates) < 3:
+        sys.exit(f"{len(rates)} rounds finished: a correlation needs at least 3 (give more --seconds)")
 
-    def spread(values: list[float], scale: float = 1.0) -> str:
-        return (f"{statistics.median(values) / scale:,.1f} [{min(values) / scale:,.1f}–"
-                f"{max(values) / scale:,.1f}]")
+    def thousands(values: list[float]) -> str:
+        return spread([v / 1e3 for v in values], ",.1f")
 
     order = sorted(range(len(walks)), key=walks.__getitem__)
     quarter = max(1, len(order) // 4)
@@ -54,11 +69,13 @@ def main() -> None:
     rho, p_value = spearmanr(walks, rates)
     print(f"{len(rates)} rounds of {args.algo}, m = {args.m:,}, {args.lookups:,} lookups each, "
           f"probe walk over {probe.bytes / 1024:,.0f} KiB")
-    print(f"walk ns per step: {spread(walks)}; multiply chain ns per step: {spread(chains)}")
-    print(f"{args.algo} lookups per second (thousands): {spread(rates, 1e3)}")
+    print(f"walk ns per step: {spread(walks, ',.1f')}; multiply chain ns per step: {spread(chains, ',.1f')}")
+    print(f"{args.algo} lookups per second (thousands): {thousands(rates)}")
     print(f"Spearman rank correlation of walk time with rate: {rho:+.2f} (p = {p_value:.1g})")
     print(f"median rate, fastest-walk quarter: {fast / 1e3:,.1f}k/s; slowest-walk quarter: {slow / 1e3:,.1f}k/s "
           f"({fast / slow:.2f}×)")
+    if interrupted:
+        sys.exit(130)
 
 
 if __name__ == "__main__":
