@@ -200,9 +200,13 @@ def test_ctrl_c_in_a_sweep_keeps_the_points_it_finished(tmp_path: Path) -> None:
         assert p.poll() is None, "the sweep ended before the interrupt"
     code, took, err = interrupt_after(p, 0.2)
     assert code == 130 and took < 2.0, (code, took, err)
-    rows = json.loads(result.read_text())["rows"]
+    doc = json.loads(result.read_text())
+    rows = doc["rows"]
     assert 1 <= len(rows) < 7
     assert rows[0]["k"] == 1
+    # The summary of the points it finished, the machine's probe included.
+    assert doc["summary"]["machine_noise"]["samples"] >= len(rows)
+    assert doc["summary"]["stability"]["repeats"] >= 1
 
 
 @pytest.mark.parametrize("args", [

@@ -72,6 +72,31 @@ def test_agreement_counts_cells_with_both_kinds_and_names_the_largest_gap() -> N
     assert agreement([aggregate([_row(4, 4.0)])]) is None and agreement_lines(None) == []
 
 
+def test_rows_keep_the_probe_walk_of_every_round_and_the_summaries_show_it() -> None:
+    def probed(k: int, projected: float, measured: float, walk: float, base: float) -> dict[str, object]:
+        return {**_row(k, projected), "speedup_measured": measured, "probe_walk_ns": walk,
+                "probe_walk_ns_baseline": base}
+
+    row = aggregate([probed(2, 2.0, 1.5, 6.0, 6.5), probed(2, 2.1, 2.0, 60.0, 6.1), probed(2, 2.0, 2.1, 7.0, 6.2)])
+    assert row["probe_walk_ns_runs"] == [6.0, 60.0, 7.0] and row["probe_walk_ns"] == 7.0
+    assert row["probe_walk_ns_baseline_runs"] == [6.5, 6.1, 6.2]
+    s = stability([row])
+    assert s["speedup_measured"]["rounds"] == [1.5, 2.0, 2.1]
+    assert s["speedup_measured"]["probe_walk_ns"] == [6.0, 60.0, 7.0]
+    measured_line = stability_lines(s)[1]
+    assert measured_line.endswith("; rounds 1.5, 2, 2.1× with the probe's walk before each point 6, 60, 7 ns and "
+                                  "before its baseline 6.5, 6.1, 6.2 ns"), measured_line
+    a = agreement([row])
+    assert a is not None
+    (line,) = agreement_lines(a)
+    assert line.endswith("; measured rounds 1.5, 2, 2.1×, projected 2, 2.1, 2× with the probe's walk before each "
+                         "point 6, 60, 7 ns and before its baseline 6.5, 6.1, 6.2 ns)"), line
+    # Rows of a result written before the probe, or a round that lacks it: no walk to show.
+    old = aggregate([_row(8, 10.0), _row(8, 20.0)])
+    assert "probe_walk_ns_runs" not in old
+    assert stability_lines(stability([old]))[0].endswith("k = 8; rounds 10, 20×")
+
+
 def test_reproduce_repeats_give_medians_ranges_and_a_stability_summary(cli: Cli, tmp_path: Path) -> None:
     out = tmp_path / "e"
     r = cli("reproduce", "fig5", "--quick", "--panel", "e", "--no-measure", "--repeats", "2", "--out", str(out))
@@ -95,6 +120,11 @@ def test_reproduce_repeats_give_medians_ranges_and_a_stability_summary(cli: Cli,
     assert f"machine noise ({noise['samples']} probes of 10 ms" in " ".join(r.stdout.split())
     for row in doc["rows"]:
         assert row["repeats"] == 2 and len(row["speedup_projected_runs"]) == 2
+        # The probe's walk before each round's point and its baseline, round by round.
+        assert len(row["probe_walk_ns_runs"]) == len(row["probe_walk_ns_baseline_runs"]) == 2
+        assert all(w > 0 for w in row["probe_walk_ns_runs"])
+        if row["k"] == 1:  # the baseline is the k = 1 point
+            assert row["probe_walk_ns_runs"] == row["probe_walk_ns_baseline_runs"]
         assert row["speedup_projected_lo"] <= row["speedup_projected"] <= row["speedup_projected_hi"]
         # The uncalibrated estimator is kept beside the calibrated one; calibration never makes a
         # worker slower than measured.

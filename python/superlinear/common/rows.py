@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Mapping
-from typing import Any, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 #: One result row: the :class:`EngineRow` fields where they apply, plus the study's own.
 Row = dict[str, Any]
@@ -74,6 +74,8 @@ class ResultDoc(TypedDict):
     #: drawn, so that a result still being written, or one a stop cut short, never shows an
     #: earlier run's plot left in a reused folder.
     plots: list[str]
+    #: The study's summary (stability, agreement, machine noise, findings), where it makes one.
+    summary: NotRequired[dict[str, Any]]
 
 
 def ranged(field: str, values: list[float]) -> Row:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from superlinear.common.rows import Row
-from superlinear.experiments.repeats import describe_row
+from superlinear.experiments.repeats import describe_row, rounds_clause, rounds_of
 
 #: How far measured may be from projected (relative) and still agree.
 TOLERANCE = 0.15
@@ -27,7 +27,8 @@ def gap(row: Row) -> float | None:
 
 
 def _ranged(row: Row, field: str) -> dict[str, Any]:
-    return {"median": row[field], "lo": row.get(f"{field}_lo", row[field]), "hi": row.get(f"{field}_hi", row[field])}
+    return {"median": row[field], "lo": row.get(f"{field}_lo", row[field]), "hi": row.get(f"{field}_hi", row[field]),
+            **rounds_of(row, field)}
 
 
 def agreement(rows: list[Row]) -> dict[str, Any] | None:
@@ -62,4 +63,13 @@ def agreement_lines(summary: dict[str, Any] | None) -> list[str]:
     return [f"projected against measured ({where}, real threads only where k ≤ cores): {summary['within']} of "
             f"{summary['cells']} within {summary['tolerance']:.0%}, measured below projected in {summary['below']}; "
             f"largest gap {w['gap']:+.0%} at {w['row']} (measured {_spread(w['measured'])} against projected "
-            f"{_spread(w['projected'])})"]
+            f"{_spread(w['projected'])}{_rounds(w)})"]
+
+
+def _rounds(largest: dict[str, Any]) -> str:
+    """The largest gap's rounds, measured then projected (one point's run gave both, after one probe)."""
+    measured = largest["measured"].get("rounds")
+    if not measured or len(measured) < 2:
+        return ""
+    text = "; measured rounds " + ", ".join(f"{v:,.4g}" for v in measured) + "×"
+    return text + rounds_clause(largest["projected"]).replace("; rounds", ", projected", 1)

@@ -20,6 +20,7 @@ from rich.console import Console
 from superlinear.common.args import add_repeats_option, add_timed_window_option, timed_window
 from superlinear.common.errors import SuperlinearError, note
 from superlinear.common.listing import known
+from superlinear.common.rows import Row
 from superlinear.common.study import Outcome, Progress, Study, console, run_study
 from superlinear.experiments.spec import Experiment
 from superlinear.output.tables import summary_table
@@ -71,13 +72,18 @@ class EngineExperiment(Study[ExperimentRun]):
         recorded = experiment_config(experiment, config.panels, config.quick)
         if config.repeats is not None:
             recorded["repeats"] = config.repeats
-        rows = driver.run(config.experiment, config.panels,
-                          on_panel=lambda done: write_progress(config.out, config.experiment.name, recorded, done))
+
+        def summary(rows: list[Row], findings: list[str]) -> dict[str, Any]:
+            return {"stability": stability(rows), "agreement": agreement(rows),
+                    "machine_noise": driver.noise.summary(), "findings": findings}
+
+        # Every finished point is written with the summary of the rows so far: a stopped run keeps both.
+        rows = driver.run(config.experiment, config.panels, on_panel=lambda done: write_progress(
+            config.out, config.experiment.name, recorded, done, summary(done, [])))
         findings = config.experiment.summary(rows) if config.experiment.summary else []
         if findings:
             recorded["findings"] = findings
-        return Outcome(rows, recorded, summary={"stability": stability(rows), "agreement": agreement(rows),
-                                                "machine_noise": driver.noise.summary(), "findings": findings})
+        return Outcome(rows, recorded, summary=summary(rows, findings))
 
     def plot(self, out: Path, config: ExperimentRun, outcome: Outcome) -> list[Path]:
         from superlinear.output.plots import plot_experiment
@@ -120,7 +126,6 @@ class CacheTierFigure(Study[argparse.Namespace]):
         return args
 
     def run(self, config: argparse.Namespace, progress: Progress | None) -> Outcome:
-        from superlinear.common.rows import Row
         from superlinear.experiments.agreement import agreement
         from superlinear.experiments.cachetier_driver import SERVICE_EXPERIMENTS, findings, run_study
         from superlinear.output.results import write_progress

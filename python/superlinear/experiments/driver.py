@@ -271,11 +271,13 @@ class Driver:
 
         repeats = self.repeats_of(panel)
         for r in range(repeats):
-            def step(desc: str, r: int = r) -> None:
-                self.noise.sample()  # every point is announced just before it runs
+            def step(desc: str, r: int = r) -> float:
+                """Announces a point just before it runs; the probe's walk, taken now, for its row."""
+                walk = self.noise.sample()
                 if progress is not None:
                     tail = f" (repeat {r + 1}/{repeats})" if repeats > 1 else ""
                     progress.update(task, description=f"[{panel.name}] {desc}{tail}")  # plain text: see run()
+                return walk
 
             def advance() -> None:
                 if progress is not None:
@@ -285,24 +287,26 @@ class Driver:
                 for series in panel.series:
                     base: RunRecord | None = None
                     for k in panel.ks:
-                        step(f"{series.label()} k={k} (single core)")
+                        walk = step(f"{series.label()} k={k} (single core)")
                         result = _run(panel, series, k, ("single_core",))
                         base = base or result
-                        record(series, k, goodput_row(panel, series, k, result, base))
+                        record(series, k, goodput_row(panel, series, k, result, base) | {"probe_walk_ns": walk})
                         advance()
                 continue
             self._speedup_round(panel, step, advance, record)
         return rows
 
-    def _speedup_round(self, panel: Panel, step: Callable[[str], None], advance: Callable[[], None],
+    def _speedup_round(self, panel: Panel, step: Callable[[str], float], advance: Callable[[], None],
                        record: Callable[[Series, int, Row], None]) -> None:
-        """One round of a speedup panel: its baselines, then every point."""
+        """One round of a speedup panel: its baselines, then every point. Each row keeps the
+        probe's walk before its point and before its baseline (the two sides of its speedup)."""
         baselines: dict[tuple[str, bool], RunRecord] = {}
+        baseline_walk: dict[tuple[str, bool], float] = {}
         wanted = list(dict.fromkeys((s.algo, s.exclude_warmup) for s in panel.series))
         if panel.static_baseline and (panel.static_baseline, False) not in wanted:
             wanted.append((panel.static_baseline, False))
         for algo, exclude_warmup in wanted:
-            step(f"{algo} k=1 baseline")
+            baseline_walk[(algo, exclude_warmup)] = step(f"{algo} k=1 baseline")
             modes = ("projected", "measured") if self.measure else ("projected",)
             baselines[(algo, exclude_warmup)] = _run(panel, Series(algo, baseline_dispatch(panel), exclude_warmup),
                                                      1, modes)
@@ -314,15 +318,17 @@ class Driver:
             static_rps = _throughput(static, static["projected_ns"])
         for series in panel.series:
             base = baselines[(series.algo, series.exclude_warmup)]
+            base_walk = baseline_walk[(series.algo, series.exclude_warmup)]
             for k in panel.ks:
                 if k == 1:
-                    result = base
+                    result, walk = base, base_walk
                 else:
-                    step(f"{series.label()} k={k}")
+                    walk = step(f"{series.label()} k={k}")
                     modes = ("projected", "measured") if self.measure and k <= base["cores"] else ("projected",)
                     result = _run(panel, series, k, modes)
                     advance()
-                row = speedup_row(panel, series, k, result, base) | _packet_extras(panel, series, k)
+                row = (speedup_row(panel, series, k, result, base) | _packet_extras(panel, series, k)
+                       | {"probe_walk_ns": walk, "probe_walk_ns_baseline": base_walk})
                 if static_rps is not None:
                     row["throughput_vs_static_k1"] = _ratio(row["throughput_rps_projected"], static_rps)
                 record(series, k, row)

@@ -6,8 +6,9 @@ virtual machine shares with work we cannot see (an SMT sibling shares a core's L
 probe (``_native.MemoryProbe``) walks a random cycle over three quarters of one core's L2 and then
 runs a dependent multiply chain, 10 ms each, timed in the thread's CPU time, and keeps the share of
 the wall-clock windows the thread had a CPU for. A walk far above its least while the chain holds
-steady says the caches were taken; a low share says the CPU was. It is a record of the run as a
-whole, not a correction: no figure is scaled by it, and it does not say which point a slow spell hit.
+steady says the caches were taken; a low share says the CPU was. It is a record, not a correction:
+no figure is scaled by it. Each row also keeps the walk taken before each of its rounds (and before
+its round's baseline), so a round far from the others can be set beside the walk of its time.
 """
 
 from __future__ import annotations
@@ -40,8 +41,8 @@ class MachineNoise:
         self.alu_ns: list[float] = []
         self.cpu_share: list[float] = []
 
-    def sample(self) -> None:
-        """One sample, taken just before a point runs."""
+    def sample(self) -> float:
+        """One sample, taken just before a point runs; returns its walk's nanoseconds per step."""
         if self._probe is None:
             from superlinear import _native
 
@@ -50,6 +51,7 @@ class MachineNoise:
         self.walk_ns.append(walk)
         self.alu_ns.append(alu)
         self.cpu_share.append(share)
+        return float(walk)
 
     def summary(self) -> dict[str, Any] | None:
         """The samples' spreads, or None without samples."""

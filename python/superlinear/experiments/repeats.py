@@ -43,6 +43,9 @@ RANGED = ("speedup_projected", "speedup_projected_max_cpu", "speedup_measured", 
 TIMED = ("projected_ns", "projected_max_cpu_ns", "wall_ns", "dispatcher_cpu_ns", "dispatcher_ns_per_request",
          "max_worker_cpu_ns", "max_worker_estimate_ns", "mean_service_ns_projected", "workers_rerun",
          "measured_max_worker_serve_ns", "measured_max_worker_cpu_ns", "measured_dispatcher_blocked_ns")
+#: The machine-noise probe's walk (ns per step) before a round's point and before its baseline:
+#: the median of the rounds, and every round's value as ``FIELD_runs`` beside the speedups' runs.
+PROBED = ("probe_walk_ns", "probe_walk_ns_baseline")
 #: Figures the stability summary looks at.
 STABILITY_FIELDS = ("speedup_projected", "speedup_measured")
 
@@ -66,6 +69,10 @@ def aggregate(rounds: list[Row]) -> Row:
             row[f"{field}_hi"] = max(values)
             if field in STABILITY_FIELDS:
                 row[f"{field}_runs"] = values
+    for field in PROBED:
+        if all(r.get(field) is not None for r in rounds):
+            row[field] = _median([r[field] for r in rounds])
+            row[f"{field}_runs"] = [r[field] for r in rounds]
     return row
 
 
@@ -96,8 +103,36 @@ def stability(rows: list[Row]) -> dict[str, Any]:
             continue
         span, row = max(spans, key=lambda p: p[0])
         out[field] = {"widest_relative_range": span, "row": describe_row(row), "median": row[field],
-                      "lo": row[f"{field}_lo"], "hi": row[f"{field}_hi"]}
+                      "lo": row[f"{field}_lo"], "hi": row[f"{field}_hi"], **rounds_of(row, field)}
     return out
+
+
+def rounds_of(row: Row, field: str) -> dict[str, Any]:
+    """Every round's figure of a row (``rounds``) with the probe's walk before each round's point
+    and before its baseline, where the row has them: which round stands out, and in what weather."""
+    out: dict[str, Any] = {}
+    if row.get(f"{field}_runs") is not None:
+        out["rounds"] = row[f"{field}_runs"]
+    for probed in PROBED:
+        if row.get(f"{probed}_runs") is not None:
+            out[probed] = row[f"{probed}_runs"]
+    return out
+
+
+def rounds_clause(figure: dict[str, Any]) -> str:
+    """``; rounds a, b, c× (probe walk before each point …)`` for a figure carrying :func:`rounds_of`,
+    or nothing where it has no rounds."""
+    rounds = figure.get("rounds")
+    if not rounds or len(rounds) < 2:
+        return ""
+    text = "; rounds " + ", ".join(f"{v:,.4g}" for v in rounds) + "×"
+    walks = figure.get("probe_walk_ns")
+    if walks and len(walks) == len(rounds):
+        text += " with the probe's walk before each point " + ", ".join(f"{w:.3g}" for w in walks) + " ns"
+        base = figure.get("probe_walk_ns_baseline")
+        if base and len(base) == len(rounds):
+            text += " and before its baseline " + ", ".join(f"{w:.3g}" for w in base) + " ns"
+    return text
 
 
 def stability_lines(summary: dict[str, Any]) -> list[str]:
@@ -111,7 +146,7 @@ def stability_lines(summary: dict[str, Any]) -> list[str]:
             continue
         lines.append(f"stability ({summary['repeats']} independent repeats): the widest range of a {what} speedup "
                      f"is {s['widest_relative_range']:.1%} of its median ({s['lo']:,.4g}–{s['hi']:,.4g}× around "
-                     f"{s['median']:,.4g}×), at {s['row']}")
+                     f"{s['median']:,.4g}×), at {s['row']}{rounds_clause(s)}")
     return lines
 
 

@@ -61,17 +61,19 @@ def record_plots(json_path: Path, plots: list[Path], **more: Any) -> None:
 #: writes its progress there: a run stopped part way must not cost the result it would replace.
 PREVIOUS_RESULT = "previous-result"
 
-def write_progress(out_dir: Path, experiment: str, config: dict[str, Any], rows: list[Row]) -> Path:
+def write_progress(out_dir: Path, experiment: str, config: dict[str, Any], rows: list[Row],
+                   summary: dict[str, Any] | None = None) -> Path:
     """The rows a long run has finished so far, written as each finishes: flagged ``interrupted``
     until the run's own last write, so that a run stopped or killed part way leaves a result that
     says it did not finish (``report`` says so too). A finished result of an earlier run in the
     same folder (its JSON, CSV and plots) is moved to ``previous-result/`` at the first write, and
     removed by the run's own last write: until then it is what the folder's last finished run
     made, and the interrupted result names it (``config.previous_result``). It is removed by the
-    run's last write (:func:`record_plots`, after the plots are drawn)."""
+    run's last write (:func:`record_plots`, after the plots are drawn). ``summary``, where given,
+    is the study's summary of the rows so far."""
     out_dir = Path(out_dir)
     extra = {"previous_result": f"{PREVIOUS_RESULT}/result.json"} if _set_aside_earlier(out_dir) else {}
-    return write_results(out_dir, experiment, {**config, "interrupted": True, **extra}, rows)
+    return write_results(out_dir, experiment, {**config, "interrupted": True, **extra}, rows, summary)
 
 
 def _set_aside_earlier(out_dir: Path) -> bool:
@@ -111,13 +113,16 @@ def _remove_result(folder: Path) -> None:
         folder.rmdir()
 
 
-def write_results(out_dir: Path, experiment: str, config: dict[str, Any], rows: list[Row]) -> Path:
-    """Writes result.json and result.csv into ``out_dir`` (created if missing); returns the JSON path.
-    (The earlier result that progress writes set aside goes with :func:`record_plots`, the last
-    write of a finished run.)"""
+def write_results(out_dir: Path, experiment: str, config: dict[str, Any], rows: list[Row],
+                  summary: dict[str, Any] | None = None) -> Path:
+    """Writes result.json (with the study's ``summary``, where given) and result.csv into
+    ``out_dir`` (created if missing); returns the JSON path. (The earlier result that progress
+    writes set aside goes with :func:`record_plots`, the last write of a finished run.)"""
     output_dir(out_dir)
     doc: ResultDoc = {"experiment": experiment, "config": config, "machine": machine_info(), "rows": rows,
                       "plots": []}
+    if summary is not None:
+        doc["summary"] = summary
     json_path = out_dir / "result.json"
     write_text_atomic(json_path, json.dumps(doc, indent=1, default=str) + "\n")
     columns: list[str] = []
