@@ -97,6 +97,50 @@ def test_rows_keep_the_probe_walk_of_every_round_and_the_summaries_show_it() -> 
     assert stability_lines(stability([old]))[0].endswith("k = 8; rounds 10, 20×")
 
 
+def _record(projected_ns: int, wall_ns: int | None = None, cores: int = 2) -> dict[str, object]:
+    """A run's record as the runner gives it, with the fields a speedup row reads."""
+    acc = {"requests": 1000, "projected_ns": projected_ns, "projected_max_cpu_ns": projected_ns, "work_span": 100,
+           "work_total": 100, "dispatcher_cpu_ns": 10, "worker_cpu_ns": [projected_ns], "worker_estimate_ns":
+           [projected_ns], "cost_per_work_ns": 1.0, "workers_rerun": 0, "worker_runs": [1], "hit_rate": None,
+           "load_imbalance": 1.0, "work_imbalance": 1.0, "entries_moved_total": None, "work_with_moves_span": None}
+    measured = None if wall_ns is None else {
+        "requests": 1000, "wall_ns": wall_ns, "dispatcher_shares_core": True, "worker_serve_wall_ns": [wall_ns],
+        "worker_cpu_ns": [wall_ns], "dispatcher_blocked_ns": 0, "worker_runs": [1]}
+    return {"items": 10, "cores": cores, "projected": acc, "measured": measured, "single_core": None}
+
+
+def test_a_baseline_is_timed_at_both_ends_of_a_round_and_the_faster_half_kept(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from superlinear.engine.runs import Workload
+    from superlinear.experiments import driver
+    from superlinear.experiments.spec import Panel, Series
+
+    # Projected: the first half is slow (a slow spell) and the second fast; measured the other way.
+    baseline_halves = iter([_record(9_000, wall_ns=5_000), _record(6_000, wall_ns=7_000)] * 2)
+    calls: list[tuple[int, int | None]] = []
+
+    def fake_run(panel: Panel, series: Series, k: int, modes: tuple[str, ...],
+                 timed_ms: int | None = None) -> dict[str, object]:
+        calls.append((k, timed_ms))
+        return next(baseline_halves) if k == 1 else _record(1_000, wall_ns=2_500)
+
+    monkeypatch.setattr(driver, "_run", fake_run)
+    panel = Panel("a", "t", Workload(kind="uniform", m=10), (Series("mtf", "hash"),), (1, 2), requests=1000,
+                  repeats=2)
+    walks = iter(float(w) for w in range(100))
+    monkeypatch.setattr(driver.MachineNoise, "sample", lambda self: next(walks))
+    rows = driver.Driver(show_progress=False).run_panel(panel)
+    # Each round: the baseline's first half (half the window), the point, the second half.
+    assert calls == [(1, 1500), (2, None), (1, 1500)] * 2 and panel.runs() == 3
+    one, two = sorted(rows, key=lambda r: r["k"])
+    assert two["speedup_projected_runs"] == [6.0, 6.0]  # 6,000 ns (second half) / 1,000 ns
+    assert two["speedup_measured_runs"] == [2.0, 2.0]  # 5,000 ns (first half) / 2,500 ns
+    assert one["speedup_projected"] == 1.0 and one["speedup_measured"] == 1.0
+    # The walk before the kept projected half (probes 2 and 5), and before the point (1 and 4).
+    assert two["probe_walk_ns_baseline_runs"] == [2.0, 5.0] and two["probe_walk_ns_runs"] == [1.0, 4.0]
+    assert one["probe_walk_ns_runs"] == [2.0, 5.0]
+
+
 def test_reproduce_repeats_give_medians_ranges_and_a_stability_summary(cli: Cli, tmp_path: Path) -> None:
     out = tmp_path / "e"
     r = cli("reproduce", "fig5", "--quick", "--panel", "e", "--no-measure", "--repeats", "2", "--out", str(out))

@@ -5,6 +5,7 @@ files, plots and the summary table.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -43,7 +44,7 @@ def with_timed_window(experiment: Experiment, seconds: float | None) -> Experime
     return replace(experiment, panels=panels)
 
 
-def _spec(panel: Panel, series: Series, k: int, modes: tuple[str, ...]) -> RunSpec:
+def _spec(panel: Panel, series: Series, k: int, modes: tuple[str, ...], timed_ms: int) -> RunSpec:
     assert isinstance(panel.workload, Workload), "packet workloads run through superlinear.classify.workload"
     return RunSpec(
         algo=series.algo if series.algo != "lru" else f"lru:{panel.capacity}",
@@ -60,7 +61,7 @@ def _spec(panel: Panel, series: Series, k: int, modes: tuple[str, ...]) -> RunSp
         capacity=panel.capacity,
         modes=modes,
         repeats=1,  # one pass per run: repeats are the driver's, each an independent run
-        min_timed_ms=_timed_ms(panel, k),
+        min_timed_ms=timed_ms,
     )
 
 
@@ -70,14 +71,15 @@ def _packets(panel: Panel, series: Series) -> PacketWorkloadSpec:
     return replace(panel.workload, warmup=panel.warmup if series.exclude_warmup else 0)
 
 
-def _run(panel: Panel, series: Series, k: int, modes: tuple[str, ...]) -> RunRecord:
-    """One grid point: the key engine, or the packet classifier for packet workloads."""
+def _run(panel: Panel, series: Series, k: int, modes: tuple[str, ...], timed_ms: int | None = None) -> RunRecord:
+    """One grid point: the key engine, or the packet classifier for packet workloads; timed over
+    ``timed_ms`` (default: the panel's window for a point or a baseline)."""
+    window = _timed_ms(panel, k) if timed_ms is None else timed_ms
     if isinstance(panel.workload, PacketWorkloadSpec):
         from superlinear.classify.workload import run_point
 
-        return run_point(_packets(panel, series), series.algo, series.dispatch, k, modes, 1, panel.seed,
-                         _timed_ms(panel, k))
-    result = run(_spec(panel, series, k, modes))
+        return run_point(_packets(panel, series), series.algo, series.dispatch, k, modes, 1, panel.seed, window)
+    result = run(_spec(panel, series, k, modes, window))
     _refuse_a_short_trace(panel, series, result)
     return result
 
@@ -127,6 +129,20 @@ def _throughput(acc: Accounting | None, time_ns: int | None) -> float | None:
 def _requests(result: RunRecord) -> int:
     """The requests a run counted (every mode of one run counts the same)."""
     return next((a["requests"] for a in (result["projected"], result["measured"], result["single_core"]) if a), 0)
+
+
+def faster_baseline(a: tuple[RunRecord, float], b: tuple[RunRecord, float]) -> tuple[RunRecord, float]:
+    """Of a baseline's two timed halves (each with the probe's walk before it), each mode's faster:
+    the projected accounting of smaller projected time, the measured one of smaller wall-clock
+    time (exact counts are the same in both); the walk before the projected half kept."""
+    (ra, wa), (rb, wb) = a, b
+    pa, pb = ra["projected"], rb["projected"]
+    assert pa is not None and pb is not None
+    kept, walk = (copy.copy(ra), wa) if pa["projected_ns"] <= pb["projected_ns"] else (copy.copy(rb), wb)
+    ma, mb = ra["measured"], rb["measured"]
+    if ma is not None and mb is not None and ma["wall_ns"] is not None and mb["wall_ns"] is not None:
+        kept["measured"] = ma if ma["wall_ns"] <= mb["wall_ns"] else mb
+    return kept, walk
 
 
 def baseline_dispatch(panel: Panel) -> str:
@@ -259,14 +275,19 @@ class Driver:
         rounds: dict[tuple[Series, int], list[Row]] = {}
         where: dict[tuple[Series, int], int] = {}
 
-        def record(series: Series, k: int, row: Row) -> None:
+        def record(series: Series, k: int, row: Row, replace: bool = False, notify: bool = True) -> None:
+            """Records a round's row of a point (``replace``: instead of the round's last one);
+            ``notify``: calls ``on_row`` after it."""
             key = (series, k)
-            rounds.setdefault(key, []).append(row)
+            if replace:
+                rounds[key][-1] = row
+            else:
+                rounds.setdefault(key, []).append(row)
             if key not in where:
                 where[key] = len(rows)
                 rows.append({})
             rows[where[key]] = aggregate(rounds[key])
-            if on_row is not None:
+            if on_row is not None and notify:
                 on_row()
 
         repeats = self.repeats_of(panel)
@@ -297,41 +318,60 @@ class Driver:
         return rows
 
     def _speedup_round(self, panel: Panel, step: Callable[[str], float], advance: Callable[[], None],
-                       record: Callable[[Series, int, Row], None]) -> None:
-        """One round of a speedup panel: its baselines, then every point. Each row keeps the
-        probe's walk before its point and before its baseline (the two sides of its speedup)."""
-        baselines: dict[tuple[str, bool], RunRecord] = {}
-        baseline_walk: dict[tuple[str, bool], float] = {}
+                       record: Callable[..., None]) -> None:
+        """One round of a speedup panel: the first half of its baselines' windows, every point,
+        then the second half. A baseline's time is in every figure of its series in the round, so
+        it is timed at both ends of the round and the faster half kept (:func:`faster_baseline`):
+        one slow spell of the machine then moves a round's whole series only if it lasts the
+        round. Rows are recorded against the first half as their points finish (an interrupted
+        round keeps them) and again against the kept baseline at the round's end. Each row keeps
+        the probe's walk before its point and before its kept baseline half."""
         wanted = list(dict.fromkeys((s.algo, s.exclude_warmup) for s in panel.series))
         if panel.static_baseline and (panel.static_baseline, False) not in wanted:
             wanted.append((panel.static_baseline, False))
-        for algo, exclude_warmup in wanted:
-            baseline_walk[(algo, exclude_warmup)] = step(f"{algo} k=1 baseline")
-            modes = ("projected", "measured") if self.measure else ("projected",)
-            baselines[(algo, exclude_warmup)] = _run(panel, Series(algo, baseline_dispatch(panel), exclude_warmup),
-                                                     1, modes)
-            advance()
-        static_rps = None
-        if panel.static_baseline:
-            static = baselines[(panel.static_baseline, False)]["projected"]
-            assert static is not None
-            static_rps = _throughput(static, static["projected_ns"])
+        modes = ("projected", "measured") if self.measure else ("projected",)
+        half_ms = panel.baseline_timed_ms // 2
+
+        def time_baselines(what: str) -> dict[tuple[str, bool], tuple[RunRecord, float]]:
+            timed = {}
+            for algo, exclude_warmup in wanted:
+                walk = step(f"{algo} k=1 baseline ({what})")
+                timed[(algo, exclude_warmup)] = (_run(panel, Series(algo, baseline_dispatch(panel), exclude_warmup),
+                                                      1, modes, half_ms), walk)
+                advance()
+            return timed
+
+        first = time_baselines("first half")
+        points: dict[tuple[Series, int], tuple[RunRecord, float]] = {}  # k ≥ 2, with the walk before it
+        extras: dict[tuple[Series, int], Row] = {}
+
+        def row_of(series: Series, k: int, baselines: dict[tuple[str, bool], tuple[RunRecord, float]]) -> Row:
+            base, base_walk = baselines[(series.algo, series.exclude_warmup)]
+            result, walk = points[(series, k)] if k != 1 else (base, base_walk)
+            row = (speedup_row(panel, series, k, result, base) | extras[(series, k)]
+                   | {"probe_walk_ns": walk, "probe_walk_ns_baseline": base_walk})
+            if panel.static_baseline:
+                static = baselines[(panel.static_baseline, False)][0]["projected"]
+                assert static is not None
+                row["throughput_vs_static_k1"] = _ratio(row["throughput_rps_projected"],
+                                                        _throughput(static, static["projected_ns"]))
+            return row
+
         for series in panel.series:
-            base = baselines[(series.algo, series.exclude_warmup)]
-            base_walk = baseline_walk[(series.algo, series.exclude_warmup)]
+            cores = first[(series.algo, series.exclude_warmup)][0]["cores"]
             for k in panel.ks:
-                if k == 1:
-                    result, walk = base, base_walk
-                else:
+                if k != 1:
                     walk = step(f"{series.label()} k={k}")
-                    modes = ("projected", "measured") if self.measure and k <= base["cores"] else ("projected",)
-                    result = _run(panel, series, k, modes)
+                    points[(series, k)] = (_run(panel, series, k, modes if k <= cores else ("projected",)), walk)
                     advance()
-                row = (speedup_row(panel, series, k, result, base) | _packet_extras(panel, series, k)
-                       | {"probe_walk_ns": walk, "probe_walk_ns_baseline": base_walk})
-                if static_rps is not None:
-                    row["throughput_vs_static_k1"] = _ratio(row["throughput_rps_projected"], static_rps)
-                record(series, k, row)
+                extras[(series, k)] = _packet_extras(panel, series, k)
+                record(series, k, row_of(series, k, first))
+        second = time_baselines("second half")
+        kept = {key: faster_baseline(first[key], second[key]) for key in wanted}
+        last = (panel.series[-1], panel.ks[-1])
+        for series in panel.series:
+            for k in panel.ks:
+                record(series, k, row_of(series, k, kept), replace=True, notify=(series, k) == last)
 
     def run(self, experiment: Experiment, panels: Iterable[str] | None = None,
             on_panel: Callable[[list[Row]], object] | None = None) -> list[Row]:

@@ -55,7 +55,7 @@ class Panel:
     repeats: int = 3
     #: Least wall-clock milliseconds the projected passes of a k = 1 baseline span, and of every
     #: other point (docs/design.md, "The calibrated projection"): a baseline is in every speedup
-    #: of its series, so it gets the longer window.
+    #: of its series, so it gets the longer window, timed in two halves at the ends of each round.
     baseline_timed_ms: int = 3000
     point_timed_ms: int = 1000
     #: Packet panels: every row also carries the worker's memory (exact counts), the working-set
@@ -64,13 +64,14 @@ class Panel:
     notes: tuple[str, ...] = field(default_factory=tuple)
 
     def runs(self) -> int:
-        """Number of engine runs the driver will make (k = 1 baselines are shared)."""
+        """Number of engine runs the driver will make in a round (k = 1 baselines are shared
+        between series and timed in two halves, at the round's start and end)."""
         baselines = {(s.algo, s.exclude_warmup) for s in self.series}
         per_series = sum(1 for s in self.series for k in self.ks if k != 1)
         extra = 1 if self.static_baseline and (self.static_baseline, False) not in baselines else 0
         if self.metric == "goodput":
             return len(self.series) * len(self.ks)
-        return len(baselines) + per_series + extra
+        return 2 * (len(baselines) + extra) + per_series
 
 
 @dataclass(frozen=True)
