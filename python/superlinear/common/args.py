@@ -276,7 +276,8 @@ def add_timed_window_option(parser: argparse.ArgumentParser) -> None:
                         help="seconds of wall-clock time to spend timing each point: its timed passes (projected) "
                              "and threaded runs (measured) are repeated until they take S seconds together (at most "
                              f"{_native.MAX_WINDOW_PASSES} times), and the least time is kept; a k = 1 baseline gets "
-                             f"3·S. 0: no window, no extra passes. Default: ${TIMED_WINDOW_ENV} if set, otherwise 1 "
+                             "3·S, in two halves at the start and end of each round (the faster kept). 0: no "
+                             f"window, no extra passes. Default: ${TIMED_WINDOW_ENV} if set, otherwise 1 "
                              f"(0.2 for reproduce million-flows --quick). At most {MAX_TIMED_WINDOW_S:g}, in whole "
                              "milliseconds")
 
