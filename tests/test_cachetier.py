@@ -444,6 +444,65 @@ def test_cli_load_stops_on_ctrl_c_and_keeps_the_table_as_it_was(tier: dict[str, 
     assert r.returncode == 0 and "already loaded" in r.stdout, r.stdout
 
 
+def test_cli_bench_stopped_by_ctrl_c_shows_the_runs_that_finished(tier: dict[str, Any]) -> None:
+    # A Ctrl-C in the third of --repeats 3 threw the two finished runs away: "interrupted", nothing else.
+    addresses = tier["services"].state().addresses()
+    before = _gets(addresses)
+    p = start("cache", "bench", "--dir", tier["dir"], "--flush", "--requests", "500", "--repeats", "1000", "--json")
+    try:
+        deadline = time.monotonic() + 60
+        while _gets(addresses) < before + 1500:  # at most 2 gets a request: a run has finished
+            assert p.poll() is None and time.monotonic() < deadline, p.communicate()
+            time.sleep(0.05)
+        t0 = time.monotonic()
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=30)
+        took = time.monotonic() - t0
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
+    assert p.returncode == 130 and err.strip() == "superlinear: interrupted", err
+    assert took < 2.0, f"stopped {took:.2f} s after SIGINT"
+    doc = json.loads(out)
+    n = len(doc["runs"])
+    assert n >= 1 and doc["row"]["repeats"] == n and doc["row"]["requests"] == 500 * n, doc["row"]
+    assert doc["stopped"] == f"stopped after {n} of 1000 runs: the figures are theirs"
+    assert doc["row"]["wrong_values"] == 0
+
+
+def test_a_postgres_start_that_fails_says_why(tier: dict[str, Any], cli: Any) -> None:
+    # With its port taken, `cache restart` said "PostgreSQL did not start (…): … LOG: database
+    # system is shut down", the log's last line, not what had failed.
+    services = tier["services"]
+    state = services.state()
+    assert state is not None and state.postgres is not None
+    port = state.postgres.port
+    services.stop_postgres()
+    try:
+        with socket.socket() as taken:
+            taken.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            taken.bind(("127.0.0.1", port))
+            taken.listen()
+            r = cli("cache", "restart", "--dir", tier["dir"])
+        assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+        assert f"PostgreSQL did not start on port {port} (" in r.stderr, r.stderr
+        assert 'could not bind IPv4 address "127.0.0.1": Address already in use' in r.stderr, r.stderr
+    finally:
+        if not services.status()["postgres"]["alive"]:
+            services.start_postgres()
+    r = cli("cache", "status", "--dir", tier["dir"], "--json")
+    assert r.returncode == 0 and json.loads(r.stdout)["healthy"] is True, r.stdout
+
+
+def test_cli_load_names_a_reserved_word_given_as_table(tier: dict[str, Any], one_line_mistake: Any) -> None:
+    # `--table select` passed the name check and the server answered "syntax error at or near
+    # "select"", naming no flag.
+    for word in ("select", "left", "SELECT"):
+        one_line_mistake(["cache", "load", "--rows", "10", "--table", word, "--dir", tier["dir"]],
+                         f"--table {word}: a reserved word of PostgreSQL's SQL")
+
+
 def test_cli_load_is_sized_against_the_servers_disk(tier: dict[str, Any], cli: Any, one_line_mistake: Any) -> None:
     one_line_mistake(["cache", "load", "--rows", "100000000000000", "--table", "huge_kv", "--dir", tier["dir"]],
                      "--rows 100,000,000,000,000: the table would take about", "of disk in", "free")

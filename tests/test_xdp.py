@@ -74,6 +74,10 @@ def synthetic(rules: int, depth: int, packets: int, seed: int = 3) -> Any:
     (["xdp-bench", "--rules", "R", "--trace", "T", "--out", "-"], "--out -: xdp-bench writes a folder of results"),
     (["xdp-bench", "--rules", "R", "--trace", "T", "--dispatch", "rss;rss"], "--dispatch: rss given more than once"),
     (["xdp-bench", "--rules", "R", "--trace", "T", "--dispatch", "rss;"], "--dispatch: empty entry in 'rss;'"),
+    # A dispatcher the datapath has not (the user-space classifier's) once failed at the first load,
+    # namespaces made, without naming --dispatch.
+    (["xdp-bench", "--rules", "R", "--trace", "T", "--dispatch", "rss;two-choice"],
+     "--dispatch two-choice: the XDP dispatcher hashes header fields: use rss[:FIELDS] or rule"),
     # Every count above the CPUs there are once left the check study nothing to check, and it passed.
     (["xdp-bench", "--rules", "R", "--trace", "T", "--studies", "check", "--cpu-counts", "4096"],
      "--cpu-counts 4096: this process may use"),
@@ -425,3 +429,50 @@ def test_the_plot_draws_no_empty_panel_and_no_empty_legend(tmp_path: Path) -> No
                  "system": "xdp mrf"} for k in (1, 2)]
         paths = plot(tmp_path, [SetResult("a", work, {}), SetResult("b", [], {})])
     assert [p.name for p in paths] == ["xdp-bench.png", "xdp-bench.svg"] and paths[0].stat().st_size > 0
+
+
+def test_an_empty_trace_is_no_sample_to_plan_on(tmp_path: Path) -> None:
+    # `xdp load --dispatch rule --trace EMPTY` calibrated on no packets and loaded a dispatcher
+    # whose fields were chosen without traffic, with exit 0.
+    rules, empty = tmp_path / "r.txt", tmp_path / "empty.txt"
+    synthetic(20, 2, 10).write(str(rules), None)
+    empty.write_text("", encoding="utf-8")
+    line = one_line_error(run_cli("xdp", "load", "--rules", str(rules), "--iface", "sl-none0", "--dispatch", "rule",
+                                  "--trace", str(empty)))
+    assert f"{empty}: no TCP/UDP/IPv4 packets (--trace" in line, line
+
+
+def _interrupted_once_loaded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Ctrl-C that lands as the (second-long) load returns, as the signal handler raises it."""
+    real = pins.load
+
+    def load(workload: Any, config: dict[str, Any]) -> dict[str, Any]:
+        real(workload, config)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(pins, "load", load)
+
+
+@needs_xdp
+def test_ctrl_c_during_a_load_leaves_no_datapath(pair: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Every xdp-bench stopped by Ctrl-C during one of its loads left that datapath's pins behind
+    # (the `with` block that unloads it had not begun); `xdp load` left the datapath attached,
+    # classifying the interface's traffic, with nothing recorded of its rules.
+    from superlinear import cli
+
+    w = synthetic(20, 2, 10)
+    rules = tmp_path / "r.txt"
+    w.write(str(rules), None)
+    name = pins.datapath_name(pair.rx_dev, pair.rx_ns)
+    _interrupted_once_loaded(monkeypatch)
+    try:
+        with pytest.raises(KeyboardInterrupt), Datapath(pair, w, "mrf", "rss", 1, (0,), CFG):
+            pass
+        assert not pins.pin_dir(name).exists()
+        assert cli.main(["xdp", "load", "--rules", str(rules), "--iface", pair.rx_dev, "--netns", pair.rx_ns,
+                         "--workers", "1"]) == 130
+        assert not pins.pin_dir(name).exists() and name not in pins.loaded()
+        assert pins.read_meta(name) == {}
+    finally:
+        monkeypatch.undo()
+        pins.unload(name)

@@ -262,6 +262,7 @@ def cmd_load(args: argparse.Namespace) -> int:
     if args.memcached is not None:
         raise SuperlinearError("--memcached has no effect on cache load (it loads the PostgreSQL table only)")
     _, dsn = resolve_servers(args, need_mc=False)
+    check_table_name(dsn, args.table)
     before = loaded_rows(dsn, args.table)
     if args.force or before != args.rows:
         check_load_disk(dsn, args.rows)
@@ -304,6 +305,18 @@ def _flush_the_tier_after(args: argparse.Namespace, dsn: str) -> tuple[int | Non
     if failed:
         return None, f"flushing the tier's memcached {', '.join(failed)} failed (no OK to flush_all)"
     return len(replicas), None
+
+
+def check_table_name(dsn: str, table: str) -> None:
+    """Refuses a ``--table`` that is a reserved word of the server's SQL: the loader names its
+    table unquoted, and the server answered "syntax error at or near" the name."""
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", table):
+        return  # the loader names the problem (and only such a name goes into the query below)
+    rows = interruptible(partial(_native.cache_sql, dsn, "SELECT count(*) FROM pg_get_keywords() "
+                                 f"WHERE word = '{table.lower()}' AND catcode IN ('R', 'T')"))
+    if rows and rows[0][0] != "0":
+        raise SuperlinearError(f"--table {table}: a reserved word of PostgreSQL's SQL, which a table cannot be "
+                               "named; name another")
 
 
 def loaded_rows(dsn: str, table: str) -> int | None:
@@ -376,38 +389,58 @@ def cmd_bench(args: argparse.Namespace) -> int:
     bench = {"threads": threads, "rows": args.rows, "dist": args.dist, "seed": args.seed,
              "max_seconds": args.max_seconds, "write_fraction": args.write_fraction}
     runs: list[dict[str, Any]] = []
-    reports = []
-    for rnd in range(args.repeats):
-        # Each run is prepared alike (flush, pre-fill, warm-up); without them a run starts from
-        # the cache the run before it left.
-        if args.flush:
-            interruptible(client.flush_all)
-        if args.prefill:
-            interruptible(partial(client.prefill, args.rows, args.seed, args.dist))
-        if args.warmup:
-            _check_warmup(interruptible(lambda: client.bench({**bench, "requests": args.warmup,
-                                                               "seed": args.seed + 1000})), args)
-        what = (f"{args.requests:,} requests, {threads} threads, {k} replicas, {args.router} routing"
-                + (f", run {rnd + 1}/{args.repeats}" if args.repeats > 1 else ""))
-        with console.status(what, spinner="dots") if not args.json else _nullcontext():
-            report = interruptible(lambda: client.bench({**bench, "requests": args.requests}))
-        run = bench_row(report, k, _native.available_cores())
-        run.update(panel="bench", dispatch=args.router, round=rnd, replica_errors=report["stats"]["replica_errors"],
-                   gave_up=report["gave_up"])
-        runs.append(run)
-        reports.append(report)
-        if run["timed_out"] or run["gave_up"]:
-            break  # the bench has failed already; the runs left would fail alike
+    reports: list[CacheBenchRecord] = []
+    try:
+        for rnd in range(args.repeats):
+            # Each run is prepared alike (flush, pre-fill, warm-up); without them a run starts from
+            # the cache the run before it left.
+            if args.flush:
+                interruptible(client.flush_all)
+            if args.prefill:
+                interruptible(partial(client.prefill, args.rows, args.seed, args.dist))
+            if args.warmup:
+                _check_warmup(interruptible(lambda: client.bench({**bench, "requests": args.warmup,
+                                                                   "seed": args.seed + 1000})), args)
+            what = (f"{args.requests:,} requests, {threads} threads, {k} replicas, {args.router} routing"
+                    + (f", run {rnd + 1}/{args.repeats}" if args.repeats > 1 else ""))
+            with console.status(what, spinner="dots") if not args.json else _nullcontext():
+                report = interruptible(lambda: client.bench({**bench, "requests": args.requests}))
+            run = bench_row(report, k, _native.available_cores())
+            run.update(panel="bench", dispatch=args.router, round=rnd,
+                       replica_errors=report["stats"]["replica_errors"], gave_up=report["gave_up"])
+            runs.append(run)
+            reports.append(report)
+            if run["timed_out"] or run["gave_up"]:
+                break  # the bench has failed already; the runs left would fail alike
+    except KeyboardInterrupt:
+        # What finished is shown (the runs before the one stopped), then the stop goes on: a
+        # Ctrl-C in the third run threw the first two away.
+        if runs:
+            _bench_result(args, runs, reports, k, threads, cfg["db_connections"],
+                          stopped=f"stopped after {len(runs)} of {args.repeats} runs: the figures are theirs")
+        raise
+    return _bench_result(args, runs, reports, k, threads, cfg["db_connections"])
+
+
+def _bench_result(args: argparse.Namespace, runs: list[dict[str, Any]], reports: list[CacheBenchRecord], k: int,
+                  threads: int, db_connections: int, stopped: str | None = None) -> int:
+    """Shows the runs' row (and, with ``--json``, each run); returns the exit code. ``stopped``:
+    why the runs shown are fewer than asked for (a Ctrl-C), said beside them; the stop's own line
+    and exit code follow."""
     (row,) = aggregate_rounds(runs)
-    row.update(router=args.router, threads=threads, db_connections=cfg["db_connections"], dist=args.dist,
+    row.update(router=args.router, threads=threads, db_connections=db_connections, dist=args.dist,
                rows=args.rows, gave_up=runs[-1]["gave_up"])
     failures = bench_failures(row, args.max_seconds)
     if args.json:
-        print(json.dumps({"row": row, "runs": runs, "reports": reports, "failures": failures}, indent=1))
+        print(json.dumps({"row": row, "runs": runs, "reports": reports, "failures": failures,
+                          **({"stopped": stopped} if stopped else {})}, indent=1))
     else:
         _show_bench(row, k, args, threads)
-    for f in failures:
-        print(f"superlinear: error: cache bench: {f}", file=sys.stderr)
+        if stopped:
+            console.print(stopped, highlight=False, markup=False)
+    if not stopped:  # (a stopped bench's failures are in what it shows: the stop is its one line)
+        for f in failures:
+            print(f"superlinear: error: cache bench: {f}", file=sys.stderr)
     return 1 if failures else 0
 
 

@@ -241,6 +241,22 @@ def server_answers(address: str, ping: tuple[bytes, tuple[bytes, ...]] = MEMCACH
         return False
 
 
+def _start_failure(log: Path, offset: int) -> str | None:
+    """Why PostgreSQL did not start, as the lines its log got from ``offset`` on say: the port it
+    could not bind, then its first FATAL (or PANIC, ERROR) line, without their time stamps (the
+    log's last line, "database system is shut down", says nothing of why)."""
+    try:
+        with open(log, "rb") as f:
+            f.seek(offset)
+            lines = f.read().decode(errors="replace").splitlines()
+    except OSError:
+        return None
+    said = [m.groups() for m in (re.match(r"(?:.*?\[\d+\] )?([A-Z]+):\s+(.*)", line) for line in lines) if m]
+    told = [text for _, text in said if text.startswith("could not bind")][:1]
+    told += [text for level, text in said if level in ("FATAL", "PANIC", "ERROR")][:1]
+    return "; ".join(told) or None
+
+
 def _made_by_up(name: str) -> bool:
     """Whether a services folder's entry ``name`` is one ``up`` makes (``down --purge`` deletes
     a folder only when it holds nothing else: ``--dir`` may name the wrong one)."""
@@ -531,6 +547,7 @@ jit = off
             return None
 
         since = time.time()
+        logged = log.stat().st_size if log.exists() else 0
         proc = subprocess.Popen(
             _as_user([str(bindir / "pg_ctl"), "-D", str(data), "-l", str(log), "-w", "-t", str(PG_START_TIMEOUT_S),
                       "start"], user),
@@ -553,8 +570,8 @@ jit = off
             raise
         server = started()
         if proc.returncode != 0 or server is None:
-            tail = log.read_text(errors="replace").strip().splitlines()[-1:] if log.exists() else []
-            raise SuperlinearError(f"PostgreSQL did not start ({data}): {' '.join(tail) or err.strip()}")
+            why = _start_failure(log, logged) or " ".join(err.split()) or f"pg_ctl exit code {proc.returncode}"
+            raise SuperlinearError(f"PostgreSQL did not start on port {port} ({data}): {why}")
         return server
 
     def _stop_postgres(self, pg: Postgres, mode: str = "fast") -> None:

@@ -31,6 +31,7 @@ is loaded):
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from collections.abc import Callable
@@ -115,10 +116,18 @@ class Datapath:
 
     def __enter__(self) -> Datapath:
         _native.xdp_unload(self.pin)
-        self.info = pins.load(self.w, {
-            "iface": self.pair.rx_dev, "netns": self.pair.rx_ns, "algo": self.algo, "dispatch": self.dispatch,
-            "k": self.k, "cpus": list(self.cpus), "queue_size": self.cfg.queue_size, "mode": self.cfg.mode,
-            "pin_dir": self.pin})
+        try:
+            self.info = pins.load(self.w, {
+                "iface": self.pair.rx_dev, "netns": self.pair.rx_ns, "algo": self.algo, "dispatch": self.dispatch,
+                "k": self.k, "cpus": list(self.cpus), "queue_size": self.cfg.queue_size, "mode": self.cfg.mode,
+                "pin_dir": self.pin})
+        except BaseException:
+            # A Ctrl-C during the load (a second or so) lands once it has returned, before the
+            # `with` block that unloads it: the pins stayed behind the namespaces' removal, one
+            # set per interrupted run. (An unload that fails too must not hide why the load did.)
+            with contextlib.suppress(SuperlinearError, OSError):
+                _native.xdp_unload(self.pin)
+            raise
         return self
 
     def __exit__(self, *exc: object) -> None:

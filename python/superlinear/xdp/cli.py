@@ -11,6 +11,7 @@ CAP_SYS_ADMIN: run as root); 130 interrupted.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -102,6 +103,10 @@ def read_rules(rules: str, trace: str | None, args: argparse.Namespace) -> Any:
     if w.rules() == 0:
         raise SuperlinearError(f"{rules}: no rules")
     if trace is not None:
+        if w.packets() == 0:
+            # Calibrated on nothing, the rule-aware dispatcher chose its fields without traffic.
+            raise SuperlinearError(f"{trace}: no TCP/UDP/IPv4 packets (--trace is the traffic sample the rule-aware "
+                                   "dispatcher plans on)")
         w.calibrate(CALIBRATION)
     return w
 
@@ -140,10 +145,18 @@ def cmd_load(args: argparse.Namespace) -> int:
     cfg = {"iface": args.iface, "netns": args.netns or "", "algo": args.algo, "dispatch": args.dispatch,
            "k": args.workers or 0, "cpus": list(args.cpus or []), "queue_size": args.queue_size, "mode": args.mode,
            "pin_dir": str(pins.pin_dir(name))}
-    info = pins.load(w, cfg)
-    meta = {**cfg, **info, "rules_file": str(Path(args.rules).resolve()), "rule_format": args.rule_format,
-            "actions": args.actions, "default": w.default_action()[0], "loaded_at": time.time()}
-    pins.write_meta(name, meta)
+    try:
+        info = pins.load(w, cfg)
+        meta = {**cfg, **info, "rules_file": str(Path(args.rules).resolve()), "rule_format": args.rule_format,
+                "actions": args.actions, "default": w.default_action()[0], "loaded_at": time.time()}
+        pins.write_meta(name, meta)
+    except BaseException:
+        # A Ctrl-C during the load (it lands once the load returns) left the datapath attached,
+        # classifying the interface's traffic, with nothing recorded of its rules: a load stopped
+        # or failed loads nothing. (An unload that fails too must not hide why the load did.)
+        with contextlib.suppress(SuperlinearError, OSError):
+            pins.unload(name)
+        raise
     if args.json:
         print(json.dumps(meta, indent=1))
         return 0
@@ -465,6 +478,13 @@ def cmd_xdp_bench(args: argparse.Namespace) -> int:
                   "standard output)")  # before the inputs are read
     studies = tuple(comma_list("--studies", args.studies))
     dispatches = tuple(comma_list("--dispatch", args.dispatch, separator=";"))
+    for d in dispatches:
+        # The datapath's own check, as `xdp load` makes it: a dispatcher of the user-space
+        # classifier only (two-choice) failed at the first load, unnamed, namespaces made.
+        try:
+            _native.xdp_check_dispatch(d)
+        except SuperlinearError as e:
+            raise SuperlinearError(f"--dispatch {d}: {e}") from None
     unknown_studies = [x for x in studies if x not in STUDIES]
     if unknown_studies:
         raise SuperlinearError(f"--studies: unknown {', '.join(unknown_studies) or '(empty)'} "
